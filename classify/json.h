@@ -1,0 +1,65 @@
+// A small JSON reader and writer: enough for JSON Lines input and the CLI's
+// --json output. Strict RFC 8259 syntax; strings are byte strings (\u escapes
+// are decoded to UTF-8, other bytes pass through unchanged).
+//
+// Thread safety: values are plain data.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace autocat::internal {
+
+class JsonValue {
+ public:
+  enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+
+  JsonValue() = default;
+  static JsonValue boolean(bool value);
+  static JsonValue number(double value);
+  static JsonValue string(std::string value);
+  static JsonValue array();
+  static JsonValue object();
+
+  Type type() const { return type_; }
+  bool is_null() const { return type_ == Type::kNull; }
+  bool is_string() const { return type_ == Type::kString; }
+  bool is_array() const { return type_ == Type::kArray; }
+  bool is_object() const { return type_ == Type::kObject; }
+
+  bool as_bool() const { return bool_; }
+  double as_number() const { return number_; }
+  const std::string& as_string() const { return string_; }
+  const std::vector<JsonValue>& as_array() const { return array_; }
+  // Object members in the order they were added or parsed.
+  const std::vector<std::pair<std::string, JsonValue>>& members() const { return members_; }
+
+  // Object lookup; nullptr if absent (or not an object).
+  const JsonValue* find(std::string_view key) const;
+  // Builders (REQUIRES: matching type).
+  JsonValue& push_back(JsonValue value);
+  JsonValue& set(std::string key, JsonValue value);
+
+  // Compact serialization (no spaces), non-finite numbers written as null.
+  std::string dump() const;
+
+ private:
+  Type type_ = Type::kNull;
+  bool bool_ = false;
+  double number_ = 0;
+  std::string string_;
+  std::vector<JsonValue> array_;
+  std::vector<std::pair<std::string, JsonValue>> members_;
+};
+
+// Parses one JSON text. On failure returns false and sets `error` to a short
+// description with the byte offset ("expected ':' at byte 17").
+bool parse_json(std::string_view text, JsonValue* value, std::string* error);
+
+// Appends `text` as a quoted JSON string (control characters escaped).
+void append_json_string(std::string_view text, std::string* out);
+
+}  // namespace autocat::internal

@@ -1,0 +1,70 @@
+// kNN through posting lists. The new document is a query: for each of its
+// terms, walk that term's postings over the training collection and
+// accumulate w(t,q)·w(t,d) per training document; keep the top k in a heap;
+// each neighbour votes for its categories with its similarity.
+// Default: exact cosine of sublinear tf-idf vectors (training norms
+// precomputed, postings pre-divided by them). Pruned mode (ClassifyOptions
+// knn_max_query_terms / knn_max_df_ratio) walks fewer postings.
+//
+// Thread safety: KnnIndex is immutable after build; KnnClassifier::score()
+// may be called from many threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "classify/classifier.h"
+#include "classify/training_collection.h"
+
+namespace autocat::internal {
+
+// Compact in-memory copy of the training postings: per term, the documents
+// containing it with w(t,d)/|d| as float.
+class KnnIndex {
+ public:
+  // REQUIRES: idf.size() == corpus.num_terms(); terms with idf 0 get no postings.
+  KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf);
+
+  uint32_t num_docs() const { return num_docs_; }
+  uint32_t num_categories() const { return num_categories_; }
+  uint64_t num_postings() const { return posting_doc_.size(); }
+  const std::vector<float>& idf() const { return idf_; }
+  // Bytes held by the in-memory postings.
+  size_t memory_bytes() const;
+
+  struct Neighbour {
+    uint32_t doc;       // dense training document index
+    float similarity;   // cosine
+  };
+  // The k most similar training documents, most similar first; ties broken
+  // by lower doc index.
+  std::vector<Neighbour> neighbours(const DocumentTerms& query, int k, int max_query_terms = 0,
+                                    double max_df_ratio = 1.0) const;
+  const std::vector<uint32_t>& doc_categories(uint32_t doc) const { return doc_categories_[doc]; }
+
+ private:
+  uint32_t num_docs_ = 0;
+  uint32_t num_categories_ = 0;
+  std::vector<float> idf_;
+  std::vector<uint32_t> df_;
+  std::vector<uint64_t> postings_start_;
+  std::vector<uint32_t> posting_doc_;
+  std::vector<float> posting_weight_;
+  std::vector<std::vector<uint32_t>> doc_categories_;
+};
+
+class KnnClassifier : public Classifier {
+ public:
+  explicit KnnClassifier(std::shared_ptr<const KnnIndex> index);
+  Method method() const override { return Method::kKnn; }
+  // Score of c = (sum of similarities of the k neighbours labelled c) /
+  // (sum of similarities of all k neighbours).
+  void score(const DocumentTerms& doc, const ClassifyOptions& options,
+             std::vector<double>* scores) const override;
+
+ private:
+  std::shared_ptr<const KnnIndex> index_;
+};
+
+}  // namespace autocat::internal

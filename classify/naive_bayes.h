@@ -1,0 +1,60 @@
+// The Naive Bayes family (IIR ch. 13; Rennie et al. 2003), trained from the
+// term/label co-occurrence counts of the training collection's postings.
+// All sums are in log space; scores are posteriors normalized by log-sum-exp.
+//
+// Thread safety: models are data; NaiveBayesClassifier::score() is const.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <boost/serialization/vector.hpp>
+
+#include "classify/classifier.h"
+#include "classify/training_collection.h"
+
+namespace autocat::internal {
+
+struct NaiveBayesModel {
+  int variant = 0;                 // static_cast<int>(Method)
+  double alpha = 1.0;              // additive smoothing
+  uint32_t num_categories = 0;
+  std::vector<double> log_prior;   // per category
+  // Term-major, num_terms x num_categories. Multinomial: log P(t|c).
+  // Bernoulli: log P(t|c) - log(1 - P(t|c)). Complement: normalized weight.
+  std::vector<float> term_weight;
+  // Per category constant added to every score. Bernoulli: sum over the
+  // vocabulary of log(1 - P(t|c)), so absent terms cost nothing per document.
+  std::vector<double> class_constant;
+
+  template <class Archive>
+  void serialize(Archive& ar, const unsigned int /*version*/) {
+    ar& variant& alpha& num_categories& log_prior& term_weight& class_constant;
+  }
+};
+
+// `selected`: empty = every term; otherwise terms with selected[t] == 0 are
+// left out of the vocabulary (they get no weight and are not counted in |V|).
+NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
+                                     const std::vector<uint8_t>& selected, double alpha);
+NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
+                                   const std::vector<uint8_t>& selected, double alpha);
+NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
+                                    const std::vector<uint8_t>& selected, double alpha);
+
+class NaiveBayesClassifier : public Classifier {
+ public:
+  // Keeps a reference: `model` must outlive the classifier.
+  explicit NaiveBayesClassifier(const NaiveBayesModel& model);
+  Method method() const override { return static_cast<Method>(model_.variant); }
+  // Unnormalized log scores (log P(c) + sum ... ), per category.
+  void log_scores(const DocumentTerms& doc, std::vector<double>* scores) const;
+  // Posteriors: log scores normalized with log-sum-exp.
+  void score(const DocumentTerms& doc, const ClassifyOptions& options,
+             std::vector<double>* scores) const override;
+
+ private:
+  const NaiveBayesModel& model_;
+};
+
+}  // namespace autocat::internal

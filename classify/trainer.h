@@ -1,0 +1,41 @@
+// Training: reads labelled documents, writes the training collection, fits
+// every classifier from its posting lists and writes the model file.
+//
+// Thread safety: train_model() is single-threaded; do not train two models
+// into the same directory at once (the database lock refuses it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autocat/options.h"
+#include "classify/document_reader.h"
+#include "classify/model_io.h"
+#include "classify/training_collection.h"
+
+namespace autocat::internal {
+
+struct TrainReport {
+  uint64_t documents = 0;        // labelled documents in the collection
+  uint64_t skipped_unlabelled = 0;
+  uint64_t skipped_empty = 0;    // no terms after analysis
+  uint32_t categories = 0;
+  uint32_t terms = 0;
+  uint32_t selected_terms = 0;
+  double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;
+};
+
+// Fits every classifier from a corpus (no I/O).
+ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
+                     const TrainOptions& options);
+
+// Trains a model directory from inputs (see read_documents). Documents
+// without labels are skipped and counted. Throws InvalidArgumentError if no
+// labelled document with terms remains.
+TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
+                        const TrainOptions& options, const ReadOptions& read_options,
+                        const WarningCallback& on_warning);
+
+}  // namespace autocat::internal

@@ -1,0 +1,104 @@
+// The training collection: labelled documents in a Xapian database (each
+// holds its analyzed terms with their wdf, one boolean term per label with
+// the "XC" prefix and its id as a "Q" term), and the compact term-major copy
+// of its posting lists that every classifier is trained from.
+//
+// Thread safety: TrainingCollectionWriter is single-threaded (it owns a
+// WritableDatabase). TrainingCorpus is immutable data.
+#pragma once
+
+#include <xapian.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "classify/analyzer.h"
+
+namespace autocat::internal {
+
+using TermId = uint32_t;
+
+// Term-major view of the training database, read through its posting lists.
+// TermIds index `terms`; documents are numbered densely 0..num_docs()-1 in
+// Xapian docid order.
+struct TrainingCorpus {
+  std::vector<std::string> terms;           // sorted, unprefixed text terms
+  std::vector<uint32_t> df;                 // documents containing each term
+  std::vector<uint64_t> postings_start;     // CSR offsets, size terms.size() + 1
+  std::vector<uint32_t> posting_doc;        // dense document index
+  std::vector<uint32_t> posting_wdf;        // within-document frequency
+  std::vector<std::string> categories;      // sorted label names
+  std::vector<std::vector<uint32_t>> doc_categories;  // per document, category indexes
+  std::vector<uint32_t> doc_length;         // tokens per document (sum of wdf)
+
+  uint32_t num_docs() const { return static_cast<uint32_t>(doc_length.size()); }
+  uint32_t num_terms() const { return static_cast<uint32_t>(terms.size()); }
+  uint32_t num_categories() const { return static_cast<uint32_t>(categories.size()); }
+  // Documents labelled with each category.
+  std::vector<uint32_t> category_doc_counts() const;
+};
+
+// Reads the whole training database into a TrainingCorpus by walking the
+// posting list of every text term and of every "XC" label term.
+// Throws InvalidArgumentError if the database holds no labelled document.
+TrainingCorpus load_training_corpus(const Xapian::Database& db);
+
+// Builds a TrainingCorpus directly from analyzed documents (tests, benchmarks).
+struct LabelledTerms {
+  std::vector<std::string> terms;  // token sequence
+  std::vector<std::string> labels;
+};
+TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents);
+
+// Writes analyzed, labelled documents into a training database.
+class TrainingCollectionWriter {
+ public:
+  // Creates or overwrites the database at `path`.
+  // Throws Xapian::DatabaseLockError if another writer holds it.
+  explicit TrainingCollectionWriter(const std::string& path, int commit_batch = 2000);
+  // Adds (or replaces, by id) one document; its text terms carry wdf only.
+  // REQUIRES: labels are non-empty strings without control characters.
+  void add(const std::string& id, const std::vector<Token>& tokens,
+           const std::vector<std::string>& labels);
+  void commit();
+  uint64_t documents_added() const { return added_; }
+
+ private:
+  Xapian::WritableDatabase db_;
+  int commit_batch_;
+  uint64_t added_ = 0;
+  uint64_t pending_ = 0;
+};
+
+// Maps analyzed tokens to vocabulary ids.
+class Vocabulary {
+ public:
+  Vocabulary() = default;
+  explicit Vocabulary(const std::vector<std::string>& terms);
+  // Returns the id of `term`, or -1 if it is not in the vocabulary.
+  int64_t find(const std::string& term) const;
+  size_t size() const { return index_.size(); }
+
+ private:
+  std::unordered_map<std::string, TermId> index_;
+};
+
+struct TermCount {
+  TermId term;
+  uint32_t count;
+};
+
+// A document as classifiers see it.
+struct DocumentTerms {
+  std::vector<TermCount> terms;  // distinct known terms, sorted by id
+  uint32_t known_tokens = 0;     // tokens whose term is in the vocabulary
+  uint32_t total_tokens = 0;     // all tokens, known or not
+};
+
+DocumentTerms make_document_terms(const Vocabulary& vocabulary, const std::vector<Token>& tokens);
+DocumentTerms make_document_terms(const Vocabulary& vocabulary,
+                                  const std::vector<std::string>& terms);
+
+}  // namespace autocat::internal

@@ -1,0 +1,62 @@
+// Names of the vocabulary enums declared in autocat/types.h and options.h.
+#include "autocat/options.h"
+#include "autocat/types.h"
+
+namespace autocat {
+
+const std::vector<Method>& all_methods() {
+  static const std::vector<Method> methods = {Method::kKnn, Method::kRocchio, Method::kNaiveBayes,
+                                              Method::kBernoulliNaiveBayes,
+                                              Method::kComplementNaiveBayes};
+  return methods;
+}
+
+std::string method_name(Method method) {
+  switch (method) {
+    case Method::kKnn:
+      return "knn";
+    case Method::kRocchio:
+      return "rocchio";
+    case Method::kNaiveBayes:
+      return "nb";
+    case Method::kBernoulliNaiveBayes:
+      return "bnb";
+    case Method::kComplementNaiveBayes:
+      return "cnb";
+  }
+  return "unknown";
+}
+
+std::optional<Method> parse_method(const std::string& name) {
+  for (Method method : all_methods()) {
+    if (method_name(method) == name) return method;
+  }
+  return std::nullopt;
+}
+
+std::string feature_selection_name(FeatureSelection selection) {
+  switch (selection) {
+    case FeatureSelection::kNone:
+      return "none";
+    case FeatureSelection::kMutualInformation:
+      return "mi";
+    case FeatureSelection::kChiSquare:
+      return "chi2";
+    case FeatureSelection::kDocumentFrequency:
+      return "df";
+    case FeatureSelection::kKlDivergence:
+      return "kl";
+  }
+  return "unknown";
+}
+
+std::optional<FeatureSelection> parse_feature_selection(const std::string& name) {
+  for (FeatureSelection selection :
+       {FeatureSelection::kNone, FeatureSelection::kMutualInformation, FeatureSelection::kChiSquare,
+        FeatureSelection::kDocumentFrequency, FeatureSelection::kKlDivergence}) {
+    if (feature_selection_name(selection) == name) return selection;
+  }
+  return std::nullopt;
+}
+
+}  // namespace autocat

@@ -1,0 +1,23 @@
+// Term weighting shared by kNN and Rocchio: sublinear tf times idf.
+//   w(t, d) = (1 + ln tf(t, d)) * ln(N / df(t))
+// A term in every training document gets weight 0.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace autocat::internal {
+
+inline double sublinear_tf(uint32_t tf) { return tf == 0 ? 0.0 : 1.0 + std::log(double(tf)); }
+
+inline double inverse_document_frequency(uint32_t df, uint32_t num_docs) {
+  return df == 0 ? 0.0 : std::log(double(num_docs) / double(df));
+}
+
+// idf of every term; terms not selected (selected[t] == 0) get 0.
+// REQUIRES: selected is empty (all selected) or has df.size() entries.
+std::vector<float> compute_idf(const std::vector<uint32_t>& df, uint32_t num_docs,
+                               const std::vector<uint8_t>& selected);
+
+}  // namespace autocat::internal

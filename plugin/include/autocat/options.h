@@ -1,0 +1,102 @@
+// Options for analysis, training and categorization. Plain structs: the
+// default is in the declaration, one comment per field.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <xapian.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autocat/types.h"
+
+namespace autocat {
+
+// How text becomes terms. Saved in the model at training time, so indexing
+// analyzes exactly as training did.
+struct AnalyzerOptions {
+  // "english" (the shipped list), "none", or the path of a file with one
+  // stopword per line ('#' starts a comment).
+  std::string stopwords = "english";
+  // Snowball stemmer language understood by Xapian::Stem ("english",
+  // "german", ...), or "none".
+  std::string stemmer = "none";
+  // Tokens longer than this many UTF-8 bytes (after normalization) are
+  // dropped: they are mostly encoded binaries and never useful features.
+  int max_term_bytes = 64;
+};
+
+// Feature-selection utility measures.
+enum class FeatureSelection {
+  kNone,
+  kMutualInformation,  // expected mutual information (IIR 13.5.1), bits
+  kChiSquare,          // chi-square statistic of the term/class 2x2 table
+  kDocumentFrequency,  // number of training documents containing the term
+  kKlDivergence,       // KL divergence of the class term distribution
+};
+
+std::string feature_selection_name(FeatureSelection selection);  // mi, chi2, df, kl, none
+std::optional<FeatureSelection> parse_feature_selection(const std::string& name);
+
+// How a model is trained.
+struct TrainOptions {
+  AnalyzerOptions analyzer;
+  // Method used by index/classify when the caller names none.
+  Method default_method = Method::kKnn;
+  // Additive smoothing of the Naive Bayes family (1 = Laplace).
+  double nb_alpha = 1.0;
+  // Rocchio: centroid_c minus gamma times the mean of the other centroids.
+  double rocchio_gamma = 0.0;
+  // Feature selection applied to every classifier; kNone keeps every term.
+  FeatureSelection feature_selection = FeatureSelection::kNone;
+  // Number of terms to keep (0 = all). Global top-N, or N per category.
+  int num_features = 0;
+  // Keep the top N terms of each category instead of the top N overall.
+  bool features_per_category = false;
+  // Training documents committed to the training database per batch.
+  int commit_batch = 2000;
+};
+
+// How categories are chosen from the scores.
+enum class Decision {
+  kOneOf,  // the single best category (if it reaches min_score)
+  kAnyOf,  // every category whose score reaches min_score
+};
+
+// How a document is categorized at indexing or classification time.
+struct ClassifyOptions {
+  // Classifier to run; unset = the model's default method.
+  std::optional<Method> method;
+  // kNN: neighbours that vote.
+  int k = 20;
+  // kNN: walk only the postings of the `knn_max_query_terms` highest-weighted
+  // query terms (0 = all: exact cosine).
+  int knn_max_query_terms = 0;
+  // kNN: skip query terms present in more than this share of training
+  // documents (1.0 = skip none: exact cosine).
+  double knn_max_df_ratio = 1.0;
+  Decision decision = Decision::kOneOf;
+  // Categories scoring below this are not assigned.
+  double min_score = 0.0;
+  // At most this many categories are assigned (any-of).
+  int max_categories = 5;
+};
+
+// How categories are written into an application's Xapian documents.
+struct IndexOptions {
+  ClassifyOptions classify;
+  // Boolean term prefix of category terms.
+  std::string category_prefix = kDefaultCategoryPrefix;
+  // Value slot with the assigned categories and scores.
+  Xapian::valueno category_slot = kDefaultCategorySlot;
+  // Add the text's terms (with positions) to the document, analyzed as at
+  // training time. Set false if the application indexes the text itself.
+  bool index_text = true;
+  // Document data when the caller gives no title: the first this many bytes
+  // of the text (cut on a character boundary).
+  int snippet_bytes = 200;
+};
+
+}  // namespace autocat
