@@ -47,6 +47,8 @@ class JsonValue {
   std::string dump() const;
 
  private:
+  friend class JsonParser;  // appends parsed members without a lookup per key
+
   Type type_ = Type::kNull;
   bool bool_ = false;
   double number_ = 0;

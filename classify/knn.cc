@@ -1,0 +1,250 @@
+// kNN through compact in-memory posting lists.
+//
+// Each posting holds w(t,d)/|d|, so the similarity of a query q to a
+// training document d is the sum over the query's terms of q_t times the
+// posting weight: one multiply-add per posting into a dense float
+// accumulator indexed by document. Per-thread scratch memory (the
+// accumulator, the query, the top-k heap) is reused across calls, so a call
+// allocates only its result.
+#include "classify/knn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "autocat/error.h"
+#include "classify/weighting.h"
+
+namespace autocat::internal {
+
+namespace {
+
+using Neighbour = KnnIndex::Neighbour;
+
+struct QueryTerm {
+  TermId term;
+  double weight;  // (1 + ln count) * idf, then divided by the query norm
+};
+
+// Reused by every call on one thread. Invariant between calls: every entry
+// of `accumulator` is zero.
+struct Scratch {
+  std::vector<QueryTerm> query;
+  std::vector<float> accumulator;
+  std::vector<uint32_t> touched;
+  std::vector<Neighbour> heap;
+};
+
+Scratch& thread_scratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// Ranking order of neighbours: higher similarity first, then lower doc.
+inline bool better(const Neighbour& a, const Neighbour& b) {
+  return a.similarity > b.similarity || (a.similarity == b.similarity && a.doc < b.doc);
+}
+
+// Keeps the best `k` candidates in `heap`, a heap whose front is the worst
+// kept neighbour.
+inline void offer(std::vector<Neighbour>& heap, size_t k, Neighbour candidate) {
+  if (heap.size() < k) {
+    heap.push_back(candidate);
+    std::push_heap(heap.begin(), heap.end(), better);
+  } else if (better(candidate, heap.front())) {
+    std::pop_heap(heap.begin(), heap.end(), better);
+    heap.back() = candidate;
+    std::push_heap(heap.begin(), heap.end(), better);
+  }
+}
+
+}  // namespace
+
+KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
+    : num_docs_(corpus.num_docs()),
+      num_categories_(corpus.num_categories()),
+      idf_(idf),
+      df_(corpus.df),
+      doc_categories_(corpus.doc_categories) {
+  const uint32_t num_terms = corpus.num_terms();
+  if (idf.size() != num_terms) {
+    throw InvalidArgumentError("kNN index: " + std::to_string(idf.size()) + " idf values for " +
+                               std::to_string(num_terms) + " terms");
+  }
+  doc_categories_.resize(num_docs_);
+
+  // Squared L2 norm of every document's tf-idf vector over the terms with idf > 0.
+  std::vector<double> norm2(num_docs_, 0.0);
+  uint64_t kept = 0;
+  for (TermId t = 0; t < num_terms; ++t) {
+    if (!(idf_[t] > 0.0f)) continue;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const uint32_t wdf = corpus.posting_wdf[p];
+      if (wdf == 0) continue;
+      const double w = sublinear_tf(wdf) * idf_[t];
+      norm2[corpus.posting_doc[p]] += w * w;
+      ++kept;
+    }
+  }
+  std::vector<double> inverse_norm(num_docs_, 0.0);
+  for (uint32_t d = 0; d < num_docs_; ++d) {
+    if (norm2[d] > 0.0) inverse_norm[d] = 1.0 / std::sqrt(norm2[d]);
+  }
+
+  // Every posting with a positive weight belongs to a document of positive
+  // norm, so `kept` postings remain.
+  postings_start_.assign(size_t(num_terms) + 1, 0);
+  posting_doc_.reserve(kept);
+  posting_weight_.reserve(kept);
+  for (TermId t = 0; t < num_terms; ++t) {
+    postings_start_[t] = posting_doc_.size();
+    if (!(idf_[t] > 0.0f)) continue;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const uint32_t wdf = corpus.posting_wdf[p];
+      if (wdf == 0) continue;
+      const uint32_t doc = corpus.posting_doc[p];
+      posting_doc_.push_back(doc);
+      posting_weight_.push_back(static_cast<float>(sublinear_tf(wdf) * idf_[t] * inverse_norm[doc]));
+    }
+  }
+  postings_start_[num_terms] = posting_doc_.size();
+}
+
+size_t KnnIndex::memory_bytes() const {
+  size_t bytes = posting_doc_.capacity() * sizeof(uint32_t) +
+                 posting_weight_.capacity() * sizeof(float) +
+                 postings_start_.capacity() * sizeof(uint64_t) + idf_.capacity() * sizeof(float) +
+                 df_.capacity() * sizeof(uint32_t) +
+                 doc_categories_.capacity() * sizeof(std::vector<uint32_t>);
+  for (const auto& categories : doc_categories_) bytes += categories.capacity() * sizeof(uint32_t);
+  return bytes;
+}
+
+std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query, int k,
+                                                      int max_query_terms,
+                                                      double max_df_ratio) const {
+  std::vector<Neighbour> result;
+  if (k <= 0 || num_docs_ == 0) return result;
+  Scratch& scratch = thread_scratch();
+
+  // Query weights, normalized over every known term with idf > 0 (also in
+  // pruned mode, so that similarities stay comparable cosines).
+  std::vector<QueryTerm>& terms = scratch.query;
+  terms.clear();
+  double norm2 = 0.0;
+  for (const TermCount& tc : query.terms) {
+    if (tc.term >= idf_.size() || tc.count == 0) continue;
+    const float idf = idf_[tc.term];
+    if (!(idf > 0.0f)) continue;
+    const double w = sublinear_tf(tc.count) * idf;
+    norm2 += w * w;
+    terms.push_back({tc.term, w});
+  }
+  if (terms.empty()) return result;
+  const double inverse_norm = 1.0 / std::sqrt(norm2);
+  for (QueryTerm& term : terms) term.weight *= inverse_norm;
+
+  // Pruned mode: drop very common terms first, then keep the heaviest.
+  if (max_df_ratio < 1.0) {
+    const double max_df = max_df_ratio * num_docs_;
+    terms.erase(std::remove_if(terms.begin(), terms.end(),
+                               [&](const QueryTerm& term) { return df_[term.term] > max_df; }),
+                terms.end());
+  }
+  if (max_query_terms > 0 && terms.size() > size_t(max_query_terms)) {
+    auto heavier = [](const QueryTerm& a, const QueryTerm& b) {
+      return a.weight > b.weight || (a.weight == b.weight && a.term < b.term);
+    };
+    std::nth_element(terms.begin(), terms.begin() + max_query_terms, terms.end(), heavier);
+    terms.resize(size_t(max_query_terms));
+    // Walk the postings in storage order.
+    std::sort(terms.begin(), terms.end(),
+              [](const QueryTerm& a, const QueryTerm& b) { return a.term < b.term; });
+  }
+
+  uint64_t total_postings = 0;
+  for (const QueryTerm& term : terms) {
+    total_postings += postings_start_[term.term + 1] - postings_start_[term.term];
+  }
+  if (total_postings == 0) return result;
+
+  // Allocate everything before touching the accumulator, so that nothing
+  // can throw while it holds non-zero entries.
+  if (scratch.accumulator.size() < num_docs_) scratch.accumulator.resize(num_docs_, 0.0f);
+  const size_t keep = std::min<size_t>(size_t(k), num_docs_);
+  std::vector<Neighbour>& heap = scratch.heap;
+  heap.clear();
+  heap.reserve(keep);
+  // Short postings walks record the documents they touch; long ones (the
+  // usual case) are cheaper to follow with one scan over all documents.
+  const bool track = total_postings < num_docs_ / 2;
+  if (track && scratch.touched.size() < total_postings) scratch.touched.resize(total_postings);
+
+  float* const acc = scratch.accumulator.data();
+  uint32_t* const touched = scratch.touched.data();
+  size_t num_touched = 0;
+  for (const QueryTerm& term : terms) {
+    const uint64_t begin = postings_start_[term.term];
+    const uint64_t end = postings_start_[term.term + 1];
+    const uint32_t* const doc = posting_doc_.data() + begin;
+    const float* const weight = posting_weight_.data() + begin;
+    const size_t n = size_t(end - begin);
+    const float q = static_cast<float>(term.weight);
+    if (track) {
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t d = doc[i];
+        touched[num_touched] = d;
+        num_touched += acc[d] == 0.0f;
+        acc[d] += q * weight[i];
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) acc[doc[i]] += q * weight[i];
+    }
+  }
+
+  // Select the top k and restore the all-zero accumulator. A document
+  // recorded twice (only if an addition left it at zero) is read as zero
+  // the second time and skipped.
+  if (track) {
+    for (size_t i = 0; i < num_touched; ++i) {
+      const uint32_t d = touched[i];
+      const float similarity = acc[d];
+      acc[d] = 0.0f;
+      if (similarity > 0.0f) offer(heap, keep, {d, similarity});
+    }
+  } else {
+    for (uint32_t d = 0; d < num_docs_; ++d) {
+      const float similarity = acc[d];
+      if (similarity > 0.0f) offer(heap, keep, {d, similarity});
+    }
+    std::fill(acc, acc + num_docs_, 0.0f);
+  }
+
+  std::sort(heap.begin(), heap.end(), better);
+  result.assign(heap.begin(), heap.end());
+  return result;
+}
+
+KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index) : index_(std::move(index)) {
+  if (!index_) throw InvalidArgumentError("kNN classifier: no index");
+}
+
+void KnnClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
+                          std::vector<double>* scores) const {
+  const uint32_t num_categories = index_->num_categories();
+  scores->assign(num_categories, 0.0);
+  const std::vector<KnnIndex::Neighbour> neighbours =
+      index_->neighbours(doc, options.k, options.knn_max_query_terms, options.knn_max_df_ratio);
+  double total = 0.0;
+  for (const KnnIndex::Neighbour& neighbour : neighbours) {
+    total += neighbour.similarity;
+    for (uint32_t category : index_->doc_categories(neighbour.doc)) {
+      if (category < num_categories) (*scores)[category] += neighbour.similarity;
+    }
+  }
+  if (!(total > 0.0)) return;
+  for (double& score : *scores) score = std::min(1.0, score / total);
+}
+
+}  // namespace autocat::internal

@@ -1,0 +1,282 @@
+// Naive Bayes training and scoring (IIR 13.2-13.3; Rennie et al. 2003).
+//
+// Every model is trained by walking each term's postings once and adding the
+// posting into every category of its document, so a document with several
+// labels counts once for each of them. Weights are stored term-major, so
+// scoring a document reads one contiguous row of num_categories floats per
+// document term: its cost depends on the document, not on the vocabulary.
+#include "classify/naive_bayes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "autocat/error.h"
+
+namespace autocat::internal {
+namespace {
+
+bool is_selected(const std::vector<uint8_t>& selected, TermId term) {
+  return selected.empty() || selected[term] != 0;
+}
+
+void check_training_arguments(const TrainingCorpus& corpus, const std::vector<uint8_t>& selected,
+                              double alpha) {
+  if (!(alpha > 0.0) || !std::isfinite(alpha)) {
+    throw InvalidArgumentError("Naive Bayes: the smoothing alpha must be a positive number, got " +
+                               std::to_string(alpha));
+  }
+  if (corpus.num_categories() == 0) {
+    throw InvalidArgumentError("Naive Bayes: the training corpus has no category");
+  }
+  if (!selected.empty() && selected.size() != corpus.num_terms()) {
+    throw InvalidArgumentError("Naive Bayes: the feature selection has " +
+                               std::to_string(selected.size()) + " flags for " +
+                               std::to_string(corpus.num_terms()) + " terms");
+  }
+}
+
+uint32_t vocabulary_size(const TrainingCorpus& corpus, const std::vector<uint8_t>& selected) {
+  if (selected.empty()) return corpus.num_terms();
+  return static_cast<uint32_t>(std::count_if(selected.begin(), selected.end(),
+                                             [](uint8_t flag) { return flag != 0; }));
+}
+
+NaiveBayesModel empty_model(const TrainingCorpus& corpus, Method method, double alpha) {
+  NaiveBayesModel model;
+  model.variant = static_cast<int>(method);
+  model.alpha = alpha;
+  model.num_categories = corpus.num_categories();
+  model.log_prior.assign(model.num_categories, 0.0);
+  model.class_constant.assign(model.num_categories, 0.0);
+  model.term_weight.assign(static_cast<size_t>(corpus.num_terms()) * model.num_categories, 0.0f);
+  return model;
+}
+
+// log P(c) = log(N_c / sum_c' N_c'), N_c = documents labelled c. A category
+// without documents (impossible in a corpus built from labels) gets -inf.
+std::vector<double> log_priors(const TrainingCorpus& corpus) {
+  const std::vector<uint32_t> counts = corpus.category_doc_counts();
+  double total = 0;
+  for (uint32_t count : counts) total += count;
+  std::vector<double> priors(counts.size(), -std::numeric_limits<double>::infinity());
+  for (size_t c = 0; c < counts.size(); ++c) {
+    if (counts[c] > 0) priors[c] = std::log(counts[c] / total);
+  }
+  return priors;
+}
+
+// Term-major num_terms x num_categories: the tokens of term t in documents
+// labelled c (T_ct, sum of wdf) or, with `binary`, the number of those
+// documents (N_ct). Unselected terms stay 0. One walk over the postings.
+std::vector<double> category_term_counts(const TrainingCorpus& corpus,
+                                         const std::vector<uint8_t>& selected, bool binary) {
+  const uint32_t num_categories = corpus.num_categories();
+  std::vector<double> counts(static_cast<size_t>(corpus.num_terms()) * num_categories, 0.0);
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!is_selected(selected, t)) continue;
+    double* row = &counts[static_cast<size_t>(t) * num_categories];
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const double amount = binary ? 1.0 : corpus.posting_wdf[p];
+      for (uint32_t c : corpus.doc_categories[corpus.posting_doc[p]]) row[c] += amount;
+    }
+  }
+  return counts;
+}
+
+// Column sums of a term-major count matrix.
+std::vector<double> category_totals(const std::vector<double>& counts, uint32_t num_categories) {
+  std::vector<double> totals(num_categories, 0.0);
+  for (size_t i = 0; i < counts.size(); ++i) totals[i % num_categories] += counts[i];
+  return totals;
+}
+
+bool is_naive_bayes(int variant) {
+  return variant == static_cast<int>(Method::kNaiveBayes) ||
+         variant == static_cast<int>(Method::kBernoulliNaiveBayes) ||
+         variant == static_cast<int>(Method::kComplementNaiveBayes);
+}
+
+}  // namespace
+
+// Multinomial NB (IIR fig. 13.2): P(t|c) = (T_ct + alpha) /
+// (sum_t' T_ct' + alpha |V|), weight = log P(t|c); a document scores
+// log P(c) + sum_t count(t,d) log P(t|c).
+NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
+                                     const std::vector<uint8_t>& selected, double alpha) {
+  check_training_arguments(corpus, selected, alpha);
+  NaiveBayesModel model = empty_model(corpus, Method::kNaiveBayes, alpha);
+  model.log_prior = log_priors(corpus);
+  const uint32_t num_categories = model.num_categories;
+  const std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false);
+  const std::vector<double> totals = category_totals(counts, num_categories);
+  const double vocabulary = vocabulary_size(corpus, selected);
+  std::vector<double> log_denominator(num_categories);
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
+  }
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!is_selected(selected, t)) continue;
+    const size_t row = static_cast<size_t>(t) * num_categories;
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      model.term_weight[row + c] =
+          static_cast<float>(std::log(counts[row + c] + alpha) - log_denominator[c]);
+    }
+  }
+  return model;
+}
+
+// Bernoulli NB (IIR fig. 13.3): P(t|c) = (N_ct + alpha) / (N_c + 2 alpha).
+// The score log P(c) + sum_{t in V} log(1 - P(t|c))
+//                    + sum_{t in d} [log P(t|c) - log(1 - P(t|c))]
+// is split into class_constant (the vocabulary sum, computed once here) and
+// term_weight (the bracket), so scoring walks only the document's terms.
+NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
+                                   const std::vector<uint8_t>& selected, double alpha) {
+  check_training_arguments(corpus, selected, alpha);
+  NaiveBayesModel model = empty_model(corpus, Method::kBernoulliNaiveBayes, alpha);
+  model.log_prior = log_priors(corpus);
+  const uint32_t num_categories = model.num_categories;
+  const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
+  const std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/true);
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!is_selected(selected, t)) continue;
+    const size_t row = static_cast<size_t>(t) * num_categories;
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      const double denominator = doc_counts[c] + 2.0 * alpha;
+      // log P and log(1 - P) from the counts, without forming 1 - P.
+      const double log_present = std::log(counts[row + c] + alpha) - std::log(denominator);
+      const double log_absent =
+          std::log(doc_counts[c] - counts[row + c] + alpha) - std::log(denominator);
+      model.class_constant[c] += log_absent;
+      model.term_weight[row + c] = static_cast<float>(log_present - log_absent);
+    }
+  }
+  return model;
+}
+
+// Weight-normalized complement NB ("WCNB", Rennie et al. 2003, sec. 3.2):
+//   theta~_ct = (sum_{d not in c} tf_td + alpha)
+//               / (sum_{d not in c} sum_t' tf_t'd + alpha |V|)
+//   w_ct = log theta~_ct,  normalized w_ct <- w_ct / sum_t |w_ct|
+// and the class is argmin_c sum_t count(t,d) w_ct. We store -w_ct so that,
+// as for the other models, higher is better. "Not in c" means not labelled
+// c: a document labelled c and c' is outside both complements, and an
+// unlabelled document is in every complement. Rennie drops the prior (it is
+// dominated by the weights), so log_prior is 0. The counts are the raw wdf:
+// Rennie's TF log transform, IDF and length normalization of the training
+// documents are not applied.
+NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
+                                    const std::vector<uint8_t>& selected, double alpha) {
+  check_training_arguments(corpus, selected, alpha);
+  NaiveBayesModel model = empty_model(corpus, Method::kComplementNaiveBayes, alpha);
+  const uint32_t num_categories = model.num_categories;
+  // counts[t][c] becomes the complement count sum_{d not in c} tf_td.
+  std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false);
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!is_selected(selected, t)) continue;
+    double term_total = 0;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      term_total += corpus.posting_wdf[p];
+    }
+    double* row = &counts[static_cast<size_t>(t) * num_categories];
+    for (uint32_t c = 0; c < num_categories; ++c) row[c] = term_total - row[c];
+  }
+  const std::vector<double> totals = category_totals(counts, num_categories);
+  const double vocabulary = vocabulary_size(corpus, selected);
+  std::vector<double> log_denominator(num_categories);
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
+  }
+  // First pass: w_ct (kept in `counts`) and sum_t |w_ct|.
+  std::vector<double> norm(num_categories, 0.0);
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!is_selected(selected, t)) continue;
+    double* row = &counts[static_cast<size_t>(t) * num_categories];
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      row[c] = std::log(row[c] + alpha) - log_denominator[c];
+      norm[c] += std::fabs(row[c]);
+    }
+  }
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!is_selected(selected, t)) continue;
+    const size_t row = static_cast<size_t>(t) * num_categories;
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      // norm[c] > 0: with |V| >= 2 every theta~ < 1, so every w_ct < 0.
+      const double normalized = norm[c] > 0 ? counts[row + c] / norm[c] : 0.0;
+      model.term_weight[row + c] = static_cast<float>(-normalized);
+    }
+  }
+  return model;
+}
+
+NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model_(model) {
+  const size_t num_categories = model.num_categories;
+  if (!is_naive_bayes(model.variant) || num_categories == 0 ||
+      model.log_prior.size() != num_categories || model.class_constant.size() != num_categories ||
+      model.term_weight.size() % num_categories != 0) {
+    throw ModelFormatError("Naive Bayes model is inconsistent: variant " +
+                           std::to_string(model.variant) + ", " + std::to_string(num_categories) +
+                           " categories, " + std::to_string(model.log_prior.size()) +
+                           " priors, " + std::to_string(model.term_weight.size()) + " weights");
+  }
+}
+
+void NaiveBayesClassifier::log_scores(const DocumentTerms& doc,
+                                      std::vector<double>* scores) const {
+  const uint32_t num_categories = model_.num_categories;
+  const size_t num_terms = model_.term_weight.size() / num_categories;
+  // The Bernoulli model looks at presence only; the others at counts.
+  const bool binary = model_.variant == static_cast<int>(Method::kBernoulliNaiveBayes);
+  scores->resize(num_categories);
+  double* out = scores->data();
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    out[c] = model_.log_prior[c] + model_.class_constant[c];
+  }
+  for (const TermCount& term : doc.terms) {
+    if (term.term >= num_terms) continue;
+    const float* weight = &model_.term_weight[static_cast<size_t>(term.term) * num_categories];
+    const double count = binary ? 1.0 : static_cast<double>(term.count);
+    for (uint32_t c = 0; c < num_categories; ++c) out[c] += count * weight[c];
+  }
+}
+
+// For multinomial and Bernoulli NB this is the posterior P(c|d). For
+// complement NB the "posterior" is the softmax of the (prior-free, negated
+// normalized) complement scores: it ranks like Rennie's argmin, but it is not
+// a calibrated probability, and with normalized weights it is usually close
+// to uniform.
+void NaiveBayesClassifier::score(const DocumentTerms& doc, const ClassifyOptions& /*options*/,
+                                 std::vector<double>* scores) const {
+  const uint32_t num_categories = model_.num_categories;
+  const size_t num_terms = model_.term_weight.size() / num_categories;
+  // A term is in the model's vocabulary unless feature selection left it
+  // out, which leaves its weight row all zero (so does a Bernoulli term with
+  // P(t|c) = 1/2 in every class, which carries no evidence either). Without
+  // such a term the document gets all zeros (the Classifier contract), not
+  // the prior.
+  const bool has_known_term =
+      std::any_of(doc.terms.begin(), doc.terms.end(), [&](const TermCount& term) {
+        if (term.term >= num_terms) return false;
+        const float* weight =
+            &model_.term_weight[static_cast<size_t>(term.term) * num_categories];
+        return std::any_of(weight, weight + num_categories, [](float w) { return w != 0.0f; });
+      });
+  log_scores(doc, scores);
+  const double max_score = *std::max_element(scores->begin(), scores->end());
+  if (!has_known_term || !std::isfinite(max_score)) {
+    scores->assign(num_categories, 0.0);
+    return;
+  }
+  // exp(s_c - logsumexp(s)), shifted by the maximum so nothing overflows and
+  // the best category's term is exp(0) = 1.
+  double sum = 0;
+  for (double& s : *scores) {
+    s = std::exp(s - max_score);
+    sum += s;
+  }
+  for (double& s : *scores) s /= sum;
+}
+
+}  // namespace autocat::internal

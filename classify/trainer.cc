@@ -1,0 +1,151 @@
+#include "classify/trainer.h"
+
+#include <unicode/uversion.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "autocat/error.h"
+#include "classify/feature_selection.h"
+#include "classify/naive_bayes.h"
+#include "classify/rocchio.h"
+#include "classify/weighting.h"
+
+namespace autocat::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Labels become Xapian terms and lines of the category value slot: they must
+// be non-empty, free of control characters and short enough for a term.
+void check_label(const std::string& label, const std::string& source) {
+  if (label.empty()) throw InvalidArgumentError(source + ": empty label");
+  if (label.size() > 200) {
+    throw InvalidArgumentError(source + ": label longer than 200 bytes: " + label.substr(0, 40) +
+                               "...");
+  }
+  for (unsigned char ch : label) {
+    if (ch < 0x20 || ch == 0x7f) {
+      throw InvalidArgumentError(source + ": label contains a control character");
+    }
+  }
+}
+
+}  // namespace
+
+ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
+                     const TrainOptions& options) {
+  if (options.nb_alpha <= 0) throw InvalidArgumentError("--alpha must be greater than 0");
+  if (options.rocchio_gamma < 0) throw InvalidArgumentError("Rocchio gamma must be >= 0");
+  ModelState model;
+  model.analyzer = analyzer;
+  model.default_method = static_cast<int>(options.default_method);
+  model.nb_alpha = options.nb_alpha;
+  model.rocchio_gamma = options.rocchio_gamma;
+  model.feature_selection = static_cast<int>(options.feature_selection);
+  model.num_features = options.num_features;
+  model.features_per_category = options.features_per_category;
+  model.categories = corpus.categories;
+  model.category_doc_counts = corpus.category_doc_counts();
+  model.num_docs = corpus.num_docs();
+  model.num_postings = corpus.posting_doc.size();
+  model.terms = corpus.terms;
+  model.df = corpus.df;
+  model.icu_version = U_ICU_VERSION;
+
+  if (options.feature_selection != FeatureSelection::kNone && options.num_features > 0) {
+    const std::vector<double> utility = term_class_utility(corpus, options.feature_selection);
+    model.selected = select_features(utility, corpus.num_terms(), corpus.num_categories(),
+                                     options.num_features, options.features_per_category);
+  }
+  const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+  model.rocchio = train_rocchio(corpus, idf, options.rocchio_gamma);
+  model.multinomial_nb = train_multinomial_nb(corpus, model.selected, options.nb_alpha);
+  model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, options.nb_alpha);
+  model.complement_nb = train_complement_nb(corpus, model.selected, options.nb_alpha);
+  return model;
+}
+
+TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
+                        const TrainOptions& options, const ReadOptions& read_options,
+                        const WarningCallback& on_warning) {
+  const auto start = Clock::now();
+  TrainReport report;
+  const AnalyzerSettings settings = resolve_analyzer_options(options.analyzer);
+  const Analyzer analyzer(settings);
+
+  std::error_code ec;
+  fs::create_directories(model_dir, ec);
+  if (ec) throw IOError(model_dir + ": cannot create model directory: " + ec.message());
+  // The new collection is built beside the old one and swapped in only once
+  // training has succeeded, so a failed run leaves the old model working.
+  const fs::path final_db = fs::path(model_dir) / kTrainingDbName;
+  const fs::path new_db = fs::path(model_dir) / (kTrainingDbName + ".new");
+  fs::remove_all(new_db, ec);
+
+  uint64_t labelled = 0;
+  {
+    TrainingCollectionWriter writer(new_db.string(), options.commit_batch);
+    std::vector<Token> tokens;
+    read_documents(
+        inputs, read_options,
+        [&](InputDocument&& doc) {
+          if (doc.labels.empty()) {
+            ++report.skipped_unlabelled;
+            return;
+          }
+          for (const std::string& label : doc.labels) check_label(label, doc.source);
+          tokens.clear();
+          analyzer.analyze(doc.text, &tokens);
+          if (tokens.empty()) {
+            ++report.skipped_empty;
+            if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
+            return;
+          }
+          writer.add(doc.id, tokens, doc.labels);
+          ++labelled;
+        },
+        on_warning);
+    writer.commit();
+  }
+  report.analyze_seconds = seconds_since(start);
+  if (labelled == 0) {
+    fs::remove_all(new_db, ec);
+    throw InvalidArgumentError(
+        "no labelled document with text in the input; JSON Lines records need a non-empty "
+        "\"labels\" array, folder trees need one subfolder per category");
+  }
+
+  const auto fit_start = Clock::now();
+  ModelState model;
+  {
+    const Xapian::Database db(new_db.string());
+    report.documents = db.get_doccount();
+    const TrainingCorpus corpus = load_training_corpus(db);
+    model = fit_model(corpus, settings, options);
+  }
+  report.fit_seconds = seconds_since(fit_start);
+
+  fs::remove_all(final_db, ec);
+  fs::rename(new_db, final_db, ec);
+  if (ec) throw IOError(final_db.string() + ": cannot move the training database in place: " +
+                        ec.message());
+  write_model_file((fs::path(model_dir) / kModelFileName).string(), model);
+
+  report.categories = static_cast<uint32_t>(model.categories.size());
+  report.terms = static_cast<uint32_t>(model.terms.size());
+  report.selected_terms = report.terms;
+  if (!model.selected.empty()) {
+    report.selected_terms = 0;
+    for (uint8_t flag : model.selected) report.selected_terms += flag ? 1 : 0;
+  }
+  report.total_seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace autocat::internal

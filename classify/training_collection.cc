@@ -1,0 +1,171 @@
+#include "classify/training_collection.h"
+
+#include <algorithm>
+#include <map>
+
+#include "autocat/error.h"
+#include "autocat/types.h"
+
+namespace autocat::internal {
+namespace {
+
+// Text terms are case-folded, so they never start with an ASCII capital;
+// every prefixed term (Q ids, XC labels) does.
+bool is_prefixed(const std::string& term) { return !term.empty() && term[0] >= 'A' && term[0] <= 'Z'; }
+
+}  // namespace
+
+std::vector<uint32_t> TrainingCorpus::category_doc_counts() const {
+  std::vector<uint32_t> counts(categories.size(), 0);
+  for (const auto& labels : doc_categories) {
+    for (uint32_t c : labels) ++counts[c];
+  }
+  return counts;
+}
+
+TrainingCorpus load_training_corpus(const Xapian::Database& db) {
+  TrainingCorpus corpus;
+  const Xapian::docid last = db.get_lastdocid();
+  // Dense numbering of documents in docid order.
+  constexpr uint32_t kAbsent = UINT32_MAX;
+  std::vector<uint32_t> dense(static_cast<size_t>(last) + 1, kAbsent);
+  for (auto it = db.postlist_begin(std::string()); it != db.postlist_end(std::string()); ++it) {
+    dense[*it] = static_cast<uint32_t>(corpus.doc_length.size());
+    corpus.doc_length.push_back(static_cast<uint32_t>(it.get_doclength()));
+  }
+  corpus.doc_categories.resize(corpus.doc_length.size());
+  corpus.postings_start.push_back(0);
+
+  for (auto term = db.allterms_begin(); term != db.allterms_end(); ++term) {
+    const std::string& name = *term;
+    if (is_prefixed(name)) {
+      if (name.compare(0, kDefaultCategoryPrefix.size(), kDefaultCategoryPrefix) != 0) continue;
+      const auto category = static_cast<uint32_t>(corpus.categories.size());
+      corpus.categories.push_back(name.substr(kDefaultCategoryPrefix.size()));
+      for (auto p = db.postlist_begin(name); p != db.postlist_end(name); ++p) {
+        corpus.doc_categories[dense[*p]].push_back(category);
+      }
+      continue;
+    }
+    uint32_t df = 0;
+    for (auto p = db.postlist_begin(name); p != db.postlist_end(name); ++p) {
+      corpus.posting_doc.push_back(dense[*p]);
+      corpus.posting_wdf.push_back(p.get_wdf());
+      ++df;
+    }
+    if (df == 0) continue;
+    corpus.terms.push_back(name);
+    corpus.df.push_back(df);
+    corpus.postings_start.push_back(corpus.posting_doc.size());
+  }
+  if (corpus.categories.empty()) {
+    throw InvalidArgumentError("training database holds no labelled document");
+  }
+  return corpus;
+}
+
+TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents) {
+  std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> postings;  // term -> (doc, wdf)
+  std::map<std::string, std::vector<uint32_t>> label_docs;
+  TrainingCorpus corpus;
+  for (uint32_t d = 0; d < documents.size(); ++d) {
+    std::map<std::string, uint32_t> counts;
+    for (const std::string& term : documents[d].terms) ++counts[term];
+    for (const auto& [term, count] : counts) postings[term].emplace_back(d, count);
+    for (const std::string& label : documents[d].labels) label_docs[label].push_back(d);
+    corpus.doc_length.push_back(static_cast<uint32_t>(documents[d].terms.size()));
+  }
+  corpus.doc_categories.resize(documents.size());
+  for (const auto& [label, docs] : label_docs) {
+    const auto category = static_cast<uint32_t>(corpus.categories.size());
+    corpus.categories.push_back(label);
+    for (uint32_t d : docs) {
+      auto& cats = corpus.doc_categories[d];
+      if (cats.empty() || cats.back() != category) cats.push_back(category);
+    }
+  }
+  corpus.postings_start.push_back(0);
+  for (const auto& [term, list] : postings) {
+    corpus.terms.push_back(term);
+    corpus.df.push_back(static_cast<uint32_t>(list.size()));
+    for (const auto& [doc, wdf] : list) {
+      corpus.posting_doc.push_back(doc);
+      corpus.posting_wdf.push_back(wdf);
+    }
+    corpus.postings_start.push_back(corpus.posting_doc.size());
+  }
+  return corpus;
+}
+
+TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int commit_batch)
+    : db_(path, Xapian::DB_CREATE_OR_OVERWRITE | Xapian::DB_NO_SYNC),
+      commit_batch_(commit_batch > 0 ? commit_batch : 2000) {}
+
+void TrainingCollectionWriter::add(const std::string& id, const std::vector<Token>& tokens,
+                                   const std::vector<std::string>& labels) {
+  Xapian::Document doc;
+  for (const Token& token : tokens) doc.add_term(token.term);
+  for (const std::string& label : labels) doc.add_boolean_term(kDefaultCategoryPrefix + label);
+  const std::string id_term = kIdPrefix + id;
+  doc.add_boolean_term(id_term);
+  doc.set_data(id);
+  db_.replace_document(id_term, doc);
+  ++added_;
+  if (++pending_ >= static_cast<uint64_t>(commit_batch_)) commit();
+}
+
+void TrainingCollectionWriter::commit() {
+  db_.commit();
+  pending_ = 0;
+}
+
+Vocabulary::Vocabulary(const std::vector<std::string>& terms) {
+  index_.reserve(terms.size());
+  for (TermId t = 0; t < terms.size(); ++t) index_.emplace(terms[t], t);
+}
+
+int64_t Vocabulary::find(const std::string& term) const {
+  auto it = index_.find(term);
+  return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+namespace {
+
+DocumentTerms collapse(std::vector<TermId>* ids, uint32_t total_tokens) {
+  DocumentTerms doc;
+  doc.total_tokens = total_tokens;
+  doc.known_tokens = static_cast<uint32_t>(ids->size());
+  std::sort(ids->begin(), ids->end());
+  for (size_t i = 0; i < ids->size();) {
+    size_t j = i;
+    while (j < ids->size() && (*ids)[j] == (*ids)[i]) ++j;
+    doc.terms.push_back(TermCount{(*ids)[i], static_cast<uint32_t>(j - i)});
+    i = j;
+  }
+  return doc;
+}
+
+}  // namespace
+
+DocumentTerms make_document_terms(const Vocabulary& vocabulary, const std::vector<Token>& tokens) {
+  std::vector<TermId> ids;
+  ids.reserve(tokens.size());
+  for (const Token& token : tokens) {
+    int64_t id = vocabulary.find(token.term);
+    if (id >= 0) ids.push_back(static_cast<TermId>(id));
+  }
+  return collapse(&ids, static_cast<uint32_t>(tokens.size()));
+}
+
+DocumentTerms make_document_terms(const Vocabulary& vocabulary,
+                                  const std::vector<std::string>& terms) {
+  std::vector<TermId> ids;
+  ids.reserve(terms.size());
+  for (const std::string& term : terms) {
+    int64_t id = vocabulary.find(term);
+    if (id >= 0) ids.push_back(static_cast<TermId>(id));
+  }
+  return collapse(&ids, static_cast<uint32_t>(terms.size()));
+}
+
+}  // namespace autocat::internal

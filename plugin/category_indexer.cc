@@ -1,0 +1,178 @@
+// CategoryIndexer: the indexing hook an application calls for each document.
+// Every method is const and only reads the Categorizer (itself thread-safe)
+// and the options fixed at construction, so one CategoryIndexer may be shared
+// by many indexing threads.
+#include "autocat/category_indexer.h"
+
+#include <utility>
+
+#include "autocat/error.h"
+#include "classify/analyzer.h"
+#include "classify/categorizer.h"
+
+namespace autocat {
+
+namespace {
+
+// Xapian's glass backend refuses terms longer than this many bytes.
+constexpr size_t kMaxTermBytes = 245;
+
+bool is_ascii_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// Replaces each run of ASCII whitespace by one space and trims both ends, so
+// a snippet stays on one line in result listings.
+std::string collapse_whitespace(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool pending_space = false;
+  for (char c : text) {
+    if (is_ascii_space(c)) {
+      pending_space = !out.empty();
+      continue;
+    }
+    if (pending_space) out += ' ';
+    pending_space = false;
+    out += c;
+  }
+  return out;
+}
+
+// The document data when the caller gives no title: the start of the text,
+// valid UTF-8, on one line, at most `max_bytes` bytes.
+std::string snippet(std::string_view text, size_t max_bytes) {
+  std::string head = internal::sanitize_utf8(internal::utf8_prefix(text, max_bytes));
+  return internal::utf8_prefix(collapse_whitespace(head), max_bytes);
+}
+
+void check_options(const IndexOptions& options, const std::vector<std::string>& categories,
+                   const std::string& model_dir) {
+  // An empty prefix would make "remove the previous category terms" remove
+  // every term of the application's document.
+  if (options.category_prefix.empty()) {
+    throw InvalidArgumentError("IndexOptions.category_prefix must not be empty");
+  }
+  if (options.category_slot == Xapian::BAD_VALUENO) {
+    throw InvalidArgumentError("IndexOptions.category_slot must not be Xapian::BAD_VALUENO");
+  }
+  if (options.snippet_bytes < 0) {
+    throw InvalidArgumentError("IndexOptions.snippet_bytes must not be negative, got " +
+                               std::to_string(options.snippet_bytes));
+  }
+  for (const std::string& name : categories) {
+    if (options.category_prefix.size() + name.size() > kMaxTermBytes) {
+      throw InvalidArgumentError("category '" + name + "' of model " + model_dir +
+                                 " with prefix '" + options.category_prefix +
+                                 "' exceeds Xapian's 245-byte term limit; use a shorter prefix");
+    }
+  }
+}
+
+// Removes every term starting with `prefix` from `doc`.
+void remove_prefixed_terms(Xapian::Document& doc, const std::string& prefix) {
+  std::vector<std::string> stale;
+  Xapian::TermIterator it = doc.termlist_begin();
+  const Xapian::TermIterator end = doc.termlist_end();
+  it.skip_to(prefix);
+  for (; it != end; ++it) {
+    const std::string& term = *it;
+    if (term.compare(0, prefix.size(), prefix) != 0) break;
+    stale.push_back(term);
+  }
+  for (const std::string& term : stale) doc.remove_term(term);
+}
+
+}  // namespace
+
+struct CategoryIndexer::Rep {
+  std::unique_ptr<internal::Categorizer> categorizer;
+  IndexOptions options;
+};
+
+CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOptions& options)
+    : rep_(std::make_unique<Rep>()) {
+  rep_->categorizer = std::make_unique<internal::Categorizer>(model_dir);
+  rep_->options = options;
+  check_options(rep_->options, rep_->categorizer->categories(), model_dir);
+}
+
+CategoryIndexer::~CategoryIndexer() = default;
+
+const std::vector<std::string>& CategoryIndexer::categories() const {
+  return rep_->categorizer->categories();
+}
+
+Method CategoryIndexer::default_method() const { return rep_->categorizer->default_method(); }
+
+const IndexOptions& CategoryIndexer::options() const { return rep_->options; }
+
+std::vector<Category> CategoryIndexer::score(std::string_view text) const {
+  return score(text, rep_->options.classify);
+}
+
+std::vector<Category> CategoryIndexer::score(std::string_view text,
+                                             const ClassifyOptions& options) const {
+  const internal::Categorizer& categorizer = *rep_->categorizer;
+  internal::DocumentTerms doc = categorizer.document_terms(categorizer.analyzer().analyze(text));
+  return categorizer.ranked(categorizer.scores(doc, options));
+}
+
+std::vector<Category> CategoryIndexer::categorize(std::string_view text) const {
+  return categorize(text, rep_->options.classify);
+}
+
+std::vector<Category> CategoryIndexer::categorize(std::string_view text,
+                                                  const ClassifyOptions& options) const {
+  return rep_->categorizer->classify(text, options);
+}
+
+std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Document& doc) const {
+  const internal::Categorizer& categorizer = *rep_->categorizer;
+  const IndexOptions& options = rep_->options;
+
+  // Analyze once: the same tokens feed the search index and the classifier.
+  const std::vector<internal::Token> tokens = categorizer.analyzer().analyze(text);
+  const internal::DocumentTerms terms = categorizer.document_terms(tokens);
+  std::vector<Category> assigned =
+      categorizer.decide(categorizer.scores(terms, options.classify), options.classify);
+
+  // Drop what a previous call stored before adding anything, so the prefix
+  // scan can only ever see category terms.
+  remove_prefixed_terms(doc, options.category_prefix);
+  doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
+
+  if (options.index_text) {
+    for (const internal::Token& token : tokens) doc.add_posting(token.term, token.position);
+  }
+  for (const Category& category : assigned) {
+    doc.add_boolean_term(options.category_prefix + category.name);
+  }
+  if (!assigned.empty()) doc.add_value(options.category_slot, encode_categories(assigned));
+  return assigned;
+}
+
+std::vector<Category> CategoryIndexer::index_document(Xapian::WritableDatabase& db,
+                                                      const std::string& id,
+                                                      std::string_view text,
+                                                      const std::string& title) const {
+  if (id.empty()) throw InvalidArgumentError("document id must not be empty");
+  const std::string id_term = kIdPrefix + id;
+  if (id_term.size() > kMaxTermBytes) {
+    throw InvalidArgumentError("document id is " + std::to_string(id.size()) +
+                               " bytes; at most " +
+                               std::to_string(kMaxTermBytes - kIdPrefix.size()) +
+                               " fit in a Xapian term: '" + internal::utf8_prefix(id, 40) +
+                               "...'");
+  }
+  Xapian::Document doc;
+  std::vector<Category> assigned = index(text, doc);
+  doc.add_boolean_term(id_term);
+  doc.set_data(title.empty()
+                   ? snippet(text, static_cast<size_t>(rep_->options.snippet_bytes))
+                   : title);
+  db.replace_document(id_term, doc);
+  return assigned;
+}
+
+}  // namespace autocat

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Command 1: install what is missing, build, and run the demo end to end:
+# train on examples/data/train.jsonl, index the unlabelled documents of
+# examples/data/inbox with their categories, then search filtered by a
+# category and print facet counts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOCAT_BUILD_TESTS=OFF > build.log 2>&1 ||
+  { cat build.log; exit 1; }
+cmake --build build --target autocat search_app >> build.log 2>&1 || { cat build.log; exit 1; }
+
+autocat=build/indexer/autocat
+demo=build/demo
+rm -rf "$demo"
+mkdir -p "$demo"
+
+echo
+echo "== 1. Train on the labelled example corpus"
+"$autocat" train --model "$demo/model" examples/data/train.jsonl
+
+echo
+echo "== 2. Index the unlabelled documents in examples/data/inbox with their categories"
+"$autocat" index --model "$demo/model" --db "$demo/index" examples/data/inbox
+
+echo
+echo "== 3. Search 'telescope OR recipe OR match' filtered to category astronomy, with facets"
+"$autocat" search --db "$demo/index" --category astronomy --facets telescope OR recipe OR match
+
+echo
+echo "== 4. Facet counts over every document"
+"$autocat" search --db "$demo/index" --facets --limit 3
+
+echo
+echo "== 5. The same through the C++ API (examples/search_app.cc)"
+build/examples/search_app "$demo/model" "$demo/app-index"
