@@ -1,0 +1,205 @@
+// End-to-end measurement on 20 Newsgroups bydate: train on split "train",
+// classify split "test" with every method, report accuracy, macro-F1 and
+// single-thread classification speed (analysis excluded), plus training
+// time, model size, analyzer throughput and peak memory.
+//
+// usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N,...] [--stemmer LANG]
+//                        [--stopwords english|none] [--gamma G] [--alpha A] [--repeat R]
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autocat/error.h"
+#include "classify/categorizer.h"
+#include "classify/document_reader.h"
+#include "classify/evaluation.h"
+#include "classify/trainer.h"
+
+namespace fs = std::filesystem;
+using autocat::internal::Categorizer;
+using autocat::internal::DocumentTerms;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+uint64_t directory_bytes(const fs::path& dir) {
+  uint64_t bytes = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.is_regular_file()) bytes += entry.file_size();
+  }
+  return bytes;
+}
+
+std::vector<int> parse_list(const std::string& text) {
+  std::vector<int> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) values.push_back(std::stoi(item));
+  return values;
+}
+
+struct TestDoc {
+  DocumentTerms terms;
+  std::vector<uint32_t> truth;
+};
+
+struct RunResult {
+  double accuracy, macro_f1, seconds;
+};
+
+RunResult run(const Categorizer& categorizer, const std::vector<TestDoc>& docs,
+              const autocat::ClassifyOptions& options, int repeat) {
+  autocat::internal::Evaluation evaluation(categorizer.categories());
+  std::vector<double> times;
+  for (int r = 0; r < std::max(repeat, 1); ++r) {
+    autocat::internal::Evaluation current(categorizer.categories());
+    const auto start = Clock::now();
+    for (const TestDoc& doc : docs) {
+      const std::vector<double> scores = categorizer.scores(doc.terms, options);
+      const std::vector<autocat::Category> chosen = categorizer.decide(scores, options);
+      std::vector<uint32_t> assigned;
+      for (const auto& category : chosen) {
+        const auto& names = categorizer.categories();
+        assigned.push_back(static_cast<uint32_t>(
+            std::lower_bound(names.begin(), names.end(), category.name) - names.begin()));
+      }
+      current.add(doc.truth, assigned);
+    }
+    times.push_back(since(start));
+    evaluation = current;
+  }
+  std::sort(times.begin(), times.end());
+  return RunResult{evaluation.accuracy(), evaluation.macro_f1(), times[times.size() / 2]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string data = std::string(AUTOCAT_SOURCE_DIR) + "/../shared/data/20news-bydate.jsonl.gz";
+  std::string work = "/tmp/autocat-newsgroups-bench";
+  std::vector<int> ks = {1, 5, 10, 20, 30, 50};
+  int repeat = 3;
+  autocat::TrainOptions train_options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw autocat::InvalidArgumentError(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--data") data = value();
+    else if (arg == "--work") work = value();
+    else if (arg == "--k") ks = parse_list(value());
+    else if (arg == "--stemmer") train_options.analyzer.stemmer = value();
+    else if (arg == "--stopwords") train_options.analyzer.stopwords = value();
+    else if (arg == "--gamma") train_options.rocchio_gamma = std::stod(value());
+    else if (arg == "--alpha") train_options.nb_alpha = std::stod(value());
+    else if (arg == "--repeat") repeat = std::stoi(value());
+    else {
+      std::cerr << "usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N] [--stemmer L] "
+                   "[--stopwords S] [--gamma G] [--alpha A] [--repeat R]\n";
+      return arg == "--help" ? 0 : 2;
+    }
+  }
+  if (!fs::exists(data)) {
+    std::cerr << "newsgroups_eval: " << data << ": not found (see ../shared/data/README.md)\n";
+    return 1;
+  }
+  fs::remove_all(work);
+  const std::string model_dir = work + "/model";
+
+  autocat::internal::ReadOptions train_read;
+  train_read.split = "train";
+  const auto warn = [](const std::string& message) { std::cerr << "warning: " << message << "\n"; };
+  const autocat::internal::TrainReport report =
+      autocat::internal::train_model({data}, model_dir, train_options, train_read, warn);
+  std::printf("training: %llu docs, %u categories, %u terms, %.2f s total (%.2f s read+analyze+"
+              "write, %.2f s fit)\n",
+              static_cast<unsigned long long>(report.documents), report.categories, report.terms,
+              report.total_seconds, report.analyze_seconds, report.fit_seconds);
+  std::printf("model directory: %.1f MB (model file %.1f MB)\n",
+              directory_bytes(model_dir) / 1e6,
+              fs::file_size(fs::path(model_dir) / autocat::internal::kModelFileName) / 1e6);
+
+  auto load_start = Clock::now();
+  const Categorizer categorizer(model_dir);
+  const double load_seconds = since(load_start);
+  load_start = Clock::now();
+  const auto& index = categorizer.knn_index();
+  std::printf("model load: %.3f s; kNN index build: %.3f s (%llu postings, %.1f MB)\n",
+              load_seconds, since(load_start), static_cast<unsigned long long>(index.num_postings()),
+              index.memory_bytes() / 1e6);
+
+  // Read and analyze the test split once; classification is timed alone.
+  autocat::internal::ReadOptions test_read;
+  test_read.split = "test";
+  std::vector<autocat::internal::InputDocument> raw;
+  autocat::internal::read_documents({data}, test_read,
+                                    [&](autocat::internal::InputDocument&& d) { raw.push_back(std::move(d)); },
+                                    warn);
+  std::vector<TestDoc> docs;
+  uint64_t bytes = 0;
+  const auto analyze_start = Clock::now();
+  for (const auto& doc : raw) {
+    TestDoc test;
+    test.terms = categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
+    const auto& names = categorizer.categories();
+    for (const auto& label : doc.labels) {
+      auto it = std::lower_bound(names.begin(), names.end(), label);
+      if (it != names.end() && *it == label) test.truth.push_back(static_cast<uint32_t>(it - names.begin()));
+    }
+    bytes += doc.text.size();
+    docs.push_back(std::move(test));
+  }
+  const double analyze_seconds = since(analyze_start);
+  std::printf("analysis of %zu test docs: %.2f s, %.1f MB/s (%.1f MB)\n\n", docs.size(),
+              analyze_seconds, bytes / 1e6 / analyze_seconds, bytes / 1e6);
+
+  std::printf("| method | setting | accuracy | macro-F1 | docs/s (median of %d) |\n", repeat);
+  std::printf("|---|---|---:|---:|---:|\n");
+  autocat::ClassifyOptions options;
+  for (int k : ks) {
+    options.method = autocat::Method::kKnn;
+    options.k = k;
+    const RunResult r = run(categorizer, docs, options, repeat);
+    std::printf("| knn | k=%d exact | %.4f | %.4f | %.0f |\n", k, r.accuracy, r.macro_f1,
+                docs.size() / r.seconds);
+  }
+  options = autocat::ClassifyOptions();
+  for (int terms : {50, 20, 10}) {
+    options.method = autocat::Method::kKnn;
+    options.knn_max_query_terms = terms;
+    const RunResult r = run(categorizer, docs, options, repeat);
+    std::printf("| knn | k=%d pruned: top %d query terms | %.4f | %.4f | %.0f |\n", options.k, terms,
+                r.accuracy, r.macro_f1, docs.size() / r.seconds);
+  }
+  for (autocat::Method method :
+       {autocat::Method::kRocchio, autocat::Method::kNaiveBayes,
+        autocat::Method::kBernoulliNaiveBayes, autocat::Method::kComplementNaiveBayes}) {
+    options = autocat::ClassifyOptions();
+    options.method = method;
+    const RunResult r = run(categorizer, docs, options, repeat);
+    std::printf("| %s | default | %.4f | %.4f | %.0f |\n", autocat::method_name(method).c_str(),
+                r.accuracy, r.macro_f1, docs.size() / r.seconds);
+  }
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("\npeak memory (max RSS): %.0f MB\n", usage.ru_maxrss / 1024.0);
+  return 0;
+} catch (const Xapian::Error& e) {
+  std::cerr << "newsgroups_eval: " << e.get_description() << "\n";
+  return 1;
+} catch (const std::exception& e) {
+  std::cerr << "newsgroups_eval: " << e.what() << "\n";
+  return 1;
+}

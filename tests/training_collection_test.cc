@@ -1,0 +1,107 @@
+#include "classify/training_collection.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+std::vector<Token> tokens_of(const std::vector<std::string>& terms) {
+  std::vector<Token> tokens;
+  for (size_t i = 0; i < terms.size(); ++i) tokens.push_back(Token{terms[i], uint32_t(i + 1)});
+  return tokens;
+}
+
+class TrainingCollectionTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    TrainingCollectionWriter writer(dir_.file("training"));
+    writer.add("d1", tokens_of({"chinese", "beijing", "chinese"}), {"china"});
+    writer.add("d2", tokens_of({"chinese", "chinese", "shanghai"}), {"china"});
+    writer.add("d3", tokens_of({"chinese", "macao"}), {"china", "asia"});
+    writer.add("d4", tokens_of({"tokyo", "japan", "chinese"}), {"japan"});
+    writer.commit();
+  }
+  testing_util::TempDir dir_;
+};
+
+TEST_F(TrainingCollectionTest, DatabaseHoldsTermsLabelsAndIds) {
+  Xapian::Database db(dir_.file("training"));
+  EXPECT_EQ(db.get_doccount(), 4u);
+  EXPECT_EQ(db.get_termfreq("chinese"), 4u);
+  EXPECT_EQ(db.get_collection_freq("chinese"), 6u);
+  EXPECT_EQ(db.get_termfreq("XCchina"), 3u);
+  EXPECT_EQ(db.get_termfreq("Qd3"), 1u);
+  // Label and id terms add nothing to document length.
+  auto doc = db.postlist_begin("Qd1");
+  EXPECT_EQ(doc.get_doclength(), 3u);
+}
+
+TEST_F(TrainingCollectionTest, CorpusReadThroughPostingLists) {
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(dir_.file("training")));
+  EXPECT_EQ(corpus.num_docs(), 4u);
+  EXPECT_EQ(corpus.categories, (std::vector<std::string>{"asia", "china", "japan"}));
+  EXPECT_EQ(corpus.terms, (std::vector<std::string>{"beijing", "chinese", "japan", "macao",
+                                                    "shanghai", "tokyo"}));
+  EXPECT_EQ(corpus.df, (std::vector<uint32_t>{1, 4, 1, 1, 1, 1}));
+  EXPECT_EQ(corpus.doc_length, (std::vector<uint32_t>{3, 3, 2, 3}));
+  EXPECT_EQ(corpus.category_doc_counts(), (std::vector<uint32_t>{1, 3, 1}));
+  EXPECT_EQ(corpus.doc_categories[2], (std::vector<uint32_t>{0, 1}));
+  // "chinese" postings: wdf 2, 2, 1, 1 in docs 0..3.
+  const uint64_t begin = corpus.postings_start[1], end = corpus.postings_start[2];
+  ASSERT_EQ(end - begin, 4u);
+  EXPECT_EQ(std::vector<uint32_t>(corpus.posting_wdf.begin() + begin, corpus.posting_wdf.begin() + end),
+            (std::vector<uint32_t>{2, 2, 1, 1}));
+}
+
+TEST_F(TrainingCollectionTest, SameAsInMemoryCorpus) {
+  const TrainingCorpus from_db = load_training_corpus(Xapian::Database(dir_.file("training")));
+  const TrainingCorpus direct = make_training_corpus({
+      {{"chinese", "beijing", "chinese"}, {"china"}},
+      {{"chinese", "chinese", "shanghai"}, {"china"}},
+      {{"chinese", "macao"}, {"china", "asia"}},
+      {{"tokyo", "japan", "chinese"}, {"japan"}},
+  });
+  EXPECT_EQ(from_db.terms, direct.terms);
+  EXPECT_EQ(from_db.df, direct.df);
+  EXPECT_EQ(from_db.postings_start, direct.postings_start);
+  EXPECT_EQ(from_db.posting_doc, direct.posting_doc);
+  EXPECT_EQ(from_db.posting_wdf, direct.posting_wdf);
+  EXPECT_EQ(from_db.doc_categories, direct.doc_categories);
+}
+
+TEST_F(TrainingCollectionTest, SameIdReplaces) {
+  {
+    TrainingCollectionWriter writer(dir_.file("again"));
+    writer.add("x", tokens_of({"one"}), {"a"});
+    writer.add("x", tokens_of({"two"}), {"b"});
+    writer.commit();
+  }
+  Xapian::Database db(dir_.file("again"));
+  EXPECT_EQ(db.get_doccount(), 1u);
+  EXPECT_EQ(db.get_termfreq("two"), 1u);
+  EXPECT_EQ(db.get_termfreq("one"), 0u);
+}
+
+TEST_F(TrainingCollectionTest, SecondWriterIsRefused) {
+  TrainingCollectionWriter writer(dir_.file("locked"));
+  EXPECT_THROW(TrainingCollectionWriter second(dir_.file("locked")), Xapian::DatabaseLockError);
+}
+
+TEST(VocabularyTest, DocumentTermsCountKnownTermsOnly) {
+  const Vocabulary vocabulary({"apple", "banana", "cherry"});
+  const DocumentTerms doc = make_document_terms(
+      vocabulary, std::vector<std::string>{"cherry", "kiwi", "apple", "cherry"});
+  ASSERT_EQ(doc.terms.size(), 2u);
+  EXPECT_EQ(doc.terms[0].term, 0u);
+  EXPECT_EQ(doc.terms[0].count, 1u);
+  EXPECT_EQ(doc.terms[1].term, 2u);
+  EXPECT_EQ(doc.terms[1].count, 2u);
+  EXPECT_EQ(doc.known_tokens, 3u);
+  EXPECT_EQ(doc.total_tokens, 4u);
+  EXPECT_EQ(vocabulary.find("kiwi"), -1);
+}
+
+}  // namespace
+}  // namespace autocat::internal
