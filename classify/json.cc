@@ -253,7 +253,7 @@ class JsonParser {
           ++pos_;
           break;
         case 'u': {
-          uint32_t unit;
+          uint32_t unit = 0;
           if (!parse_hex4(&unit)) return false;
           if (unit >= 0xD800 && unit <= 0xDBFF) {
             // A high surrogate must be followed by an escaped low surrogate;
@@ -261,7 +261,7 @@ class JsonParser {
             if (pos_ + 1 < text_.size() && text_[pos_] == '\\' && text_[pos_ + 1] == 'u') {
               size_t saved = pos_;
               ++pos_;
-              uint32_t low;
+              uint32_t low = 0;
               if (!parse_hex4(&low)) return false;
               if (low >= 0xDC00 && low <= 0xDFFF) {
                 append_utf8(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), out);

@@ -1,14 +1,150 @@
+// Dispatch, help and the translation of every failure into one line on the
+// error stream plus an exit code: 0 success, 1 runtime error, 2 usage error.
 #include "indexer/cli.h"
 
+#include <xapian.h>
+
+#include <exception>
 #include <ostream>
+
+#include "autocat/error.h"
+#include "indexer/commands.h"
 
 namespace autocat::cli {
 
+namespace {
+
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitUsageError = 2;
+
+const std::vector<Command>& all_commands() {
+  static const std::vector<Command> commands = {train_command(),    index_command(),
+                                                classify_command(), search_command(),
+                                                eval_command(),     features_command()};
+  return commands;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const Command& command : all_commands()) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const Command& command : all_commands()) names.push_back(command.name);
+  return names;
+}
+
+void print_overview(std::ostream& out) {
+  out << "autocat: automatic text categorization built into a Xapian index\n"
+         "\n"
+         "usage: autocat COMMAND [OPTIONS] [ARGUMENTS...]\n"
+         "\n"
+         "commands:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const Command& command : all_commands()) rows.push_back({"  " + command.name, command.summary});
+  print_table(out, rows, {});
+  out << "\n"
+         "Inputs are JSON Lines files (.jsonl, .jsonl.gz: one object per line with \"id\",\n"
+         "\"text\", optional \"labels\", \"title\", \"split\"), folder trees whose subfolder\n"
+         "names are labels, plain text files, or - for JSON Lines on standard input.\n"
+         "\n"
+         "Run 'autocat COMMAND --help' for the options of a command.\n"
+         "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
+}
+
+int usage_error(std::ostream& err, const std::string& command, const std::string& reason) {
+  err << "autocat " << command << ": " << one_line(reason) << " (see autocat " << command
+      << " --help)\n";
+  return kExitUsageError;
+}
+
+int runtime_error(std::ostream& err, const std::string& reason) {
+  err << "autocat: " << one_line(reason) << '\n';
+  return kExitRuntimeError;
+}
+
+}  // namespace
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  (void)args;
-  (void)out;
-  err << "autocat: not implemented yet\n";
-  return 1;
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" ||
+      (args[0] == "help" && args.size() == 1)) {
+    print_overview(out);
+    return 0;
+  }
+  if (args[0] == "--version") {
+    out << "autocat 0.1.0 (Xapian " << Xapian::version_string() << ")\n";
+    return 0;
+  }
+  const bool help_command = args[0] == "help";
+  const std::string& name = help_command ? args[1] : args[0];
+  const Command* command = find_command(name);
+  if (command == nullptr) {
+    err << "autocat: unknown command '" << one_line(name) << "'; choose one of "
+        << join(command_names()) << " (see autocat --help)\n";
+    return kExitUsageError;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (help_command || wants_help(rest)) {
+    out << command->usage;
+    return 0;
+  }
+
+  Messages messages(err);
+  try {
+    const int code = command->run(rest, out, messages);
+    out.flush();
+    messages.finish();
+    return code;
+  } catch (const UsageError& e) {
+    messages.finish();
+    return usage_error(err, command->name, e.what());
+  } catch (const Error& e) {
+    out.flush();
+    messages.finish();
+    return runtime_error(err, e.what());
+  } catch (const Xapian::Error& e) {
+    out.flush();
+    messages.finish();
+    return runtime_error(err, e.get_description());
+  } catch (const std::exception& e) {
+    out.flush();
+    messages.finish();
+    return runtime_error(err, e.what());
+  }
+}
+
+internal::ReadOptions read_options(const ParsedArgs& args) {
+  internal::ReadOptions options;
+  options.split = args.value("split");
+  options.skip_malformed = args.has("skip-malformed");
+  return options;
+}
+
+ClassifyOptions classify_options(const ParsedArgs& args) {
+  ClassifyOptions options;
+  options.method = args.method();
+  options.k = static_cast<int>(args.integer("k", options.k, 1, 100000));
+  if (args.has("any-of")) options.decision = Decision::kAnyOf;
+  options.min_score = args.number("threshold", options.min_score, 0.0, 1.0);
+  return options;
+}
+
+internal::WarningCallback warn_to(Messages& messages) {
+  return [&messages](const std::string& text) { messages.warning(text); };
+}
+
+void require_inputs(const ParsedArgs& args, const std::string& what) {
+  if (args.positional().empty()) throw UsageError("no " + what + " given");
+}
+
+bool is_blank(const std::string& text) {
+  for (char c : text) {
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;
+  }
+  return true;
 }
 
 }  // namespace autocat::cli

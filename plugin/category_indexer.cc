@@ -4,6 +4,7 @@
 // by many indexing threads.
 #include "autocat/category_indexer.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "autocat/error.h"
@@ -48,8 +49,7 @@ std::string snippet(std::string_view text, size_t max_bytes) {
 
 void check_options(const IndexOptions& options, const std::vector<std::string>& categories,
                    const std::string& model_dir) {
-  // An empty prefix would make "remove the previous category terms" remove
-  // every term of the application's document.
+  // Without a prefix, category terms could not be told from text terms.
   if (options.category_prefix.empty()) {
     throw InvalidArgumentError("IndexOptions.category_prefix must not be empty");
   }
@@ -69,8 +69,17 @@ void check_options(const IndexOptions& options, const std::vector<std::string>& 
   }
 }
 
-// Removes every term starting with `prefix` from `doc`.
-void remove_prefixed_terms(Xapian::Document& doc, const std::string& prefix) {
+// Removes the category terms a previous index() stored: prefix + name for
+// every category of the model and every category listed in the old slot
+// value (written by another model, perhaps). Other terms that merely start
+// with the prefix (an application's "XCOLORred") are left alone.
+void remove_category_terms(Xapian::Document& doc, const std::string& prefix,
+                           const std::vector<std::string>& sorted_categories,
+                           const std::string& old_value) {
+  std::vector<std::string> previous;
+  for (Category& category : decode_categories(old_value)) {
+    previous.push_back(std::move(category.name));
+  }
   std::vector<std::string> stale;
   Xapian::TermIterator it = doc.termlist_begin();
   const Xapian::TermIterator end = doc.termlist_end();
@@ -78,7 +87,11 @@ void remove_prefixed_terms(Xapian::Document& doc, const std::string& prefix) {
   for (; it != end; ++it) {
     const std::string& term = *it;
     if (term.compare(0, prefix.size(), prefix) != 0) break;
-    stale.push_back(term);
+    const std::string name = term.substr(prefix.size());
+    if (std::binary_search(sorted_categories.begin(), sorted_categories.end(), name) ||
+        std::find(previous.begin(), previous.end(), name) != previous.end()) {
+      stale.push_back(term);
+    }
   }
   for (const std::string& term : stale) doc.remove_term(term);
 }
@@ -88,6 +101,7 @@ void remove_prefixed_terms(Xapian::Document& doc, const std::string& prefix) {
 struct CategoryIndexer::Rep {
   std::unique_ptr<internal::Categorizer> categorizer;
   IndexOptions options;
+  std::vector<std::string> sorted_categories;  // for binary_search
 };
 
 CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOptions& options)
@@ -95,6 +109,8 @@ CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOption
   rep_->categorizer = std::make_unique<internal::Categorizer>(model_dir);
   rep_->options = options;
   check_options(rep_->options, rep_->categorizer->categories(), model_dir);
+  rep_->sorted_categories = rep_->categorizer->categories();
+  std::sort(rep_->sorted_categories.begin(), rep_->sorted_categories.end());
 }
 
 CategoryIndexer::~CategoryIndexer() = default;
@@ -137,9 +153,9 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
   std::vector<Category> assigned =
       categorizer.decide(categorizer.scores(terms, options.classify), options.classify);
 
-  // Drop what a previous call stored before adding anything, so the prefix
-  // scan can only ever see category terms.
-  remove_prefixed_terms(doc, options.category_prefix);
+  // Drop what a previous call stored before adding anything.
+  remove_category_terms(doc, options.category_prefix, rep_->sorted_categories,
+                        doc.get_value(options.category_slot));
   doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
 
   if (options.index_text) {

@@ -1,0 +1,353 @@
+// Reading documents from JSON Lines (plain, gzip or stdin), folder trees and
+// plain files.
+#include "classify/document_reader.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "autocat/error.h"
+#include "classify/json.h"
+
+namespace autocat::internal {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// JSON Lines are read in chunks of this size.
+constexpr size_t kChunkBytes = size_t{1} << 20;
+// A file with a NUL byte among its first this many bytes is binary.
+constexpr size_t kBinaryProbeBytes = 8192;
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+void warn(const WarningCallback& on_warning, const std::string& message) {
+  if (on_warning) on_warning(message);
+}
+
+std::string errno_message() { return std::strerror(errno); }
+
+// A stream of bytes read in large chunks.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Reads up to `size` bytes; returns 0 at the end. Throws IOError.
+  virtual size_t read(char* buffer, size_t size) = 0;
+};
+
+class FileSource : public ByteSource {
+ public:
+  FileSource(const std::string& name, std::FILE* file) : name_(name), file_(file) {}
+  ~FileSource() override { std::fclose(file_); }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+
+  size_t read(char* buffer, size_t size) override {
+    size_t n = std::fread(buffer, 1, size, file_);
+    if (n == 0 && std::ferror(file_)) throw IOError(name_ + ": read error: " + errno_message());
+    return n;
+  }
+
+ private:
+  std::string name_;
+  std::FILE* file_;
+};
+
+// Reads gzip data (or, for standard input, plain data as well).
+class GzipSource : public ByteSource {
+ public:
+  GzipSource(const std::string& name, gzFile file) : name_(name), file_(file) {
+    gzbuffer(file_, 256 * 1024);
+  }
+  ~GzipSource() override { gzclose(file_); }
+  GzipSource(const GzipSource&) = delete;
+  GzipSource& operator=(const GzipSource&) = delete;
+
+  size_t read(char* buffer, size_t size) override {
+    const auto request = static_cast<unsigned>(std::min<size_t>(size, 1u << 30));
+    int n = gzread(file_, buffer, request);
+    int errnum = Z_OK;
+    const char* message = gzerror(file_, &errnum);
+    if (n < 0 || (errnum != Z_OK && errnum != Z_BUF_ERROR)) {
+      if (errnum == Z_ERRNO) throw IOError(name_ + ": read error: " + errno_message());
+      throw IOError(name_ + ": corrupt gzip data: " + message);
+    }
+    if (n == 0 && errnum == Z_BUF_ERROR) {
+      throw IOError(name_ + ": truncated gzip file (unexpected end of file)");
+    }
+    return static_cast<size_t>(n);
+  }
+
+ private:
+  std::string name_;
+  gzFile file_;
+};
+
+std::unique_ptr<ByteSource> open_jsonl(const std::string& path) {
+  if (path == "-") {
+    int fd = dup(STDIN_FILENO);
+    if (fd < 0) throw IOError("<stdin>: cannot read: " + errno_message());
+    gzFile file = gzdopen(fd, "rb");
+    if (file == nullptr) {
+      close(fd);
+      throw IOError("<stdin>: cannot read");
+    }
+    return std::make_unique<GzipSource>("<stdin>", file);
+  }
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) throw IOError(path + ": cannot open: " + errno_message());
+  if (!ends_with(path, ".gz")) return std::make_unique<FileSource>(path, file);
+  unsigned char magic[2] = {0, 0};
+  size_t n = std::fread(magic, 1, 2, file);
+  std::fclose(file);
+  if (n != 2 || magic[0] != 0x1f || magic[1] != 0x8b) {
+    throw IOError(path + ": not a gzip file");
+  }
+  gzFile gz = gzopen(path.c_str(), "rb");
+  if (gz == nullptr) throw IOError(path + ": cannot open: " + errno_message());
+  return std::make_unique<GzipSource>(path, gz);
+}
+
+std::string basename_of(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  return name.empty() ? path : name;
+}
+
+// Fills `doc` from one parsed JSONL record. Returns an empty string on
+// success, else the reason the record is malformed.
+std::string record_to_document(const JsonValue& record, InputDocument* doc) {
+  if (!record.is_object()) return "not a JSON object";
+  const JsonValue* text = record.find("text");
+  if (text == nullptr) return "missing \"text\"";
+  if (!text->is_string()) return "\"text\" is not a string";
+  doc->text = text->as_string();
+  if (const JsonValue* id = record.find("id"); id != nullptr && !id->is_null()) {
+    if (id->is_string()) {
+      doc->id = id->as_string();
+    } else if (id->type() == JsonValue::Type::kNumber) {
+      doc->id = id->dump();
+    } else {
+      return "\"id\" is not a string or a number";
+    }
+  }
+  if (const JsonValue* title = record.find("title"); title != nullptr && !title->is_null()) {
+    if (!title->is_string()) return "\"title\" is not a string";
+    doc->title = title->as_string();
+  }
+  if (const JsonValue* labels = record.find("labels"); labels != nullptr && !labels->is_null()) {
+    if (!labels->is_array()) return "\"labels\" is not an array of strings";
+    doc->labels.reserve(labels->as_array().size());
+    for (const JsonValue& label : labels->as_array()) {
+      if (!label.is_string()) return "\"labels\" is not an array of strings";
+      doc->labels.push_back(label.as_string());
+    }
+  }
+  if (const JsonValue* split = record.find("split"); split != nullptr && !split->is_null()) {
+    if (!split->is_string()) return "\"split\" is not a string";
+    doc->split = split->as_string();
+  }
+  return std::string();
+}
+
+bool is_blank(std::string_view line) {
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; });
+}
+
+uint64_t read_jsonl(const std::string& path, const ReadOptions& options,
+                    const DocumentCallback& on_document, const WarningCallback& on_warning) {
+  std::unique_ptr<ByteSource> source = open_jsonl(path);
+  const std::string name = path == "-" ? "<stdin>" : path;
+  const std::string id_base = path == "-" ? "stdin" : basename_of(path);
+  uint64_t delivered = 0;
+  uint64_t line_number = 0;
+
+  auto handle_line = [&](std::string_view line) {
+    ++line_number;
+    if (line_number == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (is_blank(line)) return;
+    const std::string where = name + ":" + std::to_string(line_number);
+    JsonValue record;
+    std::string error;
+    std::string reason;
+    InputDocument doc;
+    if (!parse_json(line, &record, &error)) {
+      reason = "invalid JSON: " + error;
+    } else {
+      reason = record_to_document(record, &doc);
+    }
+    if (!reason.empty()) {
+      if (options.skip_malformed) {
+        warn(on_warning, where + ": skipped: " + reason);
+        return;
+      }
+      throw InvalidArgumentError(where + ": " + reason +
+                                 " (use --skip-malformed to skip such lines)");
+    }
+    if (doc.split != options.split && !options.split.empty()) return;
+    if (doc.id.empty()) doc.id = id_base + ":" + std::to_string(line_number);
+    doc.source = where;
+    ++delivered;
+    if (on_document) on_document(std::move(doc));
+  };
+
+  std::string buffer;
+  size_t line_start = 0;  // start of the current, unfinished line
+  size_t scanned = 0;     // no '\n' in [line_start, scanned)
+  bool at_end = false;
+  while (true) {
+    const char* found = static_cast<const char*>(
+        std::memchr(buffer.data() + scanned, '\n', buffer.size() - scanned));
+    if (found != nullptr) {
+      const auto newline = static_cast<size_t>(found - buffer.data());
+      handle_line(std::string_view(buffer).substr(line_start, newline - line_start));
+      line_start = scanned = newline + 1;
+      continue;
+    }
+    if (at_end) {
+      if (line_start < buffer.size()) handle_line(std::string_view(buffer).substr(line_start));
+      break;
+    }
+    buffer.erase(0, line_start);
+    line_start = 0;
+    scanned = buffer.size();
+    buffer.resize(scanned + kChunkBytes);
+    size_t n = source->read(&buffer[scanned], kChunkBytes);
+    buffer.resize(scanned + n);
+    if (n == 0) at_end = true;
+  }
+  return delivered;
+}
+
+// Reads a whole file. Throws IOError naming it if it cannot be read.
+std::string read_file(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file) throw IOError(path + ": cannot open: " + errno_message());
+  std::string text;
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec) text.reserve(static_cast<size_t>(size));
+  char chunk[65536];
+  while (true) {
+    size_t n = std::fread(chunk, 1, sizeof(chunk), file.get());
+    text.append(chunk, n);
+    if (n < sizeof(chunk)) {
+      if (std::ferror(file.get())) throw IOError(path + ": read error: " + errno_message());
+      break;
+    }
+  }
+  return text;
+}
+
+// Reads one plain-text file as a document; returns false if it was skipped.
+bool read_text_file(const std::string& path, InputDocument* doc,
+                    const WarningCallback& on_warning) {
+  doc->text = read_file(path);
+  if (doc->text.empty()) {
+    warn(on_warning, path + ": skipped: empty file");
+    return false;
+  }
+  if (std::memchr(doc->text.data(), '\0', std::min(doc->text.size(), kBinaryProbeBytes)) !=
+      nullptr) {
+    warn(on_warning, path + ": skipped: binary file");
+    return false;
+  }
+  doc->source = path;
+  return true;
+}
+
+void walk_directory(const fs::path& root, const fs::path& dir, const ReadOptions& options,
+                    const DocumentCallback& on_document, const WarningCallback& on_warning,
+                    uint64_t* delivered) {
+  std::vector<fs::directory_entry> entries;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) throw IOError(dir.string() + ": cannot read directory: " + ec.message());
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    if (it->path().filename().native().compare(0, 1, ".") == 0) continue;  // hidden
+    entries.push_back(*it);
+  }
+  if (ec) throw IOError(dir.string() + ": cannot read directory: " + ec.message());
+  std::sort(entries.begin(), entries.end(),
+            [](const fs::directory_entry& a, const fs::directory_entry& b) {
+              return a.path().filename().native() < b.path().filename().native();
+            });
+  for (const fs::directory_entry& entry : entries) {
+    const std::string path = entry.path().string();
+    const fs::file_status status = entry.status(ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      throw IOError(path + ": " + ec.message());
+    }
+    if (fs::is_directory(status)) {
+      if (entry.is_symlink(ec)) {
+        warn(on_warning, path + ": skipped: symbolic link to a directory");
+        continue;
+      }
+      walk_directory(root, entry.path(), options, on_document, on_warning, delivered);
+      continue;
+    }
+    if (!fs::is_regular_file(status)) {
+      warn(on_warning, path + ": skipped: not a regular file");
+      continue;
+    }
+    InputDocument doc;
+    if (!read_text_file(path, &doc, on_warning)) continue;
+    const fs::path relative = entry.path().lexically_relative(root);
+    doc.id = relative.generic_string();
+    if (options.labels_from_folders) {
+      std::string label = relative.parent_path().generic_string();
+      if (!label.empty()) doc.labels.push_back(std::move(label));
+    }
+    ++*delivered;
+    if (on_document) on_document(std::move(doc));
+  }
+}
+
+}  // namespace
+
+uint64_t read_documents(const std::vector<std::string>& inputs, const ReadOptions& options,
+                        const DocumentCallback& on_document, const WarningCallback& on_warning) {
+  uint64_t delivered = 0;
+  for (const std::string& input : inputs) {
+    if (input == "-") {
+      delivered += read_jsonl(input, options, on_document, on_warning);
+      continue;
+    }
+    std::error_code ec;
+    const fs::file_status status = fs::status(input, ec);
+    if (status.type() == fs::file_type::not_found) {
+      throw NotFoundError(input + ": no such file or directory");
+    }
+    if (ec) throw IOError(input + ": " + ec.message());
+    if (fs::is_directory(status)) {
+      walk_directory(fs::path(input), fs::path(input), options, on_document, on_warning,
+                     &delivered);
+    } else if (ends_with(input, ".jsonl") || ends_with(input, ".jsonl.gz")) {
+      delivered += read_jsonl(input, options, on_document, on_warning);
+    } else {
+      InputDocument doc;
+      if (!read_text_file(input, &doc, on_warning)) continue;
+      doc.id = input;
+      ++delivered;
+      if (on_document) on_document(std::move(doc));
+    }
+  }
+  return delivered;
+}
+
+}  // namespace autocat::internal

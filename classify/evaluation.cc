@@ -1,0 +1,118 @@
+// Evaluation counts per category (true positives, false positives, false
+// negatives) and the metrics derived from them (IIR 13.6). A ratio whose
+// denominator is 0 (nothing assigned, nothing true, no document) is 0.
+#include "classify/evaluation.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "autocat/error.h"
+
+namespace autocat::internal {
+namespace {
+
+double ratio(double numerator, double denominator) {
+  return denominator > 0 ? numerator / denominator : 0.0;
+}
+
+// F1 = 2PR / (P + R) = 2 tp / (2 tp + fp + fn).
+double f1(uint64_t tp, uint64_t fp, uint64_t fn) {
+  return ratio(2.0 * static_cast<double>(tp), 2.0 * static_cast<double>(tp) +
+                                                  static_cast<double>(fp) +
+                                                  static_cast<double>(fn));
+}
+
+uint64_t sum(const std::vector<uint64_t>& counts) {
+  uint64_t total = 0;
+  for (uint64_t count : counts) total += count;
+  return total;
+}
+
+}  // namespace
+
+Evaluation::Evaluation(std::vector<std::string> categories)
+    : categories_(std::move(categories)),
+      tp_(categories_.size(), 0),
+      fp_(categories_.size(), 0),
+      fn_(categories_.size(), 0),
+      confusion_(categories_.size(), std::vector<uint64_t>(categories_.size() + 1, 0)) {}
+
+void Evaluation::add(const std::vector<uint32_t>& truth, const std::vector<uint32_t>& assigned) {
+  // Sets: order and repetitions do not matter.
+  std::vector<uint32_t> true_set = truth;
+  std::vector<uint32_t> assigned_set = assigned;
+  for (std::vector<uint32_t>* set : {&true_set, &assigned_set}) {
+    std::sort(set->begin(), set->end());
+    set->erase(std::unique(set->begin(), set->end()), set->end());
+    if (!set->empty() && set->back() >= categories_.size()) {
+      throw InvalidArgumentError("evaluation: category index " + std::to_string(set->back()) +
+                                 " out of range (" + std::to_string(categories_.size()) +
+                                 " categories)");
+    }
+  }
+  ++documents_;
+  if (true_set == assigned_set) ++exact_matches_;
+  // Merge the two sorted sets.
+  auto t = true_set.begin();
+  auto a = assigned_set.begin();
+  while (t != true_set.end() || a != assigned_set.end()) {
+    if (a == assigned_set.end() || (t != true_set.end() && *t < *a)) {
+      ++fn_[*t++];
+    } else if (t == true_set.end() || *a < *t) {
+      ++fp_[*a++];
+    } else {
+      ++tp_[*t];
+      ++t;
+      ++a;
+    }
+  }
+  if (true_set.size() == 1 && assigned_set.size() <= 1) {
+    const size_t column = assigned_set.empty() ? categories_.size() : assigned_set.front();
+    ++confusion_[true_set.front()][column];
+  }
+}
+
+double Evaluation::accuracy() const {
+  return ratio(static_cast<double>(exact_matches_), static_cast<double>(documents_));
+}
+
+double Evaluation::micro_precision() const {
+  const double tp = static_cast<double>(sum(tp_));
+  return ratio(tp, tp + static_cast<double>(sum(fp_)));
+}
+
+double Evaluation::micro_recall() const {
+  const double tp = static_cast<double>(sum(tp_));
+  return ratio(tp, tp + static_cast<double>(sum(fn_)));
+}
+
+double Evaluation::micro_f1() const { return f1(sum(tp_), sum(fp_), sum(fn_)); }
+
+double Evaluation::macro_f1() const {
+  double total = 0;
+  size_t counted = 0;
+  for (size_t c = 0; c < categories_.size(); ++c) {
+    if (tp_[c] + fp_[c] + fn_[c] == 0) continue;  // never true, never assigned
+    total += f1(tp_[c], fp_[c], fn_[c]);
+    ++counted;
+  }
+  return ratio(total, static_cast<double>(counted));
+}
+
+std::vector<CategoryMetrics> Evaluation::per_category() const {
+  std::vector<CategoryMetrics> metrics(categories_.size());
+  for (size_t c = 0; c < categories_.size(); ++c) {
+    CategoryMetrics& m = metrics[c];
+    m.name = categories_[c];
+    m.true_positives = tp_[c];
+    m.false_positives = fp_[c];
+    m.false_negatives = fn_[c];
+    const double tp = static_cast<double>(tp_[c]);
+    m.precision = ratio(tp, tp + static_cast<double>(fp_[c]));
+    m.recall = ratio(tp, tp + static_cast<double>(fn_[c]));
+    m.f1 = f1(tp_[c], fp_[c], fn_[c]);
+  }
+  return metrics;
+}
+
+}  // namespace autocat::internal

@@ -1,0 +1,55 @@
+// The subcommands of `autocat`, one file each (commands_train.cc, ...), and
+// the few helpers they share. A command parses its own arguments, throws
+// UsageError for a bad command line and autocat::Error (or Xapian::Error) for
+// a runtime failure; cli::run() turns those into messages and exit codes.
+//
+// Thread safety: commands run one at a time; they share no state.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "autocat/options.h"
+#include "classify/document_reader.h"
+#include "indexer/args.h"
+#include "indexer/output.h"
+
+namespace autocat::cli {
+
+// Runs a subcommand on the words after its name; returns the exit code.
+using CommandFunction = int (*)(const std::vector<std::string>& args, std::ostream& out,
+                                Messages& messages);
+
+struct Command {
+  std::string name;     // "train"
+  std::string summary;  // one line for the overview
+  std::string usage;    // the full --help text
+  CommandFunction run;
+};
+
+Command train_command();
+Command index_command();
+Command classify_command();
+Command search_command();
+Command eval_command();
+Command features_command();
+
+// Reader options shared by commands reading documents: --split and
+// --skip-malformed.
+internal::ReadOptions read_options(const ParsedArgs& args);
+
+// ClassifyOptions from --method, --k, --any-of and --threshold (the options
+// each command declares; absent ones keep their defaults).
+ClassifyOptions classify_options(const ParsedArgs& args);
+
+// A callback passing reader warnings to `messages`.
+internal::WarningCallback warn_to(Messages& messages);
+
+// Throws UsageError if no positional argument was given.
+void require_inputs(const ParsedArgs& args, const std::string& what = "INPUT");
+
+// True if `text` holds only ASCII whitespace.
+bool is_blank(const std::string& text);
+
+}  // namespace autocat::cli

@@ -1,0 +1,121 @@
+// autocat classify: print the categories (and scores) of documents.
+#include <algorithm>
+#include <ostream>
+
+#include "classify/categorizer.h"
+#include "classify/json.h"
+#include "indexer/commands.h"
+
+namespace autocat::cli {
+
+namespace {
+
+const char kUsage[] =
+    "usage: autocat classify --model DIR [OPTIONS] [INPUT... | -]\n"
+    "\n"
+    "Prints the categories the model DIR assigns to each document of INPUT: one\n"
+    "line per document, \"ID<TAB>CATEGORY SCORE, ...\", or (none). Without INPUT,\n"
+    "or with -, reads JSON Lines ({\"id\": ..., \"text\": ...}) from standard input.\n"
+    "A plain text file is one document.\n"
+    "\n"
+    "options:\n"
+    "  --model DIR          model directory written by autocat train\n"
+    "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
+    "  --k N                kNN: neighbours that vote (default 20)\n"
+    "  --any-of             assign every category reaching --threshold, not just the best\n"
+    "  --threshold T        minimum score of an assigned category, 0..1 (default 0)\n"
+    "  --top N              also show the N best-scoring categories, assigned or not\n"
+    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
+    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --json               one JSON object per document:\n"
+    "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}],\n"
+    "                        \"scores\": {CATEGORY: SCORE, ...}}  (scores of every category;\n"
+    "                       posterior probabilities for nb, bnb, cnb)\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "example:\n"
+    "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat classify --model m --json\n";
+
+const std::vector<OptionSpec> kOptions = {
+    {"model", true},     {"method", true}, {"k", true},    {"any-of", false},
+    {"threshold", true}, {"top", true},    {"json", false}, {"split", true},
+    {"skip-malformed", false},
+};
+
+internal::JsonValue category_list(const std::vector<Category>& categories) {
+  internal::JsonValue list = internal::JsonValue::array();
+  for (const Category& category : categories) {
+    internal::JsonValue entry = internal::JsonValue::object();
+    entry.set("name", internal::JsonValue::string(category.name));
+    entry.set("score", internal::JsonValue::number(category.score));
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+std::string category_text(const std::vector<Category>& categories) {
+  if (categories.empty()) return "(none)";
+  std::vector<std::string> parts;
+  for (const Category& category : categories) {
+    parts.push_back(category.name + " " + format_fixed(category.score, 4));
+  }
+  return join(parts);
+}
+
+int run_classify(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+  const ParsedArgs args = parse_args(words, kOptions);
+  const std::string model_dir = args.required("model");
+  const ClassifyOptions options = classify_options(args);
+  const size_t top = static_cast<size_t>(args.integer("top", 0, 1, 1000000));
+  const bool json = args.has("json");
+  std::vector<std::string> inputs = args.positional();
+  if (inputs.empty()) inputs.push_back("-");
+
+  const internal::Categorizer categorizer(model_dir);
+  const std::string method = method_name(options.method.value_or(categorizer.default_method()));
+
+  auto on_document = [&](internal::InputDocument&& doc) {
+    const internal::DocumentTerms terms =
+        categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
+    const std::vector<double> scores = categorizer.scores(terms, options);
+    std::vector<Category> assigned;
+    if (terms.terms.empty()) {
+      messages.warning(doc.source + (is_blank(doc.text)
+                                         ? ": empty text; no category"
+                                         : ": no word known to the model; no category"));
+    } else {
+      assigned = categorizer.decide(scores, options);
+    }
+    std::vector<Category> ranked = categorizer.ranked(scores);
+    if (ranked.size() > top) ranked.resize(top);
+
+    if (json) {
+      internal::JsonValue line = internal::JsonValue::object();
+      line.set("id", internal::JsonValue::string(doc.id));
+      line.set("method", internal::JsonValue::string(method));
+      line.set("categories", category_list(assigned));
+      internal::JsonValue all = internal::JsonValue::object();
+      for (size_t c = 0; c < scores.size(); ++c) {
+        all.set(categorizer.categories()[c], internal::JsonValue::number(scores[c]));
+      }
+      line.set("scores", std::move(all));
+      if (top != 0) line.set("top", category_list(ranked));
+      out << line.dump() << '\n';
+    } else {
+      out << one_line(doc.id) << '\t' << category_text(assigned);
+      if (top != 0) out << "\t(top: " << category_text(ranked) << ')';
+      out << '\n';
+    }
+  };
+  internal::read_documents(inputs, read_options(args), on_document, warn_to(messages));
+  return 0;
+}
+
+}  // namespace
+
+Command classify_command() {
+  return {"classify", "print the categories of documents (one line or JSON object each)", kUsage,
+          run_classify};
+}
+
+}  // namespace autocat::cli

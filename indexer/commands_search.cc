@@ -1,0 +1,296 @@
+// autocat search: query a database written by `autocat index`, filter by
+// category, count category facets over the matches.
+#include <xapian.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <system_error>
+
+#include "autocat/category_indexer.h"
+#include "autocat/error.h"
+#include "autocat/facets.h"
+#include "classify/analyzer.h"
+#include "classify/json.h"
+#include "indexer/commands.h"
+#include "indexer/search_metadata.h"
+
+namespace autocat::cli {
+
+namespace {
+
+const char kUsage[] =
+    "usage: autocat search --db DB [OPTIONS] [QUERY...]\n"
+    "\n"
+    "Searches the database DB written by autocat index. The QUERY words are joined\n"
+    "and parsed by Xapian's QueryParser (OR by default; AND, NOT, \"phrases\" and\n"
+    "category:NAME work). Words are normalized like indexed text (case-folded, and\n"
+    "stemmed if the model was). With no QUERY every document matches.\n"
+    "\n"
+    "options:\n"
+    "  --db DB              Xapian database to search\n"
+    "  --category C         only documents in category C (repeat for any of several)\n"
+    "  --facets             count the categories of all matching documents\n"
+    "  --limit N            show at most N results (default 10)\n"
+    "  --offset N           skip the first N results (default 0)\n"
+    "  --model DIR          analyze the query with this model's settings (default: the\n"
+    "                       model recorded in DB by autocat index)\n"
+    "  --prefix XC          term prefix of categories (default: as indexed, else XC)\n"
+    "  --slot N             value slot of categories (default: as indexed, else 200)\n"
+    "  --json               one JSON object: {\"query\", \"matches_estimated\",\n"
+    "                       \"results\": [{\"rank\", \"id\", \"weight\", \"categories\", \"data\"}],\n"
+    "                       \"facets\": [{\"category\", \"count\"}]}\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "Use -- before query words that start with '-'.\n"
+    "\n"
+    "example:\n"
+    "  autocat search --db news.db --category sports --facets world cup\n";
+
+const std::vector<OptionSpec> kOptions = {
+    {"db", true},      {"category", true, true}, {"facets", false}, {"limit", true},
+    {"offset", true},  {"model", true},          {"prefix", true},  {"slot", true},
+    {"json", false},
+};
+
+// Longest data shown in human-readable results.
+constexpr size_t kSnippetBytes = 100;
+
+Xapian::Database open_database(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw NotFoundError(path + ": no such database");
+  try {
+    return Xapian::Database(path);
+  } catch (const Xapian::DatabaseOpeningError& e) {
+    throw IOError(path + ": cannot open the database: " + e.get_msg());
+  }
+}
+
+bool is_query_operator(const std::string& word) {
+  static const std::set<std::string> kOperators = {"AND", "OR", "NOT", "XOR", "NEAR", "ADJ"};
+  return kOperators.count(word) != 0 || word.rfind("NEAR/", 0) == 0 ||
+         word.rfind("ADJ/", 0) == 0;
+}
+
+// Normalizes the free-text words of a query like indexed text, leaving the
+// QueryParser syntax alone: operators, field:value words, and the quotes,
+// brackets and +/- around words. A word the analyzer splits ("e-mail",
+// CJK text) becomes a phrase so that its parts must be adjacent.
+std::string normalize_query(const std::string& raw, const internal::Analyzer& analyzer) {
+  static const std::string kLeading = "\"(+-";
+  static const std::string kTrailing = "\")";
+  std::string result;
+  bool in_phrase = false;
+  size_t pos = 0;
+  while (pos < raw.size()) {
+    const size_t start = raw.find_first_not_of(" \t\n\r\f\v", pos);
+    if (start == std::string::npos) break;
+    size_t end = raw.find_first_of(" \t\n\r\f\v", start);
+    if (end == std::string::npos) end = raw.size();
+    pos = end;
+    const std::string word = raw.substr(start, end - start);
+    std::string piece;
+    if (is_query_operator(word) || word.find(':') != std::string::npos) {
+      piece = word;
+    } else {
+      size_t lead = 0;
+      while (lead < word.size() && kLeading.find(word[lead]) != std::string::npos) ++lead;
+      size_t trail = word.size();
+      while (trail > lead && kTrailing.find(word[trail - 1]) != std::string::npos) --trail;
+      const std::string leading = word.substr(0, lead);
+      const std::string trailing = word.substr(trail);
+      std::string core = analyzer.normalize_query_text(word.substr(lead, trail - lead));
+      if (std::count(leading.begin(), leading.end(), '"') % 2 != 0) in_phrase = !in_phrase;
+      if (!in_phrase && core.find(' ') != std::string::npos) core = '"' + core + '"';
+      if (std::count(trailing.begin(), trailing.end(), '"') % 2 != 0) in_phrase = !in_phrase;
+      piece = leading + core + trailing;
+    }
+    if (piece.empty()) continue;
+    if (!result.empty()) result += ' ';
+    result += piece;
+  }
+  return result;
+}
+
+// The unique id of a document: its "Q" term without the prefix.
+std::string document_id(const Xapian::Document& doc) {
+  Xapian::TermIterator it = doc.termlist_begin();
+  it.skip_to(kIdPrefix);
+  if (it != doc.termlist_end() && (*it).rfind(kIdPrefix, 0) == 0) {
+    return (*it).substr(kIdPrefix.size());
+  }
+  return std::string();
+}
+
+// The analyzer for query words: --model, else the model recorded by
+// `autocat index`, else case folding only.
+std::unique_ptr<internal::Analyzer> query_analyzer(const ParsedArgs& args,
+                                                   const SearchMetadata& metadata,
+                                                   Messages& messages) {
+  if (args.has("model")) return load_model_analyzer(args.value("model"));
+  if (!metadata.model_dir.empty()) {
+    try {
+      return load_model_analyzer(metadata.model_dir);
+    } catch (const Error& e) {
+      messages.warning(std::string(e.what()) +
+                       "; query words are only case-folded (use --model DIR)");
+    }
+  }
+  internal::AnalyzerSettings settings;
+  settings.stemmer = "none";
+  return std::make_unique<internal::Analyzer>(settings);
+}
+
+internal::JsonValue categories_json(const std::vector<Category>& categories) {
+  internal::JsonValue list = internal::JsonValue::array();
+  for (const Category& category : categories) {
+    internal::JsonValue entry = internal::JsonValue::object();
+    entry.set("name", internal::JsonValue::string(category.name));
+    entry.set("score", internal::JsonValue::number(category.score));
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+int run_search(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+  const ParsedArgs args = parse_args(words, kOptions);
+  const std::string db_path = args.required("db");
+  const std::vector<std::string> filter = args.values("category");
+  for (const std::string& category : filter) {
+    if (category.empty()) throw UsageError("--category needs a non-empty name");
+  }
+  const auto limit = static_cast<Xapian::doccount>(args.integer("limit", 10, 0, 1000000));
+  const auto offset = static_cast<Xapian::doccount>(args.integer("offset", 0, 0, 1000000000));
+  if (args.has("prefix")) check_prefix(args.value("prefix"));
+  const bool facets = args.has("facets");
+  const bool json = args.has("json");
+
+  const Xapian::Database db = open_database(db_path);
+  const SearchMetadata metadata = read_search_metadata(db);
+  const std::string prefix =
+      args.value("prefix", metadata.prefix.empty() ? kDefaultCategoryPrefix : metadata.prefix);
+  Xapian::valueno slot = kDefaultCategorySlot;
+  if (args.has("slot")) {
+    slot = static_cast<Xapian::valueno>(args.integer("slot", 0, 0, Xapian::BAD_VALUENO - 1));
+  } else {
+    Xapian::valueno recorded = 0;
+    const char* end = metadata.slot.data() + metadata.slot.size();
+    auto [ptr, ec] = std::from_chars(metadata.slot.data(), end, recorded);
+    if (!metadata.slot.empty() && ec == std::errc() && ptr == end) slot = recorded;
+  }
+
+  if (!filter.empty()) {
+    std::vector<std::string> known;
+    for (const FacetCount& count : collection_category_counts(db, prefix)) {
+      known.push_back(count.category);
+    }
+    for (const std::string& category : filter) {
+      if (std::find(known.begin(), known.end(), category) == known.end()) {
+        messages.warning("no document has category '" + category + "'; known: " +
+                         (known.empty() ? std::string("(none)") : join(known)));
+      }
+    }
+  }
+
+  const std::string raw_query = join(args.positional(), " ");
+  Xapian::Query query = Xapian::Query::MatchAll;
+  if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
+    const std::unique_ptr<internal::Analyzer> analyzer = query_analyzer(args, metadata, messages);
+    Xapian::QueryParser parser;
+    parser.set_database(db);
+    parser.set_default_op(Xapian::Query::OP_OR);
+    parser.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
+    add_category_prefix(parser, prefix);
+    try {
+      query = parser.parse_query(normalize_query(raw_query, *analyzer));
+    } catch (const Xapian::QueryParserError& e) {
+      throw UsageError("cannot parse the query: " + e.get_msg());
+    }
+  }
+  query = category_filter(query, filter, prefix);
+
+  Xapian::Enquire enquire(db);
+  enquire.set_query(query);
+  CategoryFacetSpy spy(slot);
+  if (facets) enquire.add_matchspy(&spy);
+  const Xapian::MSet matches = enquire.get_mset(offset, limit, facets ? db.get_doccount() : 0);
+
+  if (json) {
+    internal::JsonValue result = internal::JsonValue::object();
+    result.set("query", internal::JsonValue::string(raw_query));
+    result.set("parsed_query", internal::JsonValue::string(query.get_description()));
+    internal::JsonValue filter_json = internal::JsonValue::array();
+    for (const std::string& category : filter) {
+      filter_json.push_back(internal::JsonValue::string(category));
+    }
+    result.set("filter", std::move(filter_json));
+    result.set("matches_estimated", internal::JsonValue::number(matches.get_matches_estimated()));
+    internal::JsonValue results = internal::JsonValue::array();
+    for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
+      const Xapian::Document doc = it.get_document();
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("rank", internal::JsonValue::number(it.get_rank() + 1));
+      entry.set("id", internal::JsonValue::string(document_id(doc)));
+      entry.set("weight", internal::JsonValue::number(it.get_weight()));
+      entry.set("categories", categories_json(decode_categories(doc.get_value(slot))));
+      entry.set("data", internal::JsonValue::string(doc.get_data()));
+      results.push_back(std::move(entry));
+    }
+    result.set("results", std::move(results));
+    if (facets) {
+      internal::JsonValue facet_list = internal::JsonValue::array();
+      for (const FacetCount& count : spy.counts()) {
+        internal::JsonValue entry = internal::JsonValue::object();
+        entry.set("category", internal::JsonValue::string(count.category));
+        entry.set("count", internal::JsonValue::number(count.count));
+        facet_list.push_back(std::move(entry));
+      }
+      result.set("facets", std::move(facet_list));
+      result.set("facet_documents", internal::JsonValue::number(spy.documents_seen()));
+    }
+    out << result.dump() << '\n';
+    return 0;
+  }
+
+  out << "about " << matches.get_matches_estimated() << " matches";
+  if (!raw_query.empty()) out << " for \"" << one_line(raw_query) << '"';
+  if (!filter.empty()) out << " in " << join(filter, " or ");
+  out << '\n';
+  for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
+    const Xapian::Document doc = it.get_document();
+    std::vector<std::string> names;
+    for (const Category& category : decode_categories(doc.get_value(slot))) {
+      names.push_back(category.name + " " + format_fixed(category.score, 3));
+    }
+    out << (it.get_rank() + 1) << ". " << one_line(document_id(doc)) << "  ["
+        << (names.empty() ? std::string("no category") : join(names)) << "]  weight "
+        << format_fixed(it.get_weight(), 3) << '\n';
+    const std::string data = one_line(doc.get_data());
+    if (!data.empty()) {
+      out << "   " << internal::utf8_prefix(data, kSnippetBytes)
+          << (data.size() > kSnippetBytes ? "..." : "") << '\n';
+    }
+  }
+  if (facets) {
+    out << "categories of the " << spy.documents_seen() << " matching documents:\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const FacetCount& count : spy.counts()) {
+      rows.push_back({"  " + count.category, std::to_string(count.count)});
+    }
+    if (rows.empty()) rows.push_back({"  (none)", "0"});
+    print_table(out, rows, {1});
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command search_command() {
+  return {"search", "search a database, filter by category, count category facets", kUsage,
+          run_search};
+}
+
+}  // namespace autocat::cli

@@ -1,0 +1,107 @@
+#include "indexer/output.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+namespace autocat::cli {
+
+namespace {
+
+// Progress lines are written at most this often.
+constexpr double kProgressIntervalSeconds = 2.0;
+
+// Display width of a UTF-8 string: one column per code point (good enough
+// for category names and terms in Latin scripts).
+size_t display_width(const std::string& text) {
+  size_t width = 0;
+  for (unsigned char c : text) {
+    if ((c & 0xC0) != 0x80) ++width;
+  }
+  return width;
+}
+
+}  // namespace
+
+std::string format_fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string format_number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.6g", value);
+  return buffer;
+}
+
+std::string one_line(const std::string& text) {
+  std::string line = text;
+  std::replace_if(
+      line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  return line;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string joined;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i != 0) joined += separator;
+    joined += items[i];
+  }
+  return joined;
+}
+
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 const std::vector<size_t>& right_aligned) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool right =
+          std::find(right_aligned.begin(), right_aligned.end(), c) != right_aligned.end();
+      const std::string padding(widths[c] - display_width(row[c]), ' ');
+      if (c != 0) line += "  ";
+      if (right) {
+        line += padding + row[c];
+      } else {
+        line += row[c];
+        if (c + 1 != row.size()) line += padding;
+      }
+    }
+    out << line << '\n';
+  }
+}
+
+Messages::Messages(std::ostream& err, int max_warnings) : err_(err), max_warnings_(max_warnings) {}
+
+void Messages::warning(const std::string& text) {
+  ++warnings_;
+  if (warnings_ <= static_cast<uint64_t>(max_warnings_)) {
+    err_ << "autocat: warning: " << one_line(text) << '\n' << std::flush;
+  }
+}
+
+void Messages::progress(const std::string& verb, uint64_t done, double elapsed_seconds) {
+  if (elapsed_seconds - last_progress_ < kProgressIntervalSeconds) return;
+  last_progress_ = elapsed_seconds;
+  err_ << verb << ' ' << done << " documents (" << format_fixed(rate(done, elapsed_seconds), 0)
+       << "/s)\n"
+       << std::flush;
+}
+
+void Messages::finish() {
+  if (warnings_ > static_cast<uint64_t>(max_warnings_)) {
+    err_ << "autocat: warning: " << (warnings_ - static_cast<uint64_t>(max_warnings_))
+         << " more warnings not shown\n";
+  }
+}
+
+double rate(uint64_t count, double seconds) {
+  return static_cast<double>(count) / std::max(seconds, 1e-9);
+}
+
+}  // namespace autocat::cli

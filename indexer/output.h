@@ -1,0 +1,69 @@
+// Output helpers of the `autocat` tool: number formatting, aligned tables,
+// one-line messages on the error stream (warnings with a cap, progress), and
+// a stopwatch.
+//
+// Thread safety: none; a Messages object belongs to one command run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace autocat::cli {
+
+// `value` with `decimals` digits after the point ("0.8889").
+std::string format_fixed(double value, int decimals);
+// `value` in the shortest of %g with 6 significant digits ("0.5", "1e-06", "20").
+std::string format_number(double value);
+// `text` with every line break and tab replaced by a space, so a message
+// always stays on one line.
+std::string one_line(const std::string& text);
+// "a, b, c".
+std::string join(const std::vector<std::string>& items, const std::string& separator = ", ");
+
+// Prints rows as columns separated by two spaces. Columns listed in
+// `right_aligned` (0-based) are right-aligned (numbers); the last column is
+// not padded.
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+                 const std::vector<size_t>& right_aligned);
+
+// Warnings and progress on the error stream, each one line prefixed
+// "autocat: ". After `max_warnings` warnings the rest are only counted and
+// finish() reports how many were not shown.
+class Messages {
+ public:
+  explicit Messages(std::ostream& err, int max_warnings = 20);
+  std::ostream& err() { return err_; }
+  // "autocat: warning: TEXT".
+  void warning(const std::string& text);
+  // Writes "VERB N documents (R/s)" ("indexed 12000 documents (3400/s)"),
+  // at most once every two seconds of `elapsed_seconds`.
+  void progress(const std::string& verb, uint64_t done, double elapsed_seconds);
+  // Reports warnings that were not shown; call once at the end of a run.
+  void finish();
+  uint64_t warnings() const { return warnings_; }
+
+ private:
+  std::ostream& err_;
+  int max_warnings_;
+  uint64_t warnings_ = 0;
+  double last_progress_ = 0;
+};
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Documents per second, never dividing by zero.
+double rate(uint64_t count, double seconds);
+
+}  // namespace autocat::cli

@@ -1,0 +1,352 @@
+// Tests of the indexing hook: CategoryIndexer over a model trained from
+// tests/data/fixture_train.jsonl (categories food, science, sports).
+#include "autocat/category_indexer.h"
+
+#include <gtest/gtest.h>
+#include <xapian.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "autocat/error.h"
+#include "classify/trainer.h"
+#include "tests/test_util.h"
+
+namespace autocat {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char kSportsText[] = "The striker scored in the match and the team won the final.";
+const char kScienceText[] = "Physicists tested the theory with a new detector in the lab.";
+const char kFoodText[] = "Fry the garlic in butter, then simmer the tomato sauce.";
+
+std::vector<std::string> names(const std::vector<Category>& categories) {
+  std::vector<std::string> out;
+  for (const Category& category : categories) out.push_back(category.name);
+  return out;
+}
+
+// Every term of `doc` starting with `prefix`, in term order.
+std::vector<std::string> terms_with_prefix(const Xapian::Document& doc, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (auto it = doc.termlist_begin(); it != doc.termlist_end(); ++it) {
+    if ((*it).compare(0, prefix.size(), prefix) == 0) out.push_back(*it);
+  }
+  return out;
+}
+
+std::vector<Xapian::termpos> positions(const Xapian::Document& doc, const std::string& term) {
+  auto it = doc.termlist_begin();
+  it.skip_to(term);
+  if (it == doc.termlist_end() || *it != term) return {};
+  return std::vector<Xapian::termpos>(it.positionlist_begin(), it.positionlist_end());
+}
+
+class CategoryIndexerTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    temp_dir_ = new testing_util::TempDir();
+    model_dir_ = new std::string(temp_dir_->file("model"));
+    internal::ReadOptions read_options;
+    read_options.split = "train";
+    internal::train_model({testing_util::test_data("fixture_train.jsonl")},
+                          *model_dir_, TrainOptions(), read_options,
+                          [](const std::string&) {});
+    indexer_ = new CategoryIndexer(*model_dir_);
+  }
+
+  static void TearDownTestSuite() {
+    delete indexer_;
+    delete model_dir_;
+    delete temp_dir_;  // removes the model
+  }
+
+  static testing_util::TempDir* temp_dir_;
+  static std::string* model_dir_;
+  static CategoryIndexer* indexer_;
+
+  Xapian::WritableDatabase db_{std::string(), Xapian::DB_BACKEND_INMEMORY};
+};
+
+testing_util::TempDir* CategoryIndexerTest::temp_dir_ = nullptr;
+std::string* CategoryIndexerTest::model_dir_ = nullptr;
+CategoryIndexer* CategoryIndexerTest::indexer_ = nullptr;
+
+TEST_F(CategoryIndexerTest, ModelCategoriesAndDefaults) {
+  EXPECT_EQ(indexer_->categories(), (std::vector<std::string>{"food", "science", "sports"}));
+  EXPECT_EQ(indexer_->default_method(), Method::kKnn);
+  EXPECT_EQ(indexer_->options().category_prefix, "XC");
+  EXPECT_EQ(indexer_->options().category_slot, kDefaultCategorySlot);
+}
+
+TEST_F(CategoryIndexerTest, CategorizeOnTopicText) {
+  EXPECT_EQ(names(indexer_->categorize(kSportsText)), std::vector<std::string>{"sports"});
+  EXPECT_EQ(names(indexer_->categorize(kScienceText)), std::vector<std::string>{"science"});
+  EXPECT_EQ(names(indexer_->categorize(kFoodText)), std::vector<std::string>{"food"});
+  // Non-English training text is found through ICU segmentation.
+  EXPECT_EQ(names(indexer_->categorize("科学家发现了新的材料。")),
+            std::vector<std::string>{"science"});
+}
+
+TEST_F(CategoryIndexerTest, ScoreRanksEveryCategory) {
+  std::vector<Category> scores = indexer_->score(kSportsText);
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_EQ(scores[0].name, "sports");
+  EXPECT_GT(scores[0].score, 0.5);
+  for (size_t i = 1; i < scores.size(); ++i) EXPECT_GE(scores[i - 1].score, scores[i].score);
+  // The categorize() answer is the best of score().
+  std::vector<Category> assigned = indexer_->categorize(kSportsText);
+  ASSERT_EQ(assigned.size(), 1u);
+  EXPECT_DOUBLE_EQ(assigned[0].score, scores[0].score);
+}
+
+TEST_F(CategoryIndexerTest, PerCallOptions) {
+  ClassifyOptions options;
+  options.method = Method::kNaiveBayes;
+  EXPECT_EQ(names(indexer_->categorize(kFoodText, options)), std::vector<std::string>{"food"});
+  options.min_score = 1.1;  // nothing can reach it
+  EXPECT_TRUE(indexer_->categorize(kFoodText, options).empty());
+}
+
+TEST_F(CategoryIndexerTest, IndexAddsTermsWithPositionsCategoryTermAndValue) {
+  Xapian::Document doc;
+  std::vector<Category> assigned = indexer_->index(kSportsText, doc);
+  ASSERT_EQ(names(assigned), std::vector<std::string>{"sports"});
+
+  // Positions count stopwords: "The(1) striker(2) scored(3) in(4) the(5) match(6)".
+  EXPECT_EQ(positions(doc, "striker"), std::vector<Xapian::termpos>{2});
+  EXPECT_EQ(positions(doc, "match"), std::vector<Xapian::termpos>{6});
+  EXPECT_TRUE(positions(doc, "the").empty());  // stopword
+  EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XCsports"});
+  EXPECT_EQ(doc.get_value(kDefaultCategorySlot), encode_categories(assigned));
+  std::vector<Category> stored = decode_categories(doc.get_value(kDefaultCategorySlot));
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].name, "sports");
+  EXPECT_NEAR(stored[0].score, assigned[0].score, 1e-5);
+
+  // The document searches like any other.
+  db_.add_document(doc);
+  Xapian::Enquire enquire(db_);
+  const std::vector<std::string> phrase = {"striker", "scored"};
+  enquire.set_query(Xapian::Query(Xapian::Query::OP_PHRASE, phrase.begin(), phrase.end()));
+  EXPECT_EQ(enquire.get_mset(0, 10).size(), 1u);
+}
+
+TEST_F(CategoryIndexerTest, ApplicationTermsValuesAndDataUntouched) {
+  Xapian::Document doc;
+  doc.set_data("app data");
+  doc.add_boolean_term("Hexample.com");
+  doc.add_term("XCOLORred");  // starts with "XC" but is not a category term
+  doc.add_posting("headline", 1);
+  doc.add_value(0, "app value");
+  doc.add_value(kDefaultCategorySlot + 1, "neighbour slot");
+
+  indexer_->index(kFoodText, doc);
+  indexer_->index(kScienceText, doc);  // the re-index removes only category terms
+
+  EXPECT_EQ(doc.get_data(), "app data");
+  EXPECT_EQ(doc.get_value(0), "app value");
+  EXPECT_EQ(doc.get_value(kDefaultCategorySlot + 1), "neighbour slot");
+  EXPECT_EQ(positions(doc, "headline"), std::vector<Xapian::termpos>{1});
+  EXPECT_EQ(terms_with_prefix(doc, "H"), std::vector<std::string>{"Hexample.com"});
+  EXPECT_EQ(terms_with_prefix(doc, "XC"), (std::vector<std::string>{"XCOLORred", "XCscience"}));
+}
+
+TEST_F(CategoryIndexerTest, ReindexReplacesCategoryTermsAndValue) {
+  Xapian::Document doc;
+  ASSERT_EQ(names(indexer_->index(kSportsText, doc)), std::vector<std::string>{"sports"});
+  ASSERT_EQ(names(indexer_->index(kFoodText, doc)), std::vector<std::string>{"food"});
+  EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XCfood"});
+  EXPECT_EQ(names(decode_categories(doc.get_value(kDefaultCategorySlot))),
+            std::vector<std::string>{"food"});
+
+  // Text with no known term: the old category and the slot go away.
+  EXPECT_TRUE(indexer_->index("zzyzx qwertyuiop", doc).empty());
+  EXPECT_TRUE(terms_with_prefix(doc, "XC").empty());
+  EXPECT_EQ(doc.get_value(kDefaultCategorySlot), "");
+}
+
+TEST_F(CategoryIndexerTest, ReindexRemovesCategoriesListedInTheOldSlot) {
+  // A category of another model, recorded in the slot, is removed too.
+  Xapian::Document doc;
+  doc.add_boolean_term("XCretired");
+  doc.add_value(kDefaultCategorySlot, encode_categories({{"retired", 0.9}}));
+  indexer_->index(kSportsText, doc);
+  EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XCsports"});
+}
+
+TEST_F(CategoryIndexerTest, IndexWithoutText) {
+  IndexOptions options;
+  options.index_text = false;
+  CategoryIndexer indexer(*model_dir_, options);
+  Xapian::Document doc;
+  EXPECT_EQ(names(indexer.index(kSportsText, doc)), std::vector<std::string>{"sports"});
+  EXPECT_EQ(doc.termlist_count(), 1u);  // only XCsports
+  EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XCsports"});
+}
+
+TEST_F(CategoryIndexerTest, IndexDocumentReplacesById) {
+  indexer_->index_document(db_, "doc-1", kSportsText, "First title");
+  indexer_->index_document(db_, "doc-2", kScienceText);
+  std::vector<Category> assigned = indexer_->index_document(db_, "doc-1", kFoodText);
+  db_.commit();
+  EXPECT_EQ(names(assigned), std::vector<std::string>{"food"});
+  EXPECT_EQ(db_.get_doccount(), 2u);
+  EXPECT_EQ(db_.get_termfreq("Qdoc-1"), 1u);
+  EXPECT_EQ(db_.get_termfreq("XCsports"), 0u);
+  EXPECT_EQ(db_.get_termfreq("XCfood"), 1u);
+  EXPECT_EQ(db_.get_termfreq("XCscience"), 1u);
+  EXPECT_EQ(db_.get_termfreq("striker"), 0u);  // the old text is gone with the old document
+
+  Xapian::PostingIterator it = db_.postlist_begin("Qdoc-1");
+  ASSERT_NE(it, db_.postlist_end("Qdoc-1"));
+  Xapian::Document doc = db_.get_document(*it);
+  EXPECT_EQ(doc.get_data(), kFoodText);  // no title: the text itself (short enough)
+  EXPECT_EQ(terms_with_prefix(doc, "Q"), std::vector<std::string>{"Qdoc-1"});
+}
+
+TEST_F(CategoryIndexerTest, DocumentDataIsTitleOrOneLineSnippet) {
+  indexer_->index_document(db_, "titled", "Some text\nabout a match.", "The Title");
+  std::string long_text = "Line one of the recipe.\n\n\tLine two:";
+  for (int i = 0; i < 40; ++i) long_text += " garlic é";
+  indexer_->index_document(db_, "untitled", long_text);
+
+  auto data_of = [this](const std::string& id) {
+    return db_.get_document(*db_.postlist_begin("Q" + id)).get_data();
+  };
+  EXPECT_EQ(data_of("titled"), "The Title");
+  std::string snippet = data_of("untitled");
+  EXPECT_LE(snippet.size(), 200u);
+  EXPECT_GT(snippet.size(), 190u);
+  EXPECT_EQ(snippet.rfind("Line one of the recipe. Line two: garlic é garlic", 0), 0u) << snippet;
+  EXPECT_EQ(snippet.find('\n'), std::string::npos);
+  // Cut on a character boundary: no partial "é" at the end.
+  EXPECT_NE(static_cast<unsigned char>(snippet.back()), 0xC3);
+}
+
+TEST_F(CategoryIndexerTest, SnippetBytesOption) {
+  IndexOptions options;
+  options.snippet_bytes = 10;
+  CategoryIndexer indexer(*model_dir_, options);
+  indexer.index_document(db_, "a", "Chop  the\nonions and fry them");
+  EXPECT_EQ(db_.get_document(*db_.postlist_begin("Qa")).get_data(), "Chop the");
+}
+
+TEST_F(CategoryIndexerTest, InvalidIds) {
+  EXPECT_THROW(indexer_->index_document(db_, "", kFoodText), InvalidArgumentError);
+  const std::string longest(244, 'x');
+  indexer_->index_document(db_, longest, kFoodText);
+  EXPECT_EQ(db_.get_termfreq("Q" + longest), 1u);
+  try {
+    indexer_->index_document(db_, longest + "x", kFoodText);
+    FAIL() << "expected InvalidArgumentError";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("245"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(db_.get_doccount(), 1u);
+}
+
+TEST_F(CategoryIndexerTest, ConfigurablePrefixAndSlot) {
+  IndexOptions options;
+  options.category_prefix = "XTOPIC";
+  options.category_slot = 7;
+  CategoryIndexer indexer(*model_dir_, options);
+  Xapian::Document doc;
+  indexer.index(kScienceText, doc);
+  EXPECT_EQ(terms_with_prefix(doc, "XTOPIC"), std::vector<std::string>{"XTOPICscience"});
+  EXPECT_TRUE(terms_with_prefix(doc, "XC").empty());
+  EXPECT_EQ(names(decode_categories(doc.get_value(7))), std::vector<std::string>{"science"});
+  EXPECT_EQ(doc.get_value(kDefaultCategorySlot), "");
+}
+
+TEST_F(CategoryIndexerTest, InvalidOptionsAreRefused) {
+  IndexOptions options;
+  options.category_prefix = "";
+  EXPECT_THROW(CategoryIndexer(*model_dir_, options), InvalidArgumentError);
+  options = IndexOptions();
+  options.category_slot = Xapian::BAD_VALUENO;
+  EXPECT_THROW(CategoryIndexer(*model_dir_, options), InvalidArgumentError);
+  options = IndexOptions();
+  options.snippet_bytes = -1;
+  EXPECT_THROW(CategoryIndexer(*model_dir_, options), InvalidArgumentError);
+  options = IndexOptions();
+  options.category_prefix = std::string(241, 'X');  // + "science" > 245 bytes
+  EXPECT_THROW(CategoryIndexer(*model_dir_, options), InvalidArgumentError);
+}
+
+TEST_F(CategoryIndexerTest, UnknownWordsGetNoCategory) {
+  EXPECT_TRUE(indexer_->categorize("zzyzx qwertyuiop").empty());
+  Xapian::Document doc;
+  EXPECT_TRUE(indexer_->index("zzyzx qwertyuiop", doc).empty());
+  EXPECT_EQ(positions(doc, "zzyzx"), std::vector<Xapian::termpos>{1});
+  EXPECT_TRUE(terms_with_prefix(doc, "XC").empty());
+  EXPECT_EQ(doc.get_value(kDefaultCategorySlot), "");
+  for (const Category& category : indexer_->score("zzyzx")) EXPECT_EQ(category.score, 0.0);
+}
+
+TEST_F(CategoryIndexerTest, EmptyText) {
+  EXPECT_TRUE(indexer_->categorize("").empty());
+  EXPECT_EQ(indexer_->score("").size(), 3u);
+  Xapian::Document doc;
+  EXPECT_TRUE(indexer_->index("", doc).empty());
+  EXPECT_EQ(doc.termlist_count(), 0u);
+  indexer_->index_document(db_, "empty", "");
+  EXPECT_EQ(db_.get_doccount(), 1u);
+  EXPECT_EQ(db_.get_document(*db_.postlist_begin("Qempty")).get_data(), "");
+}
+
+TEST_F(CategoryIndexerTest, InvalidUtf8Text) {
+  const std::string text = "The striker \xff\xfe scored \xc3 in the match\xe2\x82";
+  std::vector<Category> assigned = indexer_->index_document(db_, "bad-utf8", text);
+  EXPECT_EQ(names(assigned), std::vector<std::string>{"sports"});
+  Xapian::Document doc = db_.get_document(*db_.postlist_begin("Qbad-utf8"));
+  // The snippet is valid UTF-8: each bad sequence became U+FFFD.
+  EXPECT_EQ(doc.get_data(),
+            "The striker \xEF\xBF\xBD\xEF\xBF\xBD scored \xEF\xBF\xBD in the match\xEF\xBF\xBD");
+  EXPECT_EQ(positions(doc, "striker"), std::vector<Xapian::termpos>{2});
+}
+
+TEST_F(CategoryIndexerTest, ConcurrentCategorizeGivesSerialAnswers) {
+  const std::vector<std::string> texts = {kSportsText, kScienceText, kFoodText,
+                                          "Bake a cake for the team after the match.",
+                                          "zzyzx", ""};
+  // A fresh indexer, so that the threads race for the lazily built kNN index.
+  CategoryIndexer indexer(*model_dir_);
+  std::vector<std::vector<std::string>> results(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < results.size(); ++t) {
+    threads.emplace_back([&indexer, &texts, &results, t] {
+      for (int round = 0; round < 20; ++round) {
+        for (const std::string& text : texts) {
+          std::vector<Category> assigned = indexer.categorize(text);
+          if (round == 0) results[t].push_back(assigned.empty() ? "-" : assigned[0].name);
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::vector<std::string> serial;
+  for (const std::string& text : texts) {
+    std::vector<Category> assigned = indexer_->categorize(text);
+    serial.push_back(assigned.empty() ? "-" : assigned[0].name);
+  }
+  EXPECT_EQ(serial, (std::vector<std::string>{"sports", "science", "food", serial[3], "-", "-"}));
+  for (const auto& result : results) EXPECT_EQ(result, serial);
+}
+
+TEST(CategoryIndexerOpenTest, MissingModelDirectory) {
+  const std::string missing = (fs::temp_directory_path() / "autocat_no_such_model_dir").string();
+  try {
+    CategoryIndexer indexer(missing);
+    FAIL() << "expected NotFoundError";
+  } catch (const NotFoundError& e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace autocat

@@ -1,0 +1,142 @@
+#include "classify/evaluation.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "autocat/error.h"
+
+namespace autocat::internal {
+namespace {
+
+using Row = std::vector<uint64_t>;
+
+// One-of decisions over a, b, c (truth -> assigned):
+//   d1 a -> a   d2 a -> a   d3 a -> b   d4 b -> b
+//   d5 b -> c   d6 c -> c   d7 c -> none   d8 b -> b
+// a: tp 2 (d1 d2), fp 0, fn 1 (d3)  P = 1,   R = 2/3, F1 = 0.8
+// b: tp 2 (d4 d8), fp 1 (d3), fn 1 (d5)  P = 2/3, R = 2/3, F1 = 2/3
+// c: tp 1 (d6), fp 1 (d5), fn 1 (d7)  P = 1/2, R = 1/2, F1 = 1/2
+// micro: tp 5, fp 2, fn 3  P = 5/7, R = 5/8, F1 = 2*5 / (2*5 + 2 + 3) = 2/3
+// macro F1 = (0.8 + 2/3 + 1/2) / 3 = 59/90; accuracy = 5/8.
+class EvaluationTest : public testing::Test {
+ protected:
+  EvaluationTest() : evaluation_({"a", "b", "c"}) {
+    evaluation_.add({0}, {0});
+    evaluation_.add({0}, {0});
+    evaluation_.add({0}, {1});
+    evaluation_.add({1}, {1});
+    evaluation_.add({1}, {2});
+    evaluation_.add({2}, {2});
+    evaluation_.add({2}, {});
+    evaluation_.add({1}, {1});
+  }
+  Evaluation evaluation_;
+};
+
+TEST_F(EvaluationTest, OneOfAccuracyAndAverages) {
+  EXPECT_EQ(evaluation_.documents(), 8u);
+  EXPECT_DOUBLE_EQ(evaluation_.accuracy(), 5.0 / 8);
+  EXPECT_DOUBLE_EQ(evaluation_.micro_precision(), 5.0 / 7);
+  EXPECT_DOUBLE_EQ(evaluation_.micro_recall(), 5.0 / 8);
+  EXPECT_DOUBLE_EQ(evaluation_.micro_f1(), 2.0 / 3);
+  EXPECT_DOUBLE_EQ(evaluation_.macro_f1(), 59.0 / 90);
+}
+
+TEST_F(EvaluationTest, PerCategoryMetrics) {
+  const std::vector<CategoryMetrics> metrics = evaluation_.per_category();
+  ASSERT_EQ(metrics.size(), 3u);
+  EXPECT_EQ(metrics[0].name, "a");
+  EXPECT_EQ(metrics[0].true_positives, 2u);
+  EXPECT_EQ(metrics[0].false_positives, 0u);
+  EXPECT_EQ(metrics[0].false_negatives, 1u);
+  EXPECT_DOUBLE_EQ(metrics[0].precision, 1.0);
+  EXPECT_DOUBLE_EQ(metrics[0].recall, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(metrics[0].f1, 0.8);
+  EXPECT_EQ(metrics[1].name, "b");
+  EXPECT_DOUBLE_EQ(metrics[1].precision, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(metrics[1].recall, 2.0 / 3);
+  EXPECT_DOUBLE_EQ(metrics[1].f1, 2.0 / 3);
+  EXPECT_EQ(metrics[2].true_positives, 1u);
+  EXPECT_EQ(metrics[2].false_positives, 1u);
+  EXPECT_EQ(metrics[2].false_negatives, 1u);
+  EXPECT_DOUBLE_EQ(metrics[2].f1, 0.5);
+}
+
+// Rows: true a, b, c; columns: assigned a, b, c, none.
+TEST_F(EvaluationTest, ConfusionMatrix) {
+  const std::vector<Row> expected = {{2, 1, 0, 0}, {0, 2, 1, 0}, {0, 0, 1, 1}};
+  EXPECT_EQ(evaluation_.confusion(), expected);
+}
+
+// Any-of decisions over a, b, c, d:
+//   d1 {a, b} -> {a, b}   exact
+//   d2 {a}    -> {a, c}   tp a, fp c
+//   d3 {b, c} -> {c}      tp c, fn b
+//   d4 {}     -> {}       exact (nothing to find, nothing assigned)
+// a: tp 2 -> F1 1;  b: tp 1, fn 1 -> F1 2/3;  c: tp 1, fp 1 -> F1 2/3;
+// d: never true nor assigned, left out of the macro average.
+// micro: tp 4, fp 1, fn 1 -> P = R = F1 = 0.8; macro F1 = (1 + 2/3 + 2/3) / 3 = 7/9.
+// No document has exactly one true and at most one assigned category, so
+// the confusion matrix stays empty.
+TEST(EvaluationAnyOfTest, MultiLabelDocuments) {
+  Evaluation evaluation({"a", "b", "c", "d"});
+  evaluation.add({0, 1}, {1, 0});
+  evaluation.add({0}, {0, 2});
+  evaluation.add({1, 2}, {2});
+  evaluation.add({}, {});
+  EXPECT_EQ(evaluation.documents(), 4u);
+  EXPECT_DOUBLE_EQ(evaluation.accuracy(), 0.5);
+  EXPECT_DOUBLE_EQ(evaluation.micro_precision(), 0.8);
+  EXPECT_DOUBLE_EQ(evaluation.micro_recall(), 0.8);
+  EXPECT_DOUBLE_EQ(evaluation.micro_f1(), 0.8);
+  EXPECT_DOUBLE_EQ(evaluation.macro_f1(), 7.0 / 9);
+  const std::vector<CategoryMetrics> metrics = evaluation.per_category();
+  EXPECT_EQ(metrics[3].true_positives + metrics[3].false_positives + metrics[3].false_negatives,
+            0u);
+  EXPECT_DOUBLE_EQ(metrics[3].f1, 0.0);
+  for (const Row& row : evaluation.confusion()) EXPECT_EQ(row, Row(5, 0));
+}
+
+TEST(EvaluationAnyOfTest, CategoriesAreSets) {
+  Evaluation evaluation({"a", "b"});
+  evaluation.add({1, 0, 1}, {0, 1, 0});
+  EXPECT_DOUBLE_EQ(evaluation.accuracy(), 1.0);
+  EXPECT_EQ(evaluation.per_category()[0].true_positives, 1u);
+  EXPECT_EQ(evaluation.per_category()[1].true_positives, 1u);
+  EXPECT_DOUBLE_EQ(evaluation.micro_f1(), 1.0);
+}
+
+TEST(EvaluationEdgeTest, EmptyEvaluationIsAllZero) {
+  Evaluation evaluation({"a", "b"});
+  EXPECT_EQ(evaluation.documents(), 0u);
+  EXPECT_EQ(evaluation.accuracy(), 0.0);
+  EXPECT_EQ(evaluation.micro_precision(), 0.0);
+  EXPECT_EQ(evaluation.micro_recall(), 0.0);
+  EXPECT_EQ(evaluation.micro_f1(), 0.0);
+  EXPECT_EQ(evaluation.macro_f1(), 0.0);
+  EXPECT_EQ(evaluation.confusion(), (std::vector<Row>{Row(3, 0), Row(3, 0)}));
+  EXPECT_EQ(evaluation.categories(), (std::vector<std::string>{"a", "b"}));
+}
+
+// Nothing assigned anywhere: precision has no denominator and is 0, recall 0.
+TEST(EvaluationEdgeTest, NothingAssigned) {
+  Evaluation evaluation({"a", "b"});
+  evaluation.add({0}, {});
+  evaluation.add({1}, {});
+  EXPECT_EQ(evaluation.micro_precision(), 0.0);
+  EXPECT_EQ(evaluation.micro_recall(), 0.0);
+  EXPECT_EQ(evaluation.micro_f1(), 0.0);
+  EXPECT_EQ(evaluation.macro_f1(), 0.0);
+  EXPECT_EQ(evaluation.confusion(), (std::vector<Row>{{0, 0, 1}, {0, 0, 1}}));
+}
+
+TEST(EvaluationEdgeTest, RejectsUnknownCategory) {
+  Evaluation evaluation({"a", "b"});
+  EXPECT_THROW(evaluation.add({2}, {0}), InvalidArgumentError);
+  EXPECT_THROW(evaluation.add({0}, {5}), InvalidArgumentError);
+  EXPECT_EQ(evaluation.documents(), 0u);
+}
+
+}  // namespace
+}  // namespace autocat::internal

@@ -1,0 +1,408 @@
+// Tests of kNN through posting lists (classify/knn.h) and of the shared
+// idf computation (classify/weighting.h), against brute-force dense cosines.
+#include "classify/knn.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "autocat/error.h"
+#include "classify/training_collection.h"
+#include "classify/weighting.h"
+
+namespace autocat::internal {
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char ch : text) {
+    if (ch == ' ') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += ch;
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  return words;
+}
+
+std::string term_name(uint32_t id) {
+  char name[16];
+  std::snprintf(name, sizeof(name), "t%03u", id);
+  return name;
+}
+
+// Random documents over `num_terms` terms, skewed towards low term ids, one
+// label each out of `num_categories`.
+std::vector<LabelledTerms> random_documents(uint32_t num_docs, uint32_t num_terms,
+                                            uint32_t num_categories, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<LabelledTerms> docs(num_docs);
+  for (LabelledTerms& doc : docs) {
+    const uint32_t length = 8 + rng() % 25;
+    for (uint32_t i = 0; i < length; ++i) {
+      doc.terms.push_back(term_name(std::min(rng() % num_terms, rng() % num_terms)));
+    }
+    doc.labels.push_back("c" + std::to_string(rng() % num_categories));
+  }
+  return docs;
+}
+
+// Dense sublinear tf-idf model computed from the raw token lists, sharing no
+// code with the index.
+class BruteForce {
+ public:
+  explicit BruteForce(const std::vector<LabelledTerms>& docs) {
+    std::set<std::string> vocabulary;
+    for (const LabelledTerms& doc : docs) vocabulary.insert(doc.terms.begin(), doc.terms.end());
+    terms_.assign(vocabulary.begin(), vocabulary.end());
+    for (size_t t = 0; t < terms_.size(); ++t) ids_[terms_[t]] = t;
+    std::vector<double> df(terms_.size(), 0.0);
+    std::vector<std::map<size_t, int>> counts;
+    for (const LabelledTerms& doc : docs) {
+      counts.push_back(count(doc.terms));
+      for (const auto& [t, n] : counts.back()) df[t] += 1.0;
+    }
+    for (double d : df) idf_.push_back(std::log(double(docs.size()) / d));
+    for (const auto& c : counts) vectors_.push_back(normalized(c));
+  }
+
+  const std::vector<std::string>& terms() const { return terms_; }
+  // Normalized tf-idf vector of a token list (unknown tokens ignored).
+  std::vector<double> weights(const std::vector<std::string>& tokens) const {
+    return normalized(count(tokens));
+  }
+  double cosine(const std::vector<double>& q, size_t doc) const {
+    double dot = 0.0;
+    for (size_t t = 0; t < q.size(); ++t) dot += q[t] * vectors_[doc][t];
+    return dot;
+  }
+  // (doc, cosine) of every document with cosine > 0, most similar first.
+  std::vector<KnnIndex::Neighbour> ranking(const std::vector<std::string>& tokens) const {
+    const std::vector<double> q = weights(tokens);
+    std::vector<KnnIndex::Neighbour> all;
+    for (size_t d = 0; d < vectors_.size(); ++d) {
+      const double sim = cosine(q, d);
+      if (sim > 1e-12) all.push_back({uint32_t(d), float(sim)});
+    }
+    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+      return a.similarity > b.similarity;
+    });
+    return all;
+  }
+
+ private:
+  std::map<size_t, int> count(const std::vector<std::string>& tokens) const {
+    std::map<size_t, int> counts;
+    for (const std::string& token : tokens) {
+      auto it = ids_.find(token);
+      if (it != ids_.end()) ++counts[it->second];
+    }
+    return counts;
+  }
+  std::vector<double> normalized(const std::map<size_t, int>& counts) const {
+    std::vector<double> v(terms_.size(), 0.0);
+    double norm2 = 0.0;
+    for (const auto& [t, n] : counts) {
+      v[t] = (1.0 + std::log(double(n))) * idf_[t];
+      norm2 += v[t] * v[t];
+    }
+    if (norm2 > 0.0) {
+      for (double& x : v) x /= std::sqrt(norm2);
+    }
+    return v;
+  }
+
+  std::vector<std::string> terms_;
+  std::map<std::string, size_t> ids_;
+  std::vector<double> idf_;
+  std::vector<std::vector<double>> vectors_;
+};
+
+class KnnTest : public testing::Test {
+ protected:
+  void build(const std::vector<LabelledTerms>& docs) {
+    docs_ = docs;
+    corpus_ = make_training_corpus(docs);
+    vocabulary_ = Vocabulary(corpus_.terms);
+    idf_ = compute_idf(corpus_.df, corpus_.num_docs(), {});
+    index_ = std::make_shared<const KnnIndex>(corpus_, idf_);
+  }
+  void build_text(const std::vector<std::pair<std::string, std::string>>& label_text) {
+    std::vector<LabelledTerms> docs;
+    for (const auto& [label, text] : label_text) docs.push_back({split(text), {label}});
+    build(docs);
+  }
+  DocumentTerms query(const std::vector<std::string>& tokens) const {
+    return make_document_terms(vocabulary_, tokens);
+  }
+  DocumentTerms query(const std::string& text) const { return query(split(text)); }
+  uint32_t category(const std::string& name) const {
+    auto it = std::find(corpus_.categories.begin(), corpus_.categories.end(), name);
+    return uint32_t(it - corpus_.categories.begin());
+  }
+
+  std::vector<LabelledTerms> docs_;
+  TrainingCorpus corpus_;
+  Vocabulary vocabulary_;
+  std::vector<float> idf_;
+  std::shared_ptr<const KnnIndex> index_;
+};
+
+// Same documents, same similarities (to 1e-5) and same order. Where two true
+// similarities are closer than float resolution the order is not defined by
+// the data, so only the similarity is compared there.
+void expect_same_ranking(const std::vector<KnnIndex::Neighbour>& expected,
+                         const std::vector<KnnIndex::Neighbour>& actual) {
+  ASSERT_EQ(expected.size(), actual.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(expected[i].similarity, actual[i].similarity, 1e-5) << "rank " << i;
+    const bool near_tie =
+        (i > 0 && expected[i - 1].similarity - expected[i].similarity < 1e-6) ||
+        (i + 1 < expected.size() && expected[i].similarity - expected[i + 1].similarity < 1e-6);
+    if (!near_tie) EXPECT_EQ(expected[i].doc, actual[i].doc) << "rank " << i;
+  }
+}
+
+TEST_F(KnnTest, ExactCosineMatchesBruteForce) {
+  build(random_documents(200, 50, 4, 20261122));
+  const BruteForce brute(docs_);
+  ASSERT_EQ(brute.terms(), corpus_.terms);
+  std::vector<LabelledTerms> queries = random_documents(20, 60, 4, 7);  // some unknown terms
+  for (uint32_t d : {0u, 17u, 99u, 199u}) queries.push_back(docs_[d]);
+  for (const LabelledTerms& q : queries) {
+    const auto expected = brute.ranking(q.terms);
+    ASSERT_FALSE(expected.empty());
+    const auto all = index_->neighbours(query(q.terms), 200);
+    expect_same_ranking(expected, all);
+    // The top k is a prefix of the full ranking.
+    const auto top = index_->neighbours(query(q.terms), 7);
+    ASSERT_EQ(top.size(), 7u);
+    for (size_t i = 0; i < top.size(); ++i) {
+      EXPECT_EQ(top[i].doc, all[i].doc);
+      EXPECT_EQ(top[i].similarity, all[i].similarity);
+    }
+  }
+}
+
+TEST_F(KnnTest, TrainingDocumentIsItsOwnNearestNeighbour) {
+  build(random_documents(200, 50, 4, 99));
+  for (uint32_t d : {3u, 42u, 150u}) {
+    const auto top = index_->neighbours(query(docs_[d].terms), 1);
+    ASSERT_EQ(top.size(), 1u);
+    EXPECT_NEAR(top[0].similarity, 1.0, 1e-5);
+  }
+}
+
+TEST_F(KnnTest, HandComputedCosines) {
+  // N = 4: idf(apple) = idf(pear) = ln 2, idf(fig) = idf(kiwi) = ln 4.
+  build_text({{"a", "apple pear"}, {"a", "apple apple fig"}, {"b", "pear kiwi"}, {"b", "kiwi"}});
+  const double l2 = std::log(2.0), l4 = std::log(4.0);
+  // Query "apple": cosine with doc 0 = l2 / sqrt(2 l2^2) = 1/sqrt 2.
+  // Doc 1 = ((1 + ln 2) l2, l4): cosine = (1 + ln 2) l2 / |doc 1|.
+  const double doc1 = (1 + std::log(2.0)) * l2 / std::hypot((1 + std::log(2.0)) * l2, l4);
+  const auto result = index_->neighbours(query("apple"), 10);
+  ASSERT_EQ(result.size(), 2u);
+  EXPECT_EQ(result[0].doc, 0u);
+  EXPECT_NEAR(result[0].similarity, 1 / std::sqrt(2.0), 1e-6);
+  EXPECT_EQ(result[1].doc, 1u);
+  EXPECT_NEAR(result[1].similarity, doc1, 1e-6);
+}
+
+TEST_F(KnnTest, KLargerThanCorpusReturnsEveryMatchingDocument) {
+  build_text({{"a", "red green"}, {"a", "red blue"}, {"b", "yellow"}, {"b", "black white"}});
+  const auto result = index_->neighbours(query("red"), 1000);
+  ASSERT_EQ(result.size(), 2u);  // docs without "red" have similarity 0
+  EXPECT_EQ(result[0].doc, 0u);
+  EXPECT_EQ(result[1].doc, 1u);
+  EXPECT_TRUE(index_->neighbours(query("red"), 0).empty());
+}
+
+TEST_F(KnnTest, QueryWithoutKnownTermsScoresZero) {
+  build_text({{"a", "red green"}, {"b", "yellow blue"}});
+  KnnClassifier classifier(index_);
+  std::vector<double> scores = {0.5, 0.5, 0.5};
+  classifier.score(query("purple orange"), ClassifyOptions(), &scores);
+  EXPECT_EQ(scores, std::vector<double>(2, 0.0));
+  classifier.score(DocumentTerms(), ClassifyOptions(), &scores);
+  EXPECT_EQ(scores, std::vector<double>(2, 0.0));
+}
+
+TEST_F(KnnTest, TermInEveryDocumentContributesNothing) {
+  build_text({{"a", "the cat sat"}, {"a", "the cat ran"}, {"b", "the dog sat"}, {"b", "the"}});
+  EXPECT_EQ(idf_[vocabulary_.find("the")], 0.0f);
+  EXPECT_TRUE(index_->neighbours(query("the the"), 10).empty());
+  const auto with = index_->neighbours(query("the cat"), 10);
+  const auto without = index_->neighbours(query("cat"), 10);
+  ASSERT_EQ(with.size(), without.size());
+  for (size_t i = 0; i < with.size(); ++i) {
+    EXPECT_EQ(with[i].doc, without[i].doc);
+    EXPECT_EQ(with[i].similarity, without[i].similarity);
+  }
+  // Doc 3 ("the") has norm 0: no postings, never a neighbour.
+  // Postings kept: cat x2, sat x2, ran, dog.
+  EXPECT_EQ(index_->num_postings(), 6u);
+}
+
+TEST_F(KnnTest, TiesAreBrokenByLowerDocumentIndex) {
+  build_text({{"b", "x y"}, {"a", "z"}, {"a", "x y"}, {"b", "x y"}, {"a", "x y"}});
+  const auto result = index_->neighbours(query("x"), 3);
+  ASSERT_EQ(result.size(), 3u);
+  EXPECT_EQ(result[0].doc, 0u);
+  EXPECT_EQ(result[1].doc, 2u);
+  EXPECT_EQ(result[2].doc, 3u);
+  EXPECT_EQ(result[0].similarity, result[2].similarity);
+}
+
+TEST_F(KnnTest, VoteSharesAreSimilarityWeightedAndSumToOne) {
+  build(random_documents(200, 50, 4, 5));
+  KnnClassifier classifier(index_);
+  ClassifyOptions options;
+  options.k = 15;
+  for (const LabelledTerms& q : random_documents(10, 50, 4, 6)) {
+    const DocumentTerms doc = query(q.terms);
+    std::vector<double> scores;
+    classifier.score(doc, options, &scores);
+    ASSERT_EQ(scores.size(), 4u);
+    double sum = 0.0;
+    for (double s : scores) {
+      EXPECT_GE(s, 0.0);
+      sum += s;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-9);
+    // Recompute the shares from the neighbours.
+    std::vector<double> expected(4, 0.0);
+    double total = 0.0;
+    for (const auto& n : index_->neighbours(doc, options.k)) {
+      total += n.similarity;
+      expected[corpus_.doc_categories[n.doc].at(0)] += n.similarity;
+    }
+    for (size_t c = 0; c < 4; ++c) EXPECT_NEAR(scores[c], expected[c] / total, 1e-9);
+  }
+}
+
+TEST_F(KnnTest, MultiLabelNeighbourVotesForEachLabel) {
+  build({{split("alpha beta"), {"x", "y"}}, {split("alpha gamma"), {"y"}}, {split("delta"), {"z"}}});
+  KnnClassifier classifier(index_);
+  std::vector<double> scores;
+  classifier.score(query("beta"), ClassifyOptions(), &scores);  // only doc 0 matches
+  EXPECT_EQ(scores, (std::vector<double>{1.0, 1.0, 0.0}));
+}
+
+TEST_F(KnnTest, PrunedWithEveryTermEqualsExact) {
+  build(random_documents(200, 50, 4, 11));
+  for (const LabelledTerms& q : random_documents(10, 50, 4, 12)) {
+    const DocumentTerms doc = query(q.terms);
+    const auto exact = index_->neighbours(doc, 20);
+    for (int max_terms : {int(doc.terms.size()), 1000}) {
+      const auto pruned = index_->neighbours(doc, 20, max_terms, 1.0);
+      ASSERT_EQ(exact.size(), pruned.size());
+      for (size_t i = 0; i < exact.size(); ++i) {
+        EXPECT_EQ(exact[i].doc, pruned[i].doc);
+        EXPECT_EQ(exact[i].similarity, pruned[i].similarity);
+      }
+    }
+  }
+}
+
+TEST_F(KnnTest, PrunedModeWalksOnlyTheHeaviestTermsButKeepsTheFullNorm) {
+  build(random_documents(200, 50, 4, 13));
+  const BruteForce brute(docs_);
+  const std::vector<std::string> tokens = split("t001 t002 t030 t030 t045");
+  const DocumentTerms doc = query(tokens);
+  // The heaviest query term: highest (1 + ln count) * idf.
+  TermId heaviest = doc.terms[0].term;
+  double best = -1;
+  for (const TermCount& tc : doc.terms) {
+    const double w = sublinear_tf(tc.count) * idf_[tc.term];
+    if (w > best) {
+      best = w;
+      heaviest = tc.term;
+    }
+  }
+  const std::vector<double> q = brute.weights(tokens);
+  const auto pruned = index_->neighbours(doc, 200, 1);
+  ASSERT_FALSE(pruned.empty());
+  for (const auto& n : pruned) {
+    std::vector<double> only(q.size(), 0.0);
+    only[heaviest] = q[heaviest];
+    EXPECT_NEAR(n.similarity, brute.cosine(only, n.doc), 1e-5);
+  }
+  EXPECT_EQ(pruned.size(), corpus_.df[heaviest]);
+}
+
+TEST_F(KnnTest, PrunedModeSkipsCommonTerms) {
+  build_text({{"a", "common rare1"}, {"a", "common x"}, {"b", "common y"}, {"b", "rare2 z"}});
+  // df(common) = 3 of 4; a ratio of 0.5 skips it.
+  const auto exact = index_->neighbours(query("common rare1"), 10);
+  EXPECT_EQ(exact.size(), 3u);
+  const auto pruned = index_->neighbours(query("common rare1"), 10, 0, 0.5);
+  ASSERT_EQ(pruned.size(), 1u);
+  EXPECT_EQ(pruned[0].doc, 0u);
+  EXPECT_LT(pruned[0].similarity, exact[0].similarity);
+  EXPECT_TRUE(index_->neighbours(query("common"), 10, 0, 0.5).empty());
+}
+
+TEST_F(KnnTest, ConcurrentClassificationGivesIdenticalResults) {
+  build(random_documents(300, 80, 5, 21));
+  KnnClassifier classifier(index_);
+  const std::vector<LabelledTerms> queries = random_documents(200, 80, 5, 22);
+  ClassifyOptions options;
+  options.k = 10;
+  std::vector<std::vector<double>> serial(queries.size());
+  for (size_t i = 0; i < queries.size(); ++i) {
+    classifier.score(query(queries[i].terms), options, &serial[i]);
+  }
+  std::vector<std::vector<std::vector<double>>> parallel(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < parallel.size(); ++t) {
+    threads.emplace_back([&, t] {
+      // Each thread walks the queries in a different order.
+      parallel[t].resize(queries.size());
+      for (size_t j = 0; j < queries.size(); ++j) {
+        const size_t i = (j * (2 * t + 1)) % queries.size();
+        classifier.score(query(queries[i].terms), options, &parallel[t][i]);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const auto& results : parallel) EXPECT_EQ(results, serial);
+}
+
+TEST_F(KnnTest, RejectsMismatchedIdf) {
+  const TrainingCorpus corpus = make_training_corpus({{split("a b"), {"x"}}});
+  EXPECT_THROW(KnnIndex index(corpus, std::vector<float>(1, 1.0f)), InvalidArgumentError);
+}
+
+TEST(WeightingTest, ComputeIdf) {
+  const std::vector<uint32_t> df = {1, 4, 2, 0};
+  const std::vector<float> all = compute_idf(df, 4, {});
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_FLOAT_EQ(all[0], std::log(4.0f));
+  EXPECT_EQ(all[1], 0.0f);
+  EXPECT_FLOAT_EQ(all[2], std::log(2.0f));
+  EXPECT_EQ(all[3], 0.0f);
+  const std::vector<float> some = compute_idf(df, 4, {1, 1, 0, 1});
+  EXPECT_FLOAT_EQ(some[0], std::log(4.0f));
+  EXPECT_EQ(some[2], 0.0f);
+}
+
+TEST(WeightingTest, SublinearTf) {
+  EXPECT_EQ(sublinear_tf(0), 0.0);
+  EXPECT_EQ(sublinear_tf(1), 1.0);
+  EXPECT_DOUBLE_EQ(sublinear_tf(3), 1.0 + std::log(3.0));
+}
+
+}  // namespace
+}  // namespace autocat::internal

@@ -1,0 +1,372 @@
+#include "classify/naive_bayes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "autocat/error.h"
+
+namespace autocat::internal {
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return words;
+}
+
+double sum_of(const std::vector<double>& values) {
+  return std::accumulate(values.begin(), values.end(), 0.0);
+}
+
+// The training set of IIR Examples 13.1 and 13.2 (table 13.1). d4 is "not
+// China"; it is labelled "japan". Categories: china = 0, japan = 1. Terms:
+// beijing chinese japan macao shanghai tokyo (|V| = 6).
+class NaiveBayesTest : public testing::Test {
+ protected:
+  NaiveBayesTest()
+      : corpus_(make_training_corpus({{split("chinese beijing chinese"), {"china"}},
+                                      {split("chinese chinese shanghai"), {"china"}},
+                                      {split("chinese macao"), {"china"}},
+                                      {split("tokyo japan chinese"), {"japan"}}})),
+        vocabulary_(corpus_.terms) {}
+
+  DocumentTerms doc(const std::string& text) const {
+    return make_document_terms(vocabulary_, split(text));
+  }
+  TermId id(const std::string& term) const {
+    return static_cast<TermId>(vocabulary_.find(term));
+  }
+  static float weight(const NaiveBayesModel& model, TermId term, uint32_t category) {
+    return model.term_weight[term * model.num_categories + category];
+  }
+  // Prior + constant + sum of the stored float weights, as scoring must add them.
+  static double stored_sum(const NaiveBayesModel& model, const DocumentTerms& document,
+                           uint32_t category, bool binary) {
+    double sum = model.log_prior[category] + model.class_constant[category];
+    for (const TermCount& term : document.terms) {
+      sum += (binary ? 1.0 : term.count) * weight(model, term.term, category);
+    }
+    return sum;
+  }
+
+  static constexpr uint32_t kChina = 0, kJapan = 1;
+  const std::vector<uint8_t> all_terms_;
+  TrainingCorpus corpus_;
+  Vocabulary vocabulary_;
+};
+
+TEST_F(NaiveBayesTest, CorpusIsIirTable13_1) {
+  ASSERT_EQ(corpus_.categories, (std::vector<std::string>{"china", "japan"}));
+  ASSERT_EQ(corpus_.num_terms(), 6u);
+}
+
+// IIR Example 13.1: P(t|c) = (T_ct + 1) / (sum T_ct' + |V|) with |V| = 6:
+// china has 8 tokens (5 chinese), japan 3 (1 chinese, 1 tokyo, 1 japan).
+TEST_F(NaiveBayesTest, MultinomialIirExample13_1) {
+  const NaiveBayesModel model = train_multinomial_nb(corpus_, all_terms_, 1.0);
+  EXPECT_EQ(model.variant, static_cast<int>(Method::kNaiveBayes));
+  EXPECT_DOUBLE_EQ(model.log_prior[kChina], std::log(3.0 / 4));
+  EXPECT_DOUBLE_EQ(model.log_prior[kJapan], std::log(1.0 / 4));
+  EXPECT_FLOAT_EQ(weight(model, id("chinese"), kChina), std::log(6.0 / 14));  // 3/7
+  EXPECT_FLOAT_EQ(weight(model, id("tokyo"), kChina), std::log(1.0 / 14));
+  EXPECT_FLOAT_EQ(weight(model, id("japan"), kChina), std::log(1.0 / 14));
+  EXPECT_FLOAT_EQ(weight(model, id("chinese"), kJapan), std::log(2.0 / 9));
+  EXPECT_FLOAT_EQ(weight(model, id("tokyo"), kJapan), std::log(2.0 / 9));
+  EXPECT_FLOAT_EQ(weight(model, id("beijing"), kJapan), std::log(1.0 / 9));
+
+  const DocumentTerms d5 = doc("chinese chinese chinese tokyo japan");
+  NaiveBayesClassifier classifier(model);
+  std::vector<double> log_scores;
+  classifier.log_scores(d5, &log_scores);
+  // 3/4 (3/7)^3 (1/14)^2 ~ 0.0003 and 1/4 (2/9)^5 ~ 0.0001.
+  const double china = 3.0 / 4 * std::pow(3.0 / 7, 3) * std::pow(1.0 / 14, 2);
+  const double japan = 1.0 / 4 * std::pow(2.0 / 9, 5);
+  EXPECT_NEAR(china, 0.0003, 0.00002);
+  EXPECT_NEAR(japan, 0.0001, 0.00002);
+  // Exactly the sum of the stored weights; those are floats (relative error
+  // 6e-8 each), so the maths holds to 1e-6, not 1e-9.
+  EXPECT_NEAR(log_scores[kChina], stored_sum(model, d5, kChina, false), 1e-12);
+  EXPECT_NEAR(log_scores[kJapan], stored_sum(model, d5, kJapan, false), 1e-12);
+  EXPECT_NEAR(log_scores[kChina], std::log(china), 1e-6);
+  EXPECT_NEAR(log_scores[kJapan], std::log(japan), 1e-6);
+
+  std::vector<double> posterior;
+  classifier.score(d5, ClassifyOptions(), &posterior);
+  EXPECT_NEAR(posterior[kChina], china / (china + japan), 1e-7);
+  EXPECT_NEAR(posterior[kJapan], japan / (china + japan), 1e-7);
+  EXPECT_GT(posterior[kChina], posterior[kJapan]);
+}
+
+// IIR Example 13.2: P(t|c) = (N_ct + 1) / (N_c + 2); every vocabulary term
+// counts, present or not, and d5's three "chinese" count once.
+TEST_F(NaiveBayesTest, BernoulliIirExample13_2) {
+  const NaiveBayesModel model = train_bernoulli_nb(corpus_, all_terms_, 1.0);
+  EXPECT_EQ(model.variant, static_cast<int>(Method::kBernoulliNaiveBayes));
+  // china: chinese 4/5, japan = tokyo 1/5, beijing = macao = shanghai 2/5.
+  // japan: chinese = japan = tokyo 2/3, beijing = macao = shanghai 1/3.
+  EXPECT_NEAR(model.class_constant[kChina],
+              std::log(1.0 / 5) + 2 * std::log(4.0 / 5) + 3 * std::log(3.0 / 5), 1e-12);
+  EXPECT_NEAR(model.class_constant[kJapan], 3 * std::log(1.0 / 3) + 3 * std::log(2.0 / 3), 1e-12);
+  EXPECT_FLOAT_EQ(weight(model, id("chinese"), kChina), std::log(4.0));  // (4/5) / (1/5)
+  EXPECT_FLOAT_EQ(weight(model, id("beijing"), kJapan), std::log(0.5));  // (1/3) / (2/3)
+
+  const DocumentTerms d5 = doc("chinese chinese chinese tokyo japan");
+  // 3/4 * 4/5 * 1/5 * 1/5 * (1 - 2/5)^3 ~ 0.005 and 1/4 * (2/3)^3 * (1 - 1/3)^3 ~ 0.022.
+  const double china = 3.0 / 4 * 4.0 / 5 * 1.0 / 5 * 1.0 / 5 * std::pow(3.0 / 5, 3);
+  const double japan = 1.0 / 4 * std::pow(2.0 / 3, 3) * std::pow(2.0 / 3, 3);
+  EXPECT_NEAR(china, 0.005, 0.0005);
+  EXPECT_NEAR(japan, 0.022, 0.0005);
+  NaiveBayesClassifier classifier(model);
+  std::vector<double> log_scores;
+  classifier.log_scores(d5, &log_scores);
+  EXPECT_NEAR(log_scores[kChina], stored_sum(model, d5, kChina, true), 1e-12);
+  EXPECT_NEAR(log_scores[kJapan], stored_sum(model, d5, kJapan, true), 1e-12);
+  EXPECT_NEAR(log_scores[kChina], std::log(china), 1e-6);
+  EXPECT_NEAR(log_scores[kJapan], std::log(japan), 1e-6);
+
+  std::vector<double> posterior;
+  classifier.score(d5, ClassifyOptions(), &posterior);
+  EXPECT_NEAR(posterior[kJapan], japan / (china + japan), 1e-7);
+  EXPECT_LT(posterior[kChina], posterior[kJapan]);  // not China, unlike multinomial
+}
+
+// Complement NB on the same data. Complement of china = d4 (3 tokens):
+// theta~ = chinese, japan, tokyo 2/9; beijing, macao, shanghai 1/9.
+// Complement of japan = d1..d3 (8 tokens): chinese 6/14; beijing, macao,
+// shanghai 2/14; japan, tokyo 1/14. Score = -sum count * w / sum|w|.
+TEST_F(NaiveBayesTest, ComplementWeightsAreNormalizedComplementLogs) {
+  const NaiveBayesModel model = train_complement_nb(corpus_, all_terms_, 1.0);
+  EXPECT_EQ(model.variant, static_cast<int>(Method::kComplementNaiveBayes));
+  EXPECT_EQ(model.log_prior, (std::vector<double>{0.0, 0.0}));
+  const double china_norm = 3 * std::log(9.0 / 2) + 3 * std::log(9.0);
+  const double japan_norm = std::log(14.0 / 6) + 3 * std::log(7.0) + 2 * std::log(14.0);
+  EXPECT_FLOAT_EQ(weight(model, id("chinese"), kChina), -std::log(2.0 / 9) / china_norm);
+  EXPECT_FLOAT_EQ(weight(model, id("macao"), kJapan), -std::log(2.0 / 14) / japan_norm);
+  // Weights of a class sum to -1 in Rennie's sign, +1 in ours.
+  for (uint32_t c : {kChina, kJapan}) {
+    double total = 0;
+    for (TermId t = 0; t < corpus_.num_terms(); ++t) total += weight(model, t, c);
+    EXPECT_NEAR(total, 1.0, 1e-6);
+  }
+
+  const DocumentTerms d5 = doc("chinese chinese chinese tokyo japan");
+  NaiveBayesClassifier classifier(model);
+  std::vector<double> log_scores;
+  classifier.log_scores(d5, &log_scores);
+  const double china = 5 * std::log(9.0 / 2) / china_norm;                           // ~0.677
+  const double japan = (3 * std::log(14.0 / 6) + 2 * std::log(14.0)) / japan_norm;  // ~0.654
+  EXPECT_NEAR(log_scores[kChina], china, 1e-6);
+  EXPECT_NEAR(log_scores[kJapan], japan, 1e-6);
+  std::vector<double> posterior;
+  classifier.score(d5, ClassifyOptions(), &posterior);
+  EXPECT_NEAR(posterior[kChina], 1 / (1 + std::exp(japan - china)), 1e-7);  // softmax
+  EXPECT_GT(posterior[kChina], posterior[kJapan]);
+}
+
+TEST_F(NaiveBayesTest, PosteriorsAreProbabilities) {
+  for (const NaiveBayesModel& model : {train_multinomial_nb(corpus_, all_terms_, 1.0),
+                                       train_bernoulli_nb(corpus_, all_terms_, 1.0),
+                                       train_complement_nb(corpus_, all_terms_, 0.5)}) {
+    NaiveBayesClassifier classifier(model);
+    for (const char* text : {"chinese", "tokyo japan", "beijing shanghai macao tokyo",
+                             "chinese chinese chinese tokyo japan"}) {
+      std::vector<double> posterior;
+      classifier.score(doc(text), ClassifyOptions(), &posterior);
+      ASSERT_EQ(posterior.size(), 2u);
+      for (double p : posterior) {
+        EXPECT_GE(p, 0.0);
+        EXPECT_LE(p, 1.0);
+      }
+      EXPECT_NEAR(sum_of(posterior), 1.0, 1e-12) << model.variant << " " << text;
+    }
+  }
+}
+
+TEST_F(NaiveBayesTest, UnknownTermsAreIgnored) {
+  for (const NaiveBayesModel& model : {train_multinomial_nb(corpus_, all_terms_, 1.0),
+                                       train_bernoulli_nb(corpus_, all_terms_, 1.0),
+                                       train_complement_nb(corpus_, all_terms_, 1.0)}) {
+    NaiveBayesClassifier classifier(model);
+    std::vector<double> known, mixed, out_of_range;
+    classifier.log_scores(doc("chinese tokyo"), &known);
+    const DocumentTerms with_unknown = doc("osaka chinese kyoto tokyo chinese2");
+    EXPECT_EQ(with_unknown.known_tokens, 2u);
+    EXPECT_EQ(with_unknown.total_tokens, 5u);
+    classifier.log_scores(with_unknown, &mixed);
+    EXPECT_EQ(known, mixed);
+    // An id past the model's vocabulary (a newer vocabulary) is skipped too.
+    DocumentTerms beyond = doc("chinese tokyo");
+    beyond.terms.push_back(TermCount{corpus_.num_terms() + 5, 3});
+    classifier.log_scores(beyond, &out_of_range);
+    EXPECT_EQ(known, out_of_range);
+  }
+}
+
+TEST_F(NaiveBayesTest, DocumentWithoutKnownTermsScoresZero) {
+  const NaiveBayesModel model = train_bernoulli_nb(corpus_, all_terms_, 1.0);
+  NaiveBayesClassifier classifier(model);
+  std::vector<double> posterior;
+  classifier.score(doc("osaka kyoto"), ClassifyOptions(), &posterior);
+  EXPECT_EQ(posterior, (std::vector<double>{0.0, 0.0}));
+  classifier.score(DocumentTerms(), ClassifyOptions(), &posterior);
+  EXPECT_EQ(posterior, (std::vector<double>{0.0, 0.0}));
+}
+
+// Only chinese, japan and tokyo selected: |V| = 3, so china's P(chinese) =
+// (5 + 1) / (5 + 3) and japan's = (1 + 1) / (3 + 3); the other terms weigh 0.
+TEST_F(NaiveBayesTest, FeatureSelectionShrinksTheVocabulary) {
+  std::vector<uint8_t> selected(corpus_.num_terms(), 0);
+  for (const char* term : {"chinese", "japan", "tokyo"}) selected[id(term)] = 1;
+  const NaiveBayesModel multinomial = train_multinomial_nb(corpus_, selected, 1.0);
+  EXPECT_FLOAT_EQ(weight(multinomial, id("chinese"), kChina), std::log(6.0 / 8));
+  EXPECT_FLOAT_EQ(weight(multinomial, id("tokyo"), kChina), std::log(1.0 / 8));
+  EXPECT_FLOAT_EQ(weight(multinomial, id("chinese"), kJapan), std::log(2.0 / 6));
+  EXPECT_EQ(weight(multinomial, id("beijing"), kChina), 0.0f);
+  EXPECT_EQ(weight(multinomial, id("beijing"), kJapan), 0.0f);
+
+  // Bernoulli: the vocabulary sum covers the selected terms only.
+  const NaiveBayesModel bernoulli = train_bernoulli_nb(corpus_, selected, 1.0);
+  EXPECT_NEAR(bernoulli.class_constant[kChina], std::log(1.0 / 5) + 2 * std::log(4.0 / 5), 1e-12);
+  EXPECT_EQ(weight(bernoulli, id("macao"), kChina), 0.0f);
+
+  // Complement: the unselected terms take no part in the normalization.
+  const NaiveBayesModel complement = train_complement_nb(corpus_, selected, 1.0);
+  const double japan_norm = std::log(8.0 / 6) + 2 * std::log(8.0);  // complement d1..d3, 5 tokens
+  EXPECT_FLOAT_EQ(weight(complement, id("tokyo"), kJapan), -std::log(1.0 / 8) / japan_norm);
+
+  // A document with only deselected terms has no evidence: all zeros.
+  for (const NaiveBayesModel* model : {&multinomial, &bernoulli, &complement}) {
+    NaiveBayesClassifier classifier(*model);
+    std::vector<double> posterior;
+    classifier.score(doc("beijing macao"), ClassifyOptions(), &posterior);
+    EXPECT_EQ(posterior, (std::vector<double>{0.0, 0.0}));
+    classifier.score(doc("beijing tokyo"), ClassifyOptions(), &posterior);
+    EXPECT_NEAR(sum_of(posterior), 1.0, 1e-12);
+  }
+}
+
+// 100,000 tokens: the products underflow any double, the log sums do not.
+TEST_F(NaiveBayesTest, LongDocumentDoesNotUnderflow) {
+  DocumentTerms long_doc;
+  long_doc.terms = {{id("beijing"), 20000}, {id("chinese"), 50000}, {id("japan"), 15000},
+                    {id("tokyo"), 15000}};
+  long_doc.known_tokens = long_doc.total_tokens = 100000;
+  for (const NaiveBayesModel& model : {train_multinomial_nb(corpus_, all_terms_, 1.0),
+                                       train_bernoulli_nb(corpus_, all_terms_, 1.0),
+                                       train_complement_nb(corpus_, all_terms_, 1.0)}) {
+    NaiveBayesClassifier classifier(model);
+    std::vector<double> log_scores, posterior;
+    classifier.log_scores(long_doc, &log_scores);
+    for (double s : log_scores) EXPECT_TRUE(std::isfinite(s));
+    classifier.score(long_doc, ClassifyOptions(), &posterior);
+    for (double p : posterior) EXPECT_TRUE(std::isfinite(p));
+    EXPECT_NEAR(sum_of(posterior), 1.0, 1e-12);
+  }
+  // Multinomial log scores: china ~ -160455, japan ~ -164272.
+  const NaiveBayesModel model = train_multinomial_nb(corpus_, all_terms_, 1.0);
+  std::vector<double> posterior;
+  NaiveBayesClassifier(model).score(long_doc, ClassifyOptions(), &posterior);
+  EXPECT_EQ(posterior[kChina], 1.0);
+  EXPECT_EQ(posterior[kJapan], 0.0);  // exp(-3817) underflows to 0, harmlessly
+}
+
+// A document with two labels counts once for each; priors are normalized
+// over the sum of category counts (a: 2, b: 2, c: 1 of 5).
+TEST(NaiveBayesMultiLabelTest, DocumentCountsForEachOfItsCategories) {
+  const TrainingCorpus corpus = make_training_corpus({{{"x", "y"}, {"a"}},
+                                                      {{"x", "z", "z"}, {"a", "b"}},
+                                                      {{"z"}, {"b"}},
+                                                      {{"y"}, {"c"}},
+                                                      {{"y", "w"}, {}}});
+  ASSERT_EQ(corpus.categories, (std::vector<std::string>{"a", "b", "c"}));
+  const NaiveBayesModel multinomial = train_multinomial_nb(corpus, {}, 1.0);
+  EXPECT_DOUBLE_EQ(multinomial.log_prior[0], std::log(2.0 / 5));
+  EXPECT_DOUBLE_EQ(multinomial.log_prior[1], std::log(2.0 / 5));
+  EXPECT_DOUBLE_EQ(multinomial.log_prior[2], std::log(1.0 / 5));
+  // Terms w x y z; b's tokens: x 1, z 3 of 4; |V| = 4.
+  const uint32_t c = multinomial.num_categories;
+  EXPECT_FLOAT_EQ(multinomial.term_weight[3 * c + 1], std::log(4.0 / 8));  // z in b
+  EXPECT_FLOAT_EQ(multinomial.term_weight[1 * c + 1], std::log(2.0 / 8));  // x in b
+  // Bernoulli: x is in both documents of a; P = (2 + 1) / (2 + 2).
+  const NaiveBayesModel bernoulli = train_bernoulli_nb(corpus, {}, 1.0);
+  EXPECT_FLOAT_EQ(bernoulli.term_weight[1 * c + 0], std::log(3.0));  // (3/4) / (1/4)
+  // Complement of b: documents 0, 3 and the unlabelled 4 (x 1, y 3, w 1).
+  const NaiveBayesModel complement = train_complement_nb(corpus, {}, 1.0);
+  const double b_norm = std::log(9.0 / 2) + std::log(9.0 / 2) + std::log(9.0 / 4) +
+                        std::log(9.0 / 1);
+  EXPECT_FLOAT_EQ(complement.term_weight[2 * c + 1], std::log(9.0 / 4) / b_norm);  // y in b
+}
+
+// Skewed classes: six "sport" documents, two "tech" ones. "chip team" has a
+// term seen only in tech and one seen in 5 of 6 sport documents. Its
+// multinomial likelihood favours tech, but the 3:1 prior flips the decision
+// to sport; complement NB has no prior and picks tech, and still classifies
+// every training document into its own class.
+TEST(NaiveBayesSkewTest, ComplementIsNotDominatedByTheLargeClass) {
+  std::vector<LabelledTerms> documents = {
+      {split("goal match team"), {"sport"}}, {split("goal team fans"), {"sport"}},
+      {split("match score team"), {"sport"}}, {split("team goal score"), {"sport"}},
+      {split("fans match goal"), {"sport"}}, {split("score team match"), {"sport"}},
+      {split("chip match"), {"tech"}},        {split("chip cpu"), {"tech"}}};
+  const TrainingCorpus corpus = make_training_corpus(documents);
+  const Vocabulary vocabulary(corpus.terms);
+  const uint32_t sport = 0, tech = 1;
+  const NaiveBayesModel multinomial = train_multinomial_nb(corpus, {}, 1.0);
+  const NaiveBayesModel complement = train_complement_nb(corpus, {}, 1.0);
+  const DocumentTerms test = make_document_terms(vocabulary, split("chip team"));
+
+  std::vector<double> scores;
+  NaiveBayesClassifier(multinomial).log_scores(test, &scores);
+  EXPECT_GT(scores[tech] - multinomial.log_prior[tech],
+            scores[sport] - multinomial.log_prior[sport]);
+  EXPECT_GT(scores[sport], scores[tech]);
+
+  NaiveBayesClassifier classifier(complement);
+  classifier.score(test, ClassifyOptions(), &scores);
+  EXPECT_GT(scores[tech], scores[sport]);
+  EXPECT_NEAR(sum_of(scores), 1.0, 1e-12);
+  for (const LabelledTerms& document : documents) {
+    classifier.score(make_document_terms(vocabulary, document.terms), ClassifyOptions(), &scores);
+    const uint32_t expected = document.labels[0] == "sport" ? sport : tech;
+    EXPECT_GT(scores[expected], scores[1 - expected]) << document.terms[0];
+  }
+}
+
+TEST_F(NaiveBayesTest, RejectsBadArguments) {
+  EXPECT_THROW(train_multinomial_nb(corpus_, all_terms_, 0.0), InvalidArgumentError);
+  EXPECT_THROW(train_bernoulli_nb(corpus_, all_terms_, -1.0), InvalidArgumentError);
+  EXPECT_THROW(train_complement_nb(corpus_, all_terms_, std::nan("")), InvalidArgumentError);
+  EXPECT_THROW(train_multinomial_nb(corpus_, std::vector<uint8_t>(2, 1), 1.0),
+               InvalidArgumentError);
+  EXPECT_THROW(train_multinomial_nb(TrainingCorpus(), all_terms_, 1.0), InvalidArgumentError);
+}
+
+TEST_F(NaiveBayesTest, RejectsInconsistentModel) {
+  NaiveBayesModel model = train_multinomial_nb(corpus_, all_terms_, 1.0);
+  model.term_weight.pop_back();
+  EXPECT_THROW(NaiveBayesClassifier{model}, ModelFormatError);
+  model = train_multinomial_nb(corpus_, all_terms_, 1.0);
+  model.variant = static_cast<int>(Method::kRocchio);
+  EXPECT_THROW(NaiveBayesClassifier{model}, ModelFormatError);
+  model = train_multinomial_nb(corpus_, all_terms_, 1.0);
+  model.log_prior.clear();
+  EXPECT_THROW(NaiveBayesClassifier{model}, ModelFormatError);
+}
+
+TEST_F(NaiveBayesTest, MethodIsTheModelVariant) {
+  EXPECT_EQ(NaiveBayesClassifier(train_multinomial_nb(corpus_, all_terms_, 1.0)).method(),
+            Method::kNaiveBayes);
+}
+
+}  // namespace
+}  // namespace autocat::internal

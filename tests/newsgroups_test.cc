@@ -1,0 +1,136 @@
+// Accuracy on real data: train on 20 Newsgroups bydate split "train", classify
+// split "test", and assert floors set from measured accuracy minus a margin
+// (see BENCHMARKS.md). Skipped, loudly, when ../shared/data is absent.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "classify/categorizer.h"
+#include "classify/document_reader.h"
+#include "classify/evaluation.h"
+#include "classify/trainer.h"
+#include "test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+const std::string kNewsgroups = std::string(AUTOCAT_SHARED_DATA_DIR) + "/20news-bydate.jsonl.gz";
+
+struct LabelledTestDoc {
+  DocumentTerms terms;
+  std::vector<uint32_t> truth;
+};
+
+class NewsgroupsTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (!std::filesystem::exists(kNewsgroups)) return;
+    dir_ = new testing_util::TempDir();
+    ReadOptions train;
+    train.split = "train";
+    report_ = train_model({kNewsgroups}, dir_->file("model"), TrainOptions(), train, nullptr);
+    categorizer_ = new Categorizer(dir_->file("model"));
+    ReadOptions test;
+    test.split = "test";
+    docs_ = new std::vector<LabelledTestDoc>();
+    read_documents(
+        {kNewsgroups}, test,
+        [](InputDocument&& doc) {
+          LabelledTestDoc labelled;
+          labelled.terms = categorizer_->document_terms(categorizer_->analyzer().analyze(doc.text));
+          const auto& names = categorizer_->categories();
+          for (const auto& label : doc.labels) {
+            auto it = std::lower_bound(names.begin(), names.end(), label);
+            if (it != names.end() && *it == label) {
+              labelled.truth.push_back(static_cast<uint32_t>(it - names.begin()));
+            }
+          }
+          docs_->push_back(std::move(labelled));
+        },
+        nullptr);
+  }
+  static void TearDownTestSuite() {
+    delete categorizer_;
+    delete docs_;
+    delete dir_;
+  }
+  void SetUp() override {
+    if (!categorizer_) {
+      GTEST_SKIP() << "20 Newsgroups data not found at " << kNewsgroups
+                   << " (see ../shared/data/README.md); accuracy NOT checked";
+    }
+  }
+
+  static Evaluation evaluate(const ClassifyOptions& options) {
+    Evaluation evaluation(categorizer_->categories());
+    for (const LabelledTestDoc& doc : *docs_) {
+      std::vector<uint32_t> assigned;
+      for (const Category& c : categorizer_->decide(categorizer_->scores(doc.terms, options), options)) {
+        const auto& names = categorizer_->categories();
+        assigned.push_back(static_cast<uint32_t>(
+            std::lower_bound(names.begin(), names.end(), c.name) - names.begin()));
+      }
+      evaluation.add(doc.truth, assigned);
+    }
+    return evaluation;
+  }
+
+  static Evaluation evaluate(Method method) {
+    ClassifyOptions options;
+    options.method = method;
+    return evaluate(options);
+  }
+
+  static testing_util::TempDir* dir_;
+  static TrainReport report_;
+  static Categorizer* categorizer_;
+  static std::vector<LabelledTestDoc>* docs_;
+};
+
+testing_util::TempDir* NewsgroupsTest::dir_ = nullptr;
+TrainReport NewsgroupsTest::report_;
+Categorizer* NewsgroupsTest::categorizer_ = nullptr;
+std::vector<LabelledTestDoc>* NewsgroupsTest::docs_ = nullptr;
+
+TEST_F(NewsgroupsTest, CollectionHasStandardCounts) {
+  EXPECT_EQ(report_.documents, 11314u);
+  EXPECT_EQ(report_.categories, 20u);
+  EXPECT_EQ(docs_->size(), 7532u);
+}
+
+TEST_F(NewsgroupsTest, KnnAccuracyFloor) {
+  const Evaluation e = evaluate(Method::kKnn);
+  RecordProperty("accuracy", std::to_string(e.accuracy()));
+  EXPECT_GE(e.accuracy(), KNN_FLOOR);
+  EXPECT_GE(e.macro_f1(), KNN_FLOOR - 0.01);
+}
+
+TEST_F(NewsgroupsTest, RocchioAccuracyFloor) {
+  const Evaluation e = evaluate(Method::kRocchio);
+  EXPECT_GE(e.accuracy(), ROCCHIO_FLOOR);
+  EXPECT_GE(e.macro_f1(), ROCCHIO_FLOOR - 0.01);
+}
+
+TEST_F(NewsgroupsTest, MultinomialNaiveBayesAccuracyFloor) {
+  EXPECT_GE(evaluate(Method::kNaiveBayes).accuracy(), NB_FLOOR);
+}
+
+TEST_F(NewsgroupsTest, BernoulliNaiveBayesAccuracyFloor) {
+  EXPECT_GE(evaluate(Method::kBernoulliNaiveBayes).accuracy(), BNB_FLOOR);
+}
+
+TEST_F(NewsgroupsTest, ComplementNaiveBayesAccuracyFloor) {
+  EXPECT_GE(evaluate(Method::kComplementNaiveBayes).accuracy(), CNB_FLOOR);
+}
+
+TEST_F(NewsgroupsTest, PrunedKnnLosesLittle) {
+  ClassifyOptions pruned;
+  pruned.method = Method::kKnn;
+  pruned.knn_max_query_terms = 20;
+  EXPECT_GE(evaluate(pruned).accuracy(), KNN_PRUNED_FLOOR);
+}
+
+}  // namespace
+}  // namespace autocat::internal
