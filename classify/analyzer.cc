@@ -19,7 +19,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <utility>
 
 #include "autocat/error.h"
@@ -106,8 +105,8 @@ std::string normalize_word(const icu::Normalizer2& normalizer, std::string_view 
 }
 
 std::string unknown_stemmer_message(const std::string& language) {
-  return "unknown stemmer language '" + language +
-         "'; choose one of: none " + Xapian::Stem::get_available_languages();
+  return "unknown stemmer language '" + language + "'; choose one of: none " +
+         Xapian::Stem::get_available_languages();
 }
 
 // Returns the stemmer for `language` ("none" = no stemming).
@@ -146,7 +145,8 @@ std::vector<std::string> load_stopword_file(const std::string& path) {
     size_t first = line.find_first_not_of(kSpace);
     if (first == std::string::npos) continue;
     size_t last = line.find_last_not_of(kSpace);
-    std::string word = normalize_word(normalizer, std::string_view(line).substr(first, last - first + 1));
+    std::string word =
+        normalize_word(normalizer, std::string_view(line).substr(first, last - first + 1));
     if (!word.empty()) words.push_back(std::move(word));
   }
   if (in.bad()) throw IOError(path + ": error reading stopword file");
@@ -154,6 +154,53 @@ std::vector<std::string> load_stopword_file(const std::string& path) {
 }
 
 std::atomic<uint64_t> next_analyzer_id{1};
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// A read-only set of short strings: open addressing over a power-of-two
+// table with a cheap hash. Most words are not stopwords, and this lookup
+// runs once per word, so it avoids std::unordered_set's modulo and chains.
+class StringSet {
+ public:
+  void build(const std::vector<std::string>& words) {
+    size_t size = 16;
+    while (size < words.size() * 4) size *= 2;
+    slots_.assign(size, std::string());
+    used_.assign(size, false);
+    mask_ = size - 1;
+    max_length_ = 0;
+    for (const std::string& word : words) {
+      size_t i = fnv1a(word) & mask_;
+      while (used_[i] && slots_[i] != word) i = (i + 1) & mask_;
+      slots_[i] = word;
+      used_[i] = true;
+      max_length_ = std::max(max_length_, word.size());
+    }
+    empty_ = words.empty();
+  }
+
+  bool contains(std::string_view word) const {
+    if (empty_ || word.size() > max_length_) return false;
+    for (size_t i = fnv1a(word) & mask_; used_[i]; i = (i + 1) & mask_) {
+      if (slots_[i] == word) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<std::string> slots_;
+  std::vector<bool> used_;
+  size_t mask_ = 0;
+  size_t max_length_ = 0;
+  bool empty_ = true;
+};
 
 }  // namespace
 
@@ -176,6 +223,11 @@ AnalyzerSettings resolve_analyzer_options(const AnalyzerOptions& options) {
 
 namespace {
 
+constexpr size_t kStemCacheSlots = size_t{1} << 15;  // a power of two
+// Text buffers larger than this (in UTF-16 units) are freed after a call
+// rather than kept for the next one.
+constexpr int32_t kMaxKeptBufferUnits = int32_t{1} << 20;
+
 // Per-thread scratch state: a BreakIterator clone, a stemmer and buffers
 // reused from call to call. ICU BreakIterator and Xapian::Stem are not
 // thread-safe, so every thread owns its copies.
@@ -185,7 +237,33 @@ struct Workspace {
   Xapian::Stem stemmer;
   icu::UnicodeString raw;
   icu::UnicodeString normalized;
+  const icu::UnicodeString no_text;  // what the iterator points at between calls
   std::string word;
+  // Stems of recent words, direct-mapped by hash: Snowball costs far more
+  // than this lookup and word frequencies are Zipfian.
+  struct CachedStem {
+    std::string word;
+    std::string stem;
+  };
+  std::vector<CachedStem> stems;
+
+  void reset() {
+    owner = 0;
+    breaker.reset();
+    stemmer = Xapian::Stem();
+    stems.clear();
+  }
+
+  const std::string& stem(const std::string& word) {
+    if (stems.empty()) stems.resize(kStemCacheSlots);
+    CachedStem& slot = stems[fnv1a(word) & (kStemCacheSlots - 1)];
+    if (slot.word != word || slot.stem.empty()) {
+      slot.word = word;
+      slot.stem = stemmer(word);
+      if (slot.stem.empty()) slot.stem = word;
+    }
+    return slot.stem;
+  }
 };
 
 // A few slots, so that a thread alternating between two analyzers (say, a
@@ -206,7 +284,7 @@ struct Analyzer::Rep {
   const icu::Normalizer2* normalizer = nullptr;  // ICU singleton, thread-safe
   std::unique_ptr<icu::BreakIterator> breaker;   // prototype, only cloned
   bool stem = false;
-  std::unordered_set<std::string> stopwords;
+  StringSet stopwords;
   size_t max_term_bytes = 64;
   std::string stemmer_language;
 
@@ -229,23 +307,22 @@ Analyzer::Analyzer(const AnalyzerSettings& settings) : settings_(settings), rep_
   rep_->breaker.reset(icu::BreakIterator::createWordInstance(icu::Locale::getRoot(), status));
   check_icu(status, "BreakIterator::createWordInstance");
   if (!rep_->breaker) throw Error("ICU error in BreakIterator::createWordInstance: no iterator");
-  rep_->stopwords.reserve(settings_.stopwords.size() * 2);
+  std::vector<std::string> stopwords = settings_.stopwords;
   for (const std::string& word : settings_.stopwords) {
-    rep_->stopwords.insert(word);
     // NFKC keeps U+2019 (right single quotation mark) apart from the ASCII
     // apostrophe; "don’t" is as much a stopword as "don't".
-    if (word.find('\'') != std::string::npos) {
-      std::string curly;
-      for (char c : word) {
-        if (c == '\'') {
-          curly += "\xE2\x80\x99";
-        } else {
-          curly.push_back(c);
-        }
+    if (word.find('\'') == std::string::npos) continue;
+    std::string curly;
+    for (char c : word) {
+      if (c == '\'') {
+        curly += "\xE2\x80\x99";
+      } else {
+        curly.push_back(c);
       }
-      rep_->stopwords.insert(std::move(curly));
     }
+    stopwords.push_back(std::move(curly));
   }
+  rep_->stopwords.build(stopwords);
 }
 
 Analyzer::~Analyzer() = default;
@@ -257,7 +334,7 @@ Workspace& Analyzer::Rep::workspace() const {
   }
   Workspace& slot = cache.slots[cache.next_victim];
   cache.next_victim = (cache.next_victim + 1) % kWorkspaceSlots;
-  slot.owner = 0;
+  slot.reset();
   slot.breaker.reset(breaker->clone());
   if (!slot.breaker) throw Error("ICU error in BreakIterator::clone: out of memory");
   slot.stemmer = make_stemmer(stemmer_language);
@@ -284,23 +361,22 @@ void Analyzer::Rep::analyze_chunk(Workspace& ws, std::string_view text, uint32_t
     word.clear();
     append_utf16_as_utf8(units + start, end - start, &word);
     if (word.empty() || word.size() > max_term_bytes) continue;
-    if (!stopwords.empty() && stopwords.count(word) != 0) continue;
+    if (stopwords.contains(word)) continue;
     Token token;
     token.position = *position;
     if (stem) {
-      token.term = ws.stemmer(word);
-      if (token.term.empty()) token.term = word;
+      token.term = ws.stem(word);
     } else {
       token.term = word;
     }
-    // Casefolding leaves no ASCII capital; keep it so whatever a stemmer
-    // does, since a leading capital would read as a Xapian term prefix.
+    // Casefolding leaves no ASCII capital; make sure no stemmer brings one
+    // back, since a leading capital would read as a Xapian term prefix.
     char& first = token.term[0];
     if (first >= 'A' && first <= 'Z') first = static_cast<char>(first - 'A' + 'a');
     tokens->push_back(std::move(token));
   }
-  // Drop the iterator's reference to the text buffer we reuse.
-  breaker.setText(icu::UnicodeString());
+  // Drop the iterator's alias of the buffer that the next call rewrites.
+  breaker.setText(ws.no_text);
 }
 
 namespace {
@@ -326,6 +402,10 @@ void Analyzer::analyze(std::string_view text, std::vector<Token>* tokens) const 
     size_t end = chunk_end(text, kMaxChunkBytes);
     rep_->analyze_chunk(ws, text.substr(0, end), &position, tokens);
     text.remove_prefix(end);
+  }
+  if (ws.raw.getCapacity() > kMaxKeptBufferUnits) icu::UnicodeString().swap(ws.raw);
+  if (ws.normalized.getCapacity() > kMaxKeptBufferUnits) {
+    icu::UnicodeString().swap(ws.normalized);
   }
 }
 

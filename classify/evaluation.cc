@@ -17,9 +17,8 @@ double ratio(double numerator, double denominator) {
 
 // F1 = 2PR / (P + R) = 2 tp / (2 tp + fp + fn).
 double f1(uint64_t tp, uint64_t fp, uint64_t fn) {
-  return ratio(2.0 * static_cast<double>(tp), 2.0 * static_cast<double>(tp) +
-                                                  static_cast<double>(fp) +
-                                                  static_cast<double>(fn));
+  return ratio(2.0 * static_cast<double>(tp),
+               2.0 * static_cast<double>(tp) + static_cast<double>(fp) + static_cast<double>(fn));
 }
 
 uint64_t sum(const std::vector<uint64_t>& counts) {

@@ -136,8 +136,8 @@ std::vector<double> term_class_utility(const TrainingCorpus& corpus, FeatureSele
       for (TermId t = 0; t < num_terms; ++t) {
         double* row = &utility[static_cast<size_t>(t) * num_categories];
         count_term(corpus, t, /*binary=*/true, row);
-        const double df = static_cast<double>(corpus.postings_start[t + 1] -
-                                              corpus.postings_start[t]);
+        const double df =
+            static_cast<double>(corpus.postings_start[t + 1] - corpus.postings_start[t]);
         for (uint32_t c = 0; c < num_categories; ++c) {
           ContingencyTable table;
           table.n11 = row[c];
@@ -204,7 +204,8 @@ std::vector<RankedTerm> rank_terms(const TrainingCorpus& corpus, const std::vect
   const size_t wanted = top <= 0 ? num_terms : static_cast<size_t>(top);
   std::vector<RankedTerm> ranked;
   for (TermId t : top_terms(key, wanted)) {
-    ranked.push_back({corpus.terms[t], utility[static_cast<size_t>(t) * num_categories + category]});
+    ranked.push_back(
+        {corpus.terms[t], utility[static_cast<size_t>(t) * num_categories + category]});
   }
   return ranked;
 }

@@ -75,7 +75,8 @@ class JsonParser {
     return false;
   }
   bool fail_unexpected(const char* expected) {
-    if (pos_ >= text_.size()) return fail(std::string("unexpected end of input, expected ") + expected);
+    if (pos_ >= text_.size())
+      return fail(std::string("unexpected end of input, expected ") + expected);
     return fail(std::string("expected ") + expected);
   }
 

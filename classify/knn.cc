@@ -105,7 +105,8 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
       if (wdf == 0) continue;
       const uint32_t doc = corpus.posting_doc[p];
       posting_doc_.push_back(doc);
-      posting_weight_.push_back(static_cast<float>(sublinear_tf(wdf) * idf_[t] * inverse_norm[doc]));
+      posting_weight_.push_back(
+          static_cast<float>(sublinear_tf(wdf) * idf_[t] * inverse_norm[doc]));
     }
   }
   postings_start_[num_terms] = posting_doc_.size();

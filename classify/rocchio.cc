@@ -135,8 +135,8 @@ RocchioClassifier::RocchioClassifier(const RocchioModel& model, const std::vecto
     throw bad(std::to_string(model.term_start.size() - 1) + " terms but " +
               std::to_string(idf.size()) + " idf values");
   }
-  if (model.entry_category.size() != model.entry_weight.size() ||
-      model.term_start.front() != 0 || model.term_start.back() != model.entry_category.size() ||
+  if (model.entry_category.size() != model.entry_weight.size() || model.term_start.front() != 0 ||
+      model.term_start.back() != model.entry_category.size() ||
       !std::is_sorted(model.term_start.begin(), model.term_start.end())) {
     throw bad("inconsistent centroid entries");
   }

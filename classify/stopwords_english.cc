@@ -8,6 +8,7 @@
 namespace autocat::internal {
 
 const std::vector<std::string>& english_stopwords() {
+  // clang-format off
   static const std::vector<std::string> kWords = {
       // Articles, determiners and quantifiers.
       "a", "an", "the", "this", "that", "these", "those", "all", "any", "both", "each", "either",
@@ -47,6 +48,7 @@ const std::vector<std::string>& english_stopwords() {
       "only", "perhaps", "quite", "rather", "really", "still", "then", "there", "thereby",
       "therefore", "thus", "too", "very", "instead", "otherwise", "etc",
   };
+  // clang-format on
   return kWords;
 }
 

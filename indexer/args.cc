@@ -65,8 +65,7 @@ int64_t ParsedArgs::integer(const std::string& name, int64_t fallback, int64_t m
   return result;
 }
 
-double ParsedArgs::number(const std::string& name, double fallback, double min,
-                          double max) const {
+double ParsedArgs::number(const std::string& name, double fallback, double min, double max) const {
   if (!has(name)) return fallback;
   const std::string text = value(name);
   double result = 0;

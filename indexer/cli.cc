@@ -44,7 +44,8 @@ void print_overview(std::ostream& out) {
          "\n"
          "commands:\n";
   std::vector<std::vector<std::string>> rows;
-  for (const Command& command : all_commands()) rows.push_back({"  " + command.name, command.summary});
+  for (const Command& command : all_commands())
+    rows.push_back({"  " + command.name, command.summary});
   print_table(out, rows, {});
   out << "\n"
          "Inputs are JSON Lines files (.jsonl, .jsonl.gz: one object per line with \"id\",\n"

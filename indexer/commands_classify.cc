@@ -34,12 +34,13 @@ const char kUsage[] =
     "  -h, --help           show this help\n"
     "\n"
     "example:\n"
-    "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat classify --model m --json\n";
+    "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat classify --model m "
+    "--json\n";
 
 const std::vector<OptionSpec> kOptions = {
-    {"model", true},     {"method", true}, {"k", true},    {"any-of", false},
-    {"threshold", true}, {"top", true},    {"json", false}, {"split", true},
-    {"skip-malformed", false},
+    {"model", true},   {"method", true},    {"k", true},
+    {"any-of", false}, {"threshold", true}, {"top", true},
+    {"json", false},   {"split", true},     {"skip-malformed", false},
 };
 
 internal::JsonValue category_list(const std::vector<Category>& categories) {

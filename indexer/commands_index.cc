@@ -49,9 +49,12 @@ const char kUsage[] =
     "  autocat index --model news.model --db news.db incoming/\n";
 
 const std::vector<OptionSpec> kOptions = {
-    {"model", true},  {"db", true},     {"method", true},          {"k", true},
-    {"any-of", false}, {"threshold", true}, {"no-categories", false}, {"batch", true},
-    {"split", true},  {"skip-malformed", false}, {"prefix", true},   {"slot", true},
+    {"model", true},          {"db", true},
+    {"method", true},         {"k", true},
+    {"any-of", false},        {"threshold", true},
+    {"no-categories", false}, {"batch", true},
+    {"split", true},          {"skip-malformed", false},
+    {"prefix", true},         {"slot", true},
     {"json", false},
 };
 
@@ -62,7 +65,8 @@ Xapian::WritableDatabase open_writable(const std::string& path) {
   try {
     return Xapian::WritableDatabase(path, Xapian::DB_CREATE_OR_OPEN);
   } catch (const Xapian::DatabaseLockError&) {
-    throw IOError(path + ": database is locked by another writer; wait for it to finish or close it");
+    throw IOError(path +
+                  ": database is locked by another writer; wait for it to finish or close it");
   } catch (const Xapian::DatabaseError& e) {
     throw IOError(path + ": cannot open or create the database: " + e.get_msg());
   }
@@ -156,8 +160,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
     const std::string id = doc.id.empty() ? doc.source : doc.id;
     if (id.empty() || kIdPrefix.size() + id.size() > kMaxTermBytes) {
       throw InvalidArgumentError(doc.source + ": document id must be 1 to " +
-                                 std::to_string(kMaxTermBytes - kIdPrefix.size()) +
-                                 " bytes long");
+                                 std::to_string(kMaxTermBytes - kIdPrefix.size()) + " bytes long");
     }
     const bool empty = is_blank(doc.text);
     if (empty) {
@@ -176,8 +179,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
     if (counts.documents % static_cast<uint64_t>(batch) == 0) db.commit();
     messages.progress("indexed", counts.documents, clock.seconds());
   };
-  internal::read_documents(args.positional(), read_options(args), on_document,
-                           warn_to(messages));
+  internal::read_documents(args.positional(), read_options(args), on_document, warn_to(messages));
   db.commit();
   const double seconds = clock.seconds();
   const Xapian::doccount db_documents = db.get_doccount();

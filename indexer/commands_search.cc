@@ -41,7 +41,8 @@ const char kUsage[] =
     "  --prefix XC          term prefix of categories (default: as indexed, else XC)\n"
     "  --slot N             value slot of categories (default: as indexed, else 200)\n"
     "  --json               one JSON object: {\"query\", \"matches_estimated\",\n"
-    "                       \"results\": [{\"rank\", \"id\", \"weight\", \"categories\", \"data\"}],\n"
+    "                       \"results\": [{\"rank\", \"id\", \"weight\", \"categories\", "
+    "\"data\"}],\n"
     "                       \"facets\": [{\"category\", \"count\"}]}\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -51,9 +52,8 @@ const char kUsage[] =
     "  autocat search --db news.db --category sports --facets world cup\n";
 
 const std::vector<OptionSpec> kOptions = {
-    {"db", true},      {"category", true, true}, {"facets", false}, {"limit", true},
-    {"offset", true},  {"model", true},          {"prefix", true},  {"slot", true},
-    {"json", false},
+    {"db", true},    {"category", true, true}, {"facets", false}, {"limit", true}, {"offset", true},
+    {"model", true}, {"prefix", true},         {"slot", true},    {"json", false},
 };
 
 // Longest data shown in human-readable results.
@@ -71,8 +71,7 @@ Xapian::Database open_database(const std::string& path) {
 
 bool is_query_operator(const std::string& word) {
   static const std::set<std::string> kOperators = {"AND", "OR", "NOT", "XOR", "NEAR", "ADJ"};
-  return kOperators.count(word) != 0 || word.rfind("NEAR/", 0) == 0 ||
-         word.rfind("ADJ/", 0) == 0;
+  return kOperators.count(word) != 0 || word.rfind("NEAR/", 0) == 0 || word.rfind("ADJ/", 0) == 0;
 }
 
 // Normalizes the free-text words of a query like indexed text, leaving the
@@ -189,8 +188,8 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
     }
     for (const std::string& category : filter) {
       if (std::find(known.begin(), known.end(), category) == known.end()) {
-        messages.warning("no document has category '" + category + "'; known: " +
-                         (known.empty() ? std::string("(none)") : join(known)));
+        messages.warning("no document has category '" + category +
+                         "'; known: " + (known.empty() ? std::string("(none)") : join(known)));
       }
     }
   }

@@ -40,10 +40,9 @@ const char kUsage[] =
     "  autocat train --model news.model --split train news.jsonl\n";
 
 const std::vector<OptionSpec> kOptions = {
-    {"model", true},       {"split", true},    {"method", true},        {"stopwords", true},
-    {"stemmer", true},     {"features", true}, {"select", true},        {"per-category", false},
-    {"alpha", true},       {"rocchio-gamma", true}, {"skip-malformed", false},
-    {"json", false},
+    {"model", true},   {"split", true},         {"method", true},          {"stopwords", true},
+    {"stemmer", true}, {"features", true},      {"select", true},          {"per-category", false},
+    {"alpha", true},   {"rocchio-gamma", true}, {"skip-malformed", false}, {"json", false},
 };
 
 // Checks the stemmer language up front so a typo is a usage error.
@@ -52,12 +51,11 @@ void check_stemmer(const std::string& language) {
   try {
     Xapian::Stem stem(language);
   } catch (const Xapian::InvalidArgumentError&) {
-    std::string choices = Xapian::Stem::get_available_languages();
-    for (char& c : choices) {
-      if (c == ' ') c = ',';
+    std::string choices;
+    for (char c : Xapian::Stem::get_available_languages()) {
+      choices += c == ' ' ? std::string(", ") : std::string(1, c);
     }
-    throw UsageError("unknown stemmer language '" + language + "'; choose one of none," +
-                     choices);
+    throw UsageError("unknown stemmer language '" + language + "'; choose one of none, " + choices);
   }
 }
 
@@ -87,8 +85,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   require_inputs(args);
   const TrainOptions options = train_options(args);
 
-  const internal::TrainReport report = internal::train_model(
-      args.positional(), model_dir, options, read_options(args), warn_to(messages));
+  const internal::TrainReport report = internal::train_model(args.positional(), model_dir, options,
+                                                             read_options(args), warn_to(messages));
   if (report.skipped_unlabelled != 0) {
     messages.warning("skipped " + std::to_string(report.skipped_unlabelled) +
                      " documents without labels");
@@ -120,7 +118,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
               std::to_string(report.skipped_empty) + " without terms)";
   }
   std::string terms = std::to_string(report.terms);
-  if (options.num_features > 0) terms += " (" + std::to_string(report.selected_terms) + " selected)";
+  if (options.num_features > 0)
+    terms += " (" + std::to_string(report.selected_terms) + " selected)";
   print_table(out,
               {{"  documents", std::to_string(report.documents) + skipped},
                {"  categories", std::to_string(report.categories)},

@@ -159,7 +159,10 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
   doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
 
   if (options.index_text) {
-    for (const internal::Token& token : tokens) doc.add_posting(token.term, token.position);
+    for (const internal::Token& token : tokens) {
+      // Only a model trained with max_term_bytes > 245 can yield longer terms.
+      if (token.term.size() <= kMaxTermBytes) doc.add_posting(token.term, token.position);
+    }
   }
   for (const Category& category : assigned) {
     doc.add_boolean_term(options.category_prefix + category.name);
@@ -169,24 +172,21 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
 }
 
 std::vector<Category> CategoryIndexer::index_document(Xapian::WritableDatabase& db,
-                                                      const std::string& id,
-                                                      std::string_view text,
+                                                      const std::string& id, std::string_view text,
                                                       const std::string& title) const {
   if (id.empty()) throw InvalidArgumentError("document id must not be empty");
   const std::string id_term = kIdPrefix + id;
   if (id_term.size() > kMaxTermBytes) {
-    throw InvalidArgumentError("document id is " + std::to_string(id.size()) +
-                               " bytes; at most " +
+    throw InvalidArgumentError("document id '" + internal::utf8_prefix(id, 40) + "...' is " +
+                               std::to_string(id.size()) + " bytes; ids may be at most " +
                                std::to_string(kMaxTermBytes - kIdPrefix.size()) +
-                               " fit in a Xapian term: '" + internal::utf8_prefix(id, 40) +
-                               "...'");
+                               " bytes (Xapian's 245-byte term limit less the Q prefix)");
   }
   Xapian::Document doc;
   std::vector<Category> assigned = index(text, doc);
   doc.add_boolean_term(id_term);
-  doc.set_data(title.empty()
-                   ? snippet(text, static_cast<size_t>(rep_->options.snippet_bytes))
-                   : title);
+  doc.set_data(title.empty() ? snippet(text, static_cast<size_t>(rep_->options.snippet_bytes))
+                             : title);
   db.replace_document(id_term, doc);
   return assigned;
 }

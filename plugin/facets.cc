@@ -40,9 +40,8 @@ std::vector<FacetCount> sorted_counts(const std::map<std::string, Xapian::doccou
   sorted.reserve(counts.size());
   for (const auto& [category, count] : counts) sorted.push_back(FacetCount{category, count});
   // The map is in name order and stable_sort keeps it among equal counts.
-  std::stable_sort(sorted.begin(), sorted.end(), [](const FacetCount& a, const FacetCount& b) {
-    return a.count > b.count;
-  });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const FacetCount& a, const FacetCount& b) { return a.count > b.count; });
   return sorted;
 }
 

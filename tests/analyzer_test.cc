@@ -92,12 +92,13 @@ TEST_F(AnalyzerTest, SegmentsJapanese) {
 }
 
 TEST_F(AnalyzerTest, HandlesCyrillicAndGreek) {
-  EXPECT_EQ(terms("Привет, МИР! Ελληνικά ΑΘΗΝΑ"),
-            Terms({"привет", "мир", "ελληνικά", "αθηνα"}));
+  EXPECT_EQ(terms("Привет, МИР! Ελληνικά ΑΘΗΝΑ"), Terms({"привет", "мир", "ελληνικά", "αθηνα"}));
 }
 
 TEST_F(AnalyzerTest, InvalidUtf8DoesNotStopAnalysis) {
-  Terms got = terms("alpha\xFF" "beta gamma\xE2\x82 delta \xC0\xAF epsilon \xED\xA0\x80 zeta");
+  Terms got = terms(
+      "alpha\xFF"
+      "beta gamma\xE2\x82 delta \xC0\xAF epsilon \xED\xA0\x80 zeta");
   EXPECT_TRUE(contains(got, "alpha"));
   EXPECT_TRUE(contains(got, "beta"));
   EXPECT_TRUE(contains(got, "delta"));
@@ -125,8 +126,7 @@ TEST_F(AnalyzerTest, StopwordsRemovedPositionsKeepGaps) {
 
 TEST_F(AnalyzerTest, StopwordsMatchAfterNormalization) {
   // Uppercase and the typographic apostrophe still match "don't".
-  EXPECT_EQ(terms("DON'T don\xE2\x80\x99t THE Cats", settings("english", "none")),
-            Terms({"cats"}));
+  EXPECT_EQ(terms("DON'T don\xE2\x80\x99t THE Cats", settings("english", "none")), Terms({"cats"}));
 }
 
 TEST_F(AnalyzerTest, StemsEnglish) {
@@ -262,7 +262,9 @@ TEST_F(AnalyzerTest, SanitizeUtf8ReplacesInvalidSequences) {
   const std::string kReplacement = "\xEF\xBF\xBD";
   EXPECT_EQ(sanitize_utf8("plain ascii"), "plain ascii");
   EXPECT_EQ(sanitize_utf8("caf\xC3\xA9 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xF0\x9F\x98\x80");
-  EXPECT_EQ(sanitize_utf8("a\xFF" "b"), "a" + kReplacement + "b");
+  EXPECT_EQ(sanitize_utf8("a\xFF"
+                          "b"),
+            "a" + kReplacement + "b");
   // Overlong encodings of '/'.
   EXPECT_EQ(sanitize_utf8("\xC0\xAF"), kReplacement + kReplacement);
   EXPECT_EQ(sanitize_utf8("\xE0\x80\xAF"), kReplacement + kReplacement + kReplacement);
@@ -271,7 +273,9 @@ TEST_F(AnalyzerTest, SanitizeUtf8ReplacesInvalidSequences) {
   EXPECT_EQ(sanitize_utf8("\xF4\x90\x80\x80"),
             kReplacement + kReplacement + kReplacement + kReplacement);
   // A truncated sequence is one replacement, and the next character survives.
-  EXPECT_EQ(sanitize_utf8("\xE2\x82" "x"), kReplacement + "x");
+  EXPECT_EQ(sanitize_utf8("\xE2\x82"
+                          "x"),
+            kReplacement + "x");
   EXPECT_EQ(sanitize_utf8("x\xF0\x9F\x98"), "x" + kReplacement);
   EXPECT_EQ(sanitize_utf8(std::string("a\0b", 3)), std::string("a\0b", 3));
 }

@@ -34,7 +34,7 @@ std::vector<uint32_t> selected_ids(const std::vector<uint8_t>& selected) {
 // IIR section 13.5.1: class poultry, term export in Reuters-RCV1.
 TEST(MutualInformationTest, IirExportPoultry) {
   const ContingencyTable table{49, 27652, 141, 774106};
-  EXPECT_NEAR(mutual_information(table), 1.105e-4, 1e-7);         // "≈ 0.0001105"
+  EXPECT_NEAR(mutual_information(table), 1.105e-4, 1e-7);          // "≈ 0.0001105"
   EXPECT_NEAR(mutual_information(table), 1.1053558610e-4, 1e-13);  // full precision
 }
 
@@ -124,7 +124,7 @@ TEST_F(FeatureSelectionTest, KlDivergenceContributions) {
   const double p_class = (5.0 + 1) / (8 + 6);
   const double p_term = (6.0 + 1) / (14 + 6);
   EXPECT_NEAR(at(kl, "chinese", 0), p_class * std::log2(p_class / p_term), 1e-12);
-  EXPECT_GT(at(kl, "tokyo", 1), 0.0);   // over-represented in japan
+  EXPECT_GT(at(kl, "tokyo", 1), 0.0);    // over-represented in japan
   EXPECT_LT(at(kl, "chinese", 1), 0.0);  // under-represented in japan
   for (uint32_t c = 0; c < corpus_.num_categories(); ++c) {
     double divergence = 0;
@@ -153,8 +153,7 @@ class SelectFeaturesTest : public testing::Test {
 };
 
 TEST_F(SelectFeaturesTest, GlobalTakesTheBestMaxOverCategories) {
-  EXPECT_EQ(selected_ids(select_features(utility_, 6, 2, 2, false)),
-            (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(selected_ids(select_features(utility_, 6, 2, 2, false)), (std::vector<uint32_t>{0, 1}));
   // Third best: t4 and t5 tie at 3.0; the lower id wins.
   EXPECT_EQ(selected_ids(select_features(utility_, 6, 2, 3, false)),
             (std::vector<uint32_t>{0, 1, 4}));
@@ -165,8 +164,7 @@ TEST_F(SelectFeaturesTest, PerCategoryTakesTheUnionOfEachTop) {
   EXPECT_EQ(selected_ids(select_features(utility_, 6, 2, 2, true)),
             (std::vector<uint32_t>{0, 1, 4, 5}));
   // c1's top 1 among t4 = t5 = 3.0 is t4.
-  EXPECT_EQ(selected_ids(select_features(utility_, 6, 2, 1, true)),
-            (std::vector<uint32_t>{0, 4}));
+  EXPECT_EQ(selected_ids(select_features(utility_, 6, 2, 1, true)), (std::vector<uint32_t>{0, 4}));
   // c0's top 3 and c1's top 3 (t4, t5, then t2 at 1.0) share t2.
   EXPECT_EQ(selected_ids(select_features(utility_, 6, 2, 3, true)),
             (std::vector<uint32_t>{0, 1, 2, 4, 5}));
@@ -193,16 +191,14 @@ TEST_F(SelectFeaturesTest, RejectsMismatchedSize) {
 TEST_F(FeatureSelectionTest, GlobalAndPerCategorySelectionOnCorpus) {
   const std::vector<double> df = term_class_utility(corpus_, FeatureSelection::kDocumentFrequency);
   // df: beijing 1, chinese 4, japan 1, macao 2, shanghai 1, tokyo 2.
-  EXPECT_EQ(selected_ids(select_features(df, 6, 3, 3, false)),
-            (std::vector<uint32_t>{1, 3, 5}));
+  EXPECT_EQ(selected_ids(select_features(df, 6, 3, 3, false)), (std::vector<uint32_t>{1, 3, 5}));
   // Chi-square per category, top 1: china -> chinese (3, tied with tokyo's
   // {0, 2, 3, 1} = 3 and first by id), japan -> tokyo (6), other -> macao
   // ({1, 1, 0, 4} = 2.4 beats chinese's {1, 3, 0, 2} = 0.6).
   const std::vector<double> chi2 = term_class_utility(corpus_, FeatureSelection::kChiSquare);
   EXPECT_DOUBLE_EQ(at(chi2, "chinese", 0), 3.0);
   EXPECT_DOUBLE_EQ(at(chi2, "tokyo", 0), 3.0);
-  EXPECT_EQ(selected_ids(select_features(chi2, 6, 3, 1, true)),
-            (std::vector<uint32_t>{1, 3, 5}));
+  EXPECT_EQ(selected_ids(select_features(chi2, 6, 3, 1, true)), (std::vector<uint32_t>{1, 3, 5}));
   // Globally, the single best is tokyo (6 for japan).
   EXPECT_EQ(selected_ids(select_features(chi2, 6, 3, 1, false)), (std::vector<uint32_t>{5}));
 }
@@ -215,8 +211,8 @@ TEST_F(FeatureSelectionTest, RankTermsBestFirstTiesByTerm) {
   EXPECT_EQ(ranked[0].utility, 4.0);
   EXPECT_EQ(ranked[1].term, "macao");  // 2, before tokyo (2)
   EXPECT_EQ(ranked[2].term, "tokyo");
-  EXPECT_EQ(ranked[3].term, "beijing");  // 1, first of beijing, japan, shanghai
-  EXPECT_EQ(rank_terms(corpus_, df, 0, 0).size(), 6u);    // top <= 0: every term
+  EXPECT_EQ(ranked[3].term, "beijing");                 // 1, first of beijing, japan, shanghai
+  EXPECT_EQ(rank_terms(corpus_, df, 0, 0).size(), 6u);  // top <= 0: every term
   EXPECT_EQ(rank_terms(corpus_, df, 0, 100).size(), 6u);
   EXPECT_THROW(rank_terms(corpus_, df, 3, 1), InvalidArgumentError);
   EXPECT_THROW(rank_terms(corpus_, std::vector<double>(5), 0, 1), InvalidArgumentError);

@@ -96,9 +96,8 @@ class BruteForce {
       const double sim = cosine(q, d);
       if (sim > 1e-12) all.push_back({uint32_t(d), float(sim)});
     }
-    std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-      return a.similarity > b.similarity;
-    });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& a, const auto& b) { return a.similarity > b.similarity; });
     return all;
   }
 
@@ -171,7 +170,9 @@ void expect_same_ranking(const std::vector<KnnIndex::Neighbour>& expected,
     const bool near_tie =
         (i > 0 && expected[i - 1].similarity - expected[i].similarity < 1e-6) ||
         (i + 1 < expected.size() && expected[i].similarity - expected[i + 1].similarity < 1e-6);
-    if (!near_tie) EXPECT_EQ(expected[i].doc, actual[i].doc) << "rank " << i;
+    if (!near_tie) {
+      EXPECT_EQ(expected[i].doc, actual[i].doc) << "rank " << i;
+    }
   }
 }
 
@@ -293,7 +294,8 @@ TEST_F(KnnTest, VoteSharesAreSimilarityWeightedAndSumToOne) {
 }
 
 TEST_F(KnnTest, MultiLabelNeighbourVotesForEachLabel) {
-  build({{split("alpha beta"), {"x", "y"}}, {split("alpha gamma"), {"y"}}, {split("delta"), {"z"}}});
+  build(
+      {{split("alpha beta"), {"x", "y"}}, {split("alpha gamma"), {"y"}}, {split("delta"), {"z"}}});
   KnnClassifier classifier(index_);
   std::vector<double> scores;
   classifier.score(query("beta"), ClassifyOptions(), &scores);  // only doc 0 matches
@@ -368,10 +370,10 @@ TEST_F(KnnTest, ConcurrentClassificationGivesIdenticalResults) {
   std::vector<std::thread> threads;
   for (size_t t = 0; t < parallel.size(); ++t) {
     threads.emplace_back([&, t] {
-      // Each thread walks the queries in a different order.
+      // Each thread starts at a different query.
       parallel[t].resize(queries.size());
       for (size_t j = 0; j < queries.size(); ++j) {
-        const size_t i = (j * (2 * t + 1)) % queries.size();
+        const size_t i = (j + t * queries.size() / 4) % queries.size();
         classifier.score(query(queries[i].terms), options, &parallel[t][i]);
       }
     });

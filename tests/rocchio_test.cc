@@ -104,8 +104,8 @@ class BruteForce {
       const std::vector<double> v = weights(doc.terms);
       std::set<std::string> doc_labels(doc.labels.begin(), doc.labels.end());
       for (const std::string& label : doc_labels) {
-        const size_t c = size_t(std::find(categories_.begin(), categories_.end(), label) -
-                                categories_.begin());
+        const size_t c =
+            size_t(std::find(categories_.begin(), categories_.end(), label) - categories_.begin());
         members[c] += 1.0;
         for (size_t t = 0; t < v.size(); ++t) mean[c][t] += v[t];
       }
@@ -198,8 +198,8 @@ class RocchioTest : public testing::Test {
     const Matrix actual = dense_centroids();
     for (size_t c = 0; c < actual.size(); ++c) {
       for (size_t t = 0; t < actual[c].size(); ++t) {
-        EXPECT_NEAR(actual[c][t], brute.centroids()[c][t], 1e-6) << "category " << c << " term "
-                                                                  << corpus_.terms[t];
+        EXPECT_NEAR(actual[c][t], brute.centroids()[c][t], 1e-6)
+            << "category " << c << " term " << corpus_.terms[t];
       }
     }
   }
@@ -232,7 +232,9 @@ TEST_F(RocchioTest, StorageIsSparseAndSortedByCategory) {
   for (TermId t = 0; t < corpus_.num_terms(); ++t) {
     for (uint64_t e = model_.term_start[t]; e < model_.term_start[t + 1]; ++e) {
       EXPECT_GT(model_.entry_weight[e], 0.0f);
-      if (e > model_.term_start[t]) EXPECT_LT(model_.entry_category[e - 1], model_.entry_category[e]);
+      if (e > model_.term_start[t]) {
+        EXPECT_LT(model_.entry_category[e - 1], model_.entry_category[e]);
+      }
     }
   }
   // Each centroid has unit length.
@@ -327,7 +329,7 @@ TEST_F(RocchioTest, ConcurrentScoringGivesIdenticalResults) {
     threads.emplace_back([&, t] {
       parallel[t].resize(queries.size());
       for (size_t j = 0; j < queries.size(); ++j) {
-        const size_t i = (j * (2 * t + 1)) % queries.size();
+        const size_t i = (j + t * queries.size() / 4) % queries.size();
         classifier.score(query(queries[i].terms), ClassifyOptions(), &parallel[t][i]);
       }
     });

@@ -1,0 +1,133 @@
+// autocat features: the most useful terms of each category (IIR 13.5).
+#include <xapian.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <ostream>
+
+#include "autocat/error.h"
+#include "classify/categorizer.h"
+#include "classify/feature_selection.h"
+#include "classify/json.h"
+#include "classify/model_io.h"
+#include "classify/training_collection.h"
+#include "indexer/commands.h"
+
+namespace autocat::cli {
+
+namespace {
+
+const char kUsage[] =
+    "usage: autocat features --model DIR [OPTIONS]\n"
+    "\n"
+    "Ranks the terms of the model's training collection by their utility for each\n"
+    "category (IIR 13.5), computed from the term/category document counts, and\n"
+    "prints the best ones. Shows what a classifier can learn from.\n"
+    "\n"
+    "options:\n"
+    "  --model DIR          model directory written by autocat train\n"
+    "  --category C         only category C (default: every category)\n"
+    "  --select MEASURE     mi (expected mutual information, bits; default), chi2,\n"
+    "                       df (document frequency), kl (KL divergence)\n"
+    "  --top N              terms per category (default 10)\n"
+    "  --json               one JSON object: {\"select\", \"categories\": [{\"name\",\n"
+    "                       \"documents\", \"terms\": [{\"term\", \"utility\"}]}]}\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "example:\n"
+    "  autocat features --model news.model --category sports --select chi2 --top 20\n";
+
+const std::vector<OptionSpec> kOptions = {
+    {"model", true}, {"category", true}, {"select", true}, {"top", true}, {"json", false},
+};
+
+internal::TrainingCorpus load_corpus(const std::string& model_dir) {
+  const std::string path = (std::filesystem::path(model_dir) / internal::kTrainingDbName).string();
+  Xapian::Database db;
+  try {
+    db = Xapian::Database(path);
+  } catch (const Xapian::DatabaseOpeningError& e) {
+    throw NotFoundError(path + ": cannot open the training database (" + e.get_msg() +
+                        "); train the model again with: autocat train --model " + model_dir +
+                        " INPUT...");
+  }
+  return internal::load_training_corpus(db);
+}
+
+int run_features(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+  (void)messages;
+  const ParsedArgs args = parse_args(words, kOptions);
+  const std::string model_dir = args.required("model");
+  const FeatureSelection measure = parse_selection(args.value("select", "mi"));
+  const int top = static_cast<int>(args.integer("top", 10, 1, 1000000));
+  if (!args.positional().empty()) {
+    throw UsageError("unexpected argument '" + args.positional().front() + "'");
+  }
+
+  // Opening the model first gives the clear messages for a missing or bad model.
+  const internal::Categorizer categorizer(model_dir);
+  const internal::TrainingCorpus corpus = load_corpus(model_dir);
+
+  std::vector<uint32_t> selected;
+  if (args.has("category")) {
+    const std::string name = args.value("category");
+    auto it = std::find(corpus.categories.begin(), corpus.categories.end(), name);
+    if (it == corpus.categories.end()) {
+      throw InvalidArgumentError(model_dir + ": unknown category '" + name +
+                                 "'; known: " + join(corpus.categories));
+    }
+    selected.push_back(static_cast<uint32_t>(it - corpus.categories.begin()));
+  } else {
+    for (uint32_t c = 0; c < corpus.num_categories(); ++c) selected.push_back(c);
+  }
+
+  const std::vector<double> utility = internal::term_class_utility(corpus, measure);
+  const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
+  const std::string measure_name = feature_selection_name(measure);
+
+  if (args.has("json")) {
+    internal::JsonValue json = internal::JsonValue::object();
+    json.set("model", internal::JsonValue::string(model_dir));
+    json.set("select", internal::JsonValue::string(measure_name));
+    json.set("documents", internal::JsonValue::number(corpus.num_docs()));
+    internal::JsonValue categories = internal::JsonValue::array();
+    for (uint32_t c : selected) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("name", internal::JsonValue::string(corpus.categories[c]));
+      entry.set("documents", internal::JsonValue::number(doc_counts[c]));
+      internal::JsonValue terms = internal::JsonValue::array();
+      for (const internal::RankedTerm& term : internal::rank_terms(corpus, utility, c, top)) {
+        internal::JsonValue item = internal::JsonValue::object();
+        item.set("term", internal::JsonValue::string(term.term));
+        item.set("utility", internal::JsonValue::number(term.utility));
+        terms.push_back(std::move(item));
+      }
+      entry.set("terms", std::move(terms));
+      categories.push_back(std::move(entry));
+    }
+    json.set("categories", std::move(categories));
+    out << json.dump() << '\n';
+    return 0;
+  }
+
+  out << "top " << top << " terms by " << measure_name << " (" << corpus.num_docs()
+      << " training documents, " << corpus.num_terms() << " terms)\n";
+  for (uint32_t c : selected) {
+    out << '\n' << corpus.categories[c] << " (" << doc_counts[c] << " documents)\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const internal::RankedTerm& term : internal::rank_terms(corpus, utility, c, top)) {
+      rows.push_back({"  " + term.term, format_number(term.utility)});
+    }
+    print_table(out, rows, {});
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command features_command() {
+  return {"features", "show the most useful terms of each category (mi, chi2, df, kl)", kUsage,
+          run_features};
+}
+
+}  // namespace autocat::cli

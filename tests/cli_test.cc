@@ -1,0 +1,469 @@
+// End-to-end tests of the `autocat` tool: the real binary, on-disk model
+// and databases in a temporary directory, over the fixture corpus
+// (tests/data/fixture_*: categories food, science, sports).
+#include "indexer/cli.h"
+
+#include <gtest/gtest.h>
+#include <xapian.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli_test_util.h"
+#include "tests/test_util.h"
+
+namespace autocat {
+namespace {
+
+using internal::JsonValue;
+using testing_util::CliResult;
+using testing_util::lines_of;
+using testing_util::number_at;
+using testing_util::run_autocat;
+using testing_util::string_at;
+using testing_util::TempDir;
+using testing_util::test_data;
+using testing_util::write_file;
+
+const char kSportsText[] = "The striker scored in the match and the team won the final.";
+
+// Parses `text` as one JSON value, failing the test if it is not.
+JsonValue json(const std::string& text) {
+  std::string error;
+  JsonValue value = testing_util::parse(text, &error);
+  EXPECT_TRUE(error.empty()) << error << " in: " << text;
+  return value;
+}
+
+std::vector<std::string> category_names(const JsonValue& list) {
+  std::vector<std::string> names;
+  for (const JsonValue& entry : list.as_array()) names.push_back(string_at(entry, "name"));
+  return names;
+}
+
+class CliTest : public testing::Test {
+ protected:
+  // One model for the whole suite: training is the slow part.
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    model_ = dir_->file("model");
+    train_result_ = new CliResult(
+        run_autocat({"train", "--model", model_, "--json", test_data("fixture_train.jsonl")}));
+  }
+  static void TearDownTestSuite() {
+    delete train_result_;
+    delete dir_;
+    train_result_ = nullptr;
+    dir_ = nullptr;
+  }
+  void SetUp() override { ASSERT_EQ(train_result_->exit_code, 0) << train_result_->err; }
+
+  // Indexes the folder tree and the JSONL test file into `db`.
+  static CliResult index_fixtures(const std::string& db, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"index", "--model", model_, "--db", db, "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(test_data("fixture_tree"));
+    args.push_back(test_data("fixture_test.jsonl"));
+    return run_autocat(args);
+  }
+
+  static TempDir* dir_;
+  static std::string model_;
+  static CliResult* train_result_;
+  TempDir scratch_;
+};
+
+TempDir* CliTest::dir_ = nullptr;
+std::string CliTest::model_;
+CliResult* CliTest::train_result_ = nullptr;
+
+TEST_F(CliTest, TrainPrintsJsonSummary) {
+  const std::vector<std::string> lines = lines_of(train_result_->out);
+  ASSERT_EQ(lines.size(), 1u) << train_result_->out;
+  const JsonValue summary = json(lines[0]);
+  EXPECT_EQ(number_at(summary, "documents"), 24);
+  EXPECT_EQ(number_at(summary, "categories"), 3);
+  EXPECT_GT(number_at(summary, "terms"), 0);
+  EXPECT_GE(number_at(summary, "seconds"), 0);
+  EXPECT_EQ(string_at(summary, "default_method"), "knn");
+  EXPECT_EQ(train_result_->err, "");
+}
+
+TEST_F(CliTest, TrainHumanSummaryWithOptions) {
+  const std::string model = scratch_.file("nb-model");
+  const CliResult result =
+      run_autocat({"train", "--model", model, "--method", "nb", "--stemmer", "english",
+                   "--features", "50", "--select", "chi2", "--per-category", "--alpha", "0.5",
+                   "--split", "train", test_data("fixture_train.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  // fixture_train.jsonl holds 22 documents of split "train" and 2 of "test".
+  EXPECT_NE(result.out.find("documents       22\n"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("categories      3"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("selected"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("default method  nb"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("seconds"), std::string::npos) << result.out;
+
+  // The model's default method and stemmer are used by classify.
+  const std::string input = scratch_.file("in.jsonl");
+  write_file(input, "{\"id\": \"x\", \"text\": \"Strikers scoring goals for teams\"}\n");
+  const CliResult classified = run_autocat({"classify", "--model", model, "--json", input});
+  ASSERT_EQ(classified.exit_code, 0) << classified.err;
+  const JsonValue line = json(lines_of(classified.out).at(0));
+  EXPECT_EQ(string_at(line, "method"), "nb");
+  EXPECT_EQ(category_names(*line.find("categories")), std::vector<std::string>{"sports"});
+}
+
+TEST_F(CliTest, TrainFromFolderTree) {
+  const std::string model = scratch_.file("tree-model");
+  const CliResult result =
+      run_autocat({"train", "--model", model, "--json", test_data("fixture_tree")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const JsonValue summary = json(lines_of(result.out).at(0));
+  EXPECT_EQ(number_at(summary, "documents"), 9);
+  EXPECT_EQ(number_at(summary, "categories"), 3);
+}
+
+TEST_F(CliTest, HelpForEverySubcommand) {
+  for (const std::string command : {"train", "index", "classify", "search", "eval", "features"}) {
+    for (const std::string flag : {"--help", "-h"}) {
+      const CliResult result = run_autocat({command, flag});
+      EXPECT_EQ(result.exit_code, 0) << command << " " << flag;
+      EXPECT_EQ(result.out.rfind("usage: autocat " + command, 0), 0u) << result.out;
+      EXPECT_EQ(result.err, "");
+    }
+  }
+  // --help wins over anything else on the line, even a missing --model.
+  EXPECT_EQ(run_autocat({"classify", "--bogus", "--help"}).exit_code, 0);
+  EXPECT_EQ(run_autocat({"help", "eval"}).out.rfind("usage: autocat eval", 0), 0u);
+}
+
+TEST_F(CliTest, OverviewWithoutSubcommand) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{}, std::vector<std::string>{"--help"}}) {
+    const CliResult result = run_autocat(args);
+    EXPECT_EQ(result.exit_code, 0);
+    EXPECT_NE(result.out.find("commands:"), std::string::npos);
+    for (const char* command : {"train", "index", "classify", "search", "eval", "features"}) {
+      EXPECT_NE(result.out.find(std::string("  ") + command), std::string::npos) << command;
+    }
+  }
+}
+
+TEST_F(CliTest, ClassifyJsonLines) {
+  const CliResult result =
+      run_autocat({"classify", "--model", model_, "--json", test_data("fixture_test.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  const std::vector<std::string> lines = lines_of(result.out);
+  ASSERT_EQ(lines.size(), 9u);
+  for (const std::string& text : lines) {
+    const JsonValue line = json(text);
+    ASSERT_TRUE(line.is_object()) << text;
+    const std::string id = string_at(line, "id");
+    EXPECT_EQ(string_at(line, "method"), "knn");
+    const JsonValue* categories = line.find("categories");
+    ASSERT_TRUE(categories != nullptr && categories->is_array()) << text;
+    const JsonValue* scores = line.find("scores");
+    ASSERT_TRUE(scores != nullptr && scores->is_object()) << text;
+    EXPECT_EQ(scores->members().size(), 3u);
+    for (const auto& [name, score] : scores->members()) {
+      EXPECT_GE(score.as_number(), 0.0) << name;
+      EXPECT_LE(score.as_number(), 1.0) << name;
+    }
+    // One-of: exactly the best category; ids name their category.
+    ASSERT_EQ(categories->as_array().size(), 1u) << text;
+    const std::string expected = id.rfind("t-sp-", 0) == 0    ? "sports"
+                                 : id.rfind("t-sci-", 0) == 0 ? "science"
+                                                              : "food";
+    EXPECT_EQ(category_names(*categories), std::vector<std::string>{expected}) << text;
+  }
+}
+
+TEST_F(CliTest, ClassifySportsTextWithEveryMethod) {
+  const std::string input = scratch_.file("sports.jsonl");
+  write_file(input, std::string("{\"id\": \"s1\", \"text\": \"") + kSportsText + "\"}\n");
+  for (const std::string method : {"knn", "rocchio", "nb", "bnb", "cnb"}) {
+    const CliResult result =
+        run_autocat({"classify", "--model", model_, "--method", method, "--json", input});
+    ASSERT_EQ(result.exit_code, 0) << method << ": " << result.err;
+    const JsonValue line = json(lines_of(result.out).at(0));
+    EXPECT_EQ(string_at(line, "id"), "s1");
+    EXPECT_EQ(string_at(line, "method"), method);
+    EXPECT_EQ(category_names(*line.find("categories")), std::vector<std::string>{"sports"})
+        << method;
+    if (method == "nb" || method == "bnb" || method == "cnb") {
+      double sum = 0;
+      for (const auto& member : line.find("scores")->members()) sum += member.second.as_number();
+      EXPECT_NEAR(sum, 1.0, 1e-6) << method << ": posteriors sum to 1";
+    }
+  }
+}
+
+TEST_F(CliTest, ClassifyReadsJsonLinesFromStdin) {
+  const std::string input = scratch_.file("stdin.jsonl");
+  write_file(input,
+             std::string("{\"id\": \"a\", \"text\": \"") + kSportsText +
+                 "\"}\n{\"id\": \"b\", \"text\": \"Simmer the garlic and tomato sauce.\"}\n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"classify", "--model", model_},
+        std::vector<std::string>{"classify", "--model", model_, "-"}}) {
+    const CliResult result = run_autocat(args, input);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out.rfind("a\tsports ", 0), 0u) << result.out;
+    EXPECT_NE(result.out.find("\nb\tfood "), std::string::npos) << result.out;
+  }
+}
+
+TEST_F(CliTest, ClassifyPlainFileIsOneDocument) {
+  const std::string input = scratch_.file("note.txt");
+  write_file(input, std::string(kSportsText) + "\n\nThe fans cheered the goalkeeper.\n");
+  const CliResult result = run_autocat({"classify", "--model", model_, "--top", "3", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> lines = lines_of(result.out);
+  ASSERT_EQ(lines.size(), 1u) << result.out;
+  EXPECT_NE(lines[0].find("\tsports "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("(top: sports "), std::string::npos) << lines[0];
+}
+
+TEST_F(CliTest, ClassifyAnyOfWithThreshold) {
+  const CliResult result =
+      run_autocat({"classify", "--model", model_, "--method", "nb", "--any-of", "--threshold",
+                   "0.0000001", "--json", test_data("fixture_test.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (const std::string& text : lines_of(result.out)) {
+    const JsonValue line = json(text);
+    for (const JsonValue& category : line.find("categories")->as_array()) {
+      EXPECT_GE(number_at(category, "score"), 0.0000001) << text;
+    }
+    EXPECT_GE(line.find("categories")->as_array().size(), 1u) << text;
+  }
+}
+
+TEST_F(CliTest, IndexSearchAndFacets) {
+  const std::string db = scratch_.file("db");
+  const CliResult indexed = index_fixtures(db);
+  ASSERT_EQ(indexed.exit_code, 0) << indexed.err;
+  const JsonValue summary = json(lines_of(indexed.out).at(0));
+  EXPECT_EQ(number_at(summary, "documents"), 18);
+  EXPECT_EQ(number_at(summary, "db_documents"), 18);
+  EXPECT_EQ(number_at(summary, "uncategorized"), 0);
+  double indexed_total = 0;
+  for (const JsonValue& entry : summary.find("categories")->as_array()) {
+    indexed_total += number_at(entry, "count");
+  }
+  EXPECT_EQ(indexed_total, 18);
+
+  // Every document matches an empty query; facets cover them all.
+  const CliResult all = run_autocat({"search", "--db", db, "--facets", "--json"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const JsonValue everything = json(lines_of(all.out).at(0));
+  EXPECT_EQ(number_at(everything, "matches_estimated"), 18);
+  EXPECT_EQ(everything.find("results")->as_array().size(), 10u);  // default --limit
+  std::map<std::string, double> facets;
+  double facet_total = 0;
+  for (const JsonValue& entry : everything.find("facets")->as_array()) {
+    facets[string_at(entry, "category")] = number_at(entry, "count");
+    facet_total += number_at(entry, "count");
+  }
+  EXPECT_EQ(facet_total, 18);
+  EXPECT_EQ(facets, (std::map<std::string, double>{{"food", 6}, {"science", 6}, {"sports", 6}}));
+
+  // Filtering by each category matches exactly its facet count.
+  for (const auto& [category, count] : facets) {
+    const CliResult filtered = run_autocat(
+        {"search", "--db", db, "--category", category, "--limit", "100", "--facets", "--json"});
+    ASSERT_EQ(filtered.exit_code, 0) << filtered.err;
+    EXPECT_EQ(filtered.err, "");
+    const JsonValue result = json(lines_of(filtered.out).at(0));
+    EXPECT_EQ(number_at(result, "matches_estimated"), count) << category;
+    EXPECT_EQ(result.find("results")->as_array().size(), count) << category;
+    for (const JsonValue& match : result.find("results")->as_array()) {
+      EXPECT_EQ(category_names(*match.find("categories")), std::vector<std::string>{category});
+    }
+    const JsonValue& only = result.find("facets")->as_array().at(0);
+    EXPECT_EQ(string_at(only, "category"), category);
+    EXPECT_EQ(number_at(only, "count"), count);
+  }
+
+  // Two categories: the union.
+  const CliResult two = run_autocat({"search", "--db", db, "--category", "sports", "--category",
+                                     "food", "--limit", "100", "--json"});
+  EXPECT_EQ(number_at(json(lines_of(two.out).at(0)), "matches_estimated"), 12);
+}
+
+TEST_F(CliTest, SearchTextIsCaseFoldedAndRanked) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index_fixtures(db).exit_code, 0);
+  const CliResult lower =
+      run_autocat({"search", "--db", db, "--json", "--category", "sports", "team"});
+  const CliResult upper = run_autocat({"search", "--db", db, "--json", "TEAM"});
+  ASSERT_EQ(lower.exit_code, 0) << lower.err;
+  ASSERT_EQ(upper.exit_code, 0) << upper.err;
+  const JsonValue lower_json = json(lines_of(lower.out).at(0));
+  const JsonValue upper_json = json(lines_of(upper.out).at(0));
+  EXPECT_GT(number_at(lower_json, "matches_estimated"), 0);
+  EXPECT_EQ(number_at(lower_json, "matches_estimated"), number_at(upper_json, "matches_estimated"));
+  const JsonValue& first = upper_json.find("results")->as_array().at(0);
+  EXPECT_EQ(number_at(first, "rank"), 1);
+  EXPECT_GT(number_at(first, "weight"), 0);
+  EXPECT_FALSE(string_at(first, "id").empty());
+  EXPECT_NE(string_at(first, "data"), "<missing>");
+
+  // The QueryParser field works too, and human output lists id and category.
+  const CliResult field = run_autocat({"search", "--db", db, "category:food", "AND", "sauce"});
+  ASSERT_EQ(field.exit_code, 0) << field.err;
+  EXPECT_NE(field.out.find("[food "), std::string::npos) << field.out;
+  EXPECT_EQ(field.out.find("[sports "), std::string::npos) << field.out;
+}
+
+TEST_F(CliTest, ReindexingSameIdsReplaces) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index_fixtures(db).exit_code, 0);
+  const CliResult again = index_fixtures(db, {"--method", "rocchio", "--batch", "2"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const JsonValue summary = json(lines_of(again.out).at(0));
+  EXPECT_EQ(number_at(summary, "documents"), 18);
+  EXPECT_EQ(number_at(summary, "db_documents"), 18);
+  EXPECT_EQ(string_at(summary, "method"), "rocchio");
+  EXPECT_EQ(Xapian::Database(db).get_doccount(), 18u);
+}
+
+TEST_F(CliTest, IndexHumanSummary) {
+  const std::string db = scratch_.file("db");
+  const CliResult result =
+      run_autocat({"index", "--model", model_, "--db", db, test_data("fixture_tree")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.rfind("indexed 9 documents into " + db + " (", 0), 0u) << result.out;
+  EXPECT_NE(result.out.find("docs/s)"), std::string::npos);
+  EXPECT_NE(result.out.find("  sports"), std::string::npos);
+  EXPECT_NE(result.out.find("now holds 9 documents"), std::string::npos);
+}
+
+TEST_F(CliTest, IndexWithoutCategories) {
+  const std::string db = scratch_.file("plain-db");
+  const CliResult indexed = index_fixtures(db, {"--no-categories"});
+  ASSERT_EQ(indexed.exit_code, 0) << indexed.err;
+  EXPECT_EQ(number_at(json(lines_of(indexed.out).at(0)), "db_documents"), 18);
+  const CliResult search = run_autocat({"search", "--db", db, "--facets", "--json", "team"});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  const JsonValue result = json(lines_of(search.out).at(0));
+  EXPECT_GT(number_at(result, "matches_estimated"), 0);
+  EXPECT_TRUE(result.find("facets")->as_array().empty());
+  // Same terms and positions as a categorized index: a phrase matches.
+  const CliResult phrase = run_autocat({"search", "--db", db, "--json", "\"home team\""});
+  EXPECT_EQ(number_at(json(lines_of(phrase.out).at(0)), "matches_estimated"), 1);
+}
+
+TEST_F(CliTest, CustomPrefixAndSlotAreRecordedForSearch) {
+  const std::string db = scratch_.file("db");
+  const CliResult indexed = index_fixtures(db, {"--prefix", "XTOPIC", "--slot", "7"});
+  ASSERT_EQ(indexed.exit_code, 0) << indexed.err;
+  Xapian::Database database(db);
+  EXPECT_EQ(database.get_termfreq("XTOPICsports"), 6u);
+  EXPECT_EQ(database.get_termfreq("XCsports"), 0u);
+  // search picks the prefix and slot up from the database's metadata.
+  const CliResult search =
+      run_autocat({"search", "--db", db, "--category", "sports", "--facets", "--json"});
+  ASSERT_EQ(search.exit_code, 0) << search.err;
+  EXPECT_EQ(search.err, "");
+  const JsonValue result = json(lines_of(search.out).at(0));
+  EXPECT_EQ(number_at(result, "matches_estimated"), 6);
+  EXPECT_EQ(number_at(result.find("facets")->as_array().at(0), "count"), 6);
+}
+
+TEST_F(CliTest, EvalJson) {
+  for (const std::string method : {"knn", "rocchio", "nb", "bnb", "cnb"}) {
+    const CliResult result = run_autocat(
+        {"eval", "--model", model_, "--method", method, "--json", test_data("fixture_test.jsonl")});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "");
+    const std::vector<std::string> lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 1u);
+    const JsonValue report = json(lines[0]);
+    EXPECT_EQ(string_at(report, "method"), method);
+    EXPECT_EQ(number_at(report, "documents"), 9);
+    for (const char* key : {"accuracy", "macro_f1", "micro_f1"}) {
+      EXPECT_GE(number_at(report, key), 0.0) << key;
+      EXPECT_LE(number_at(report, key), 1.0) << key;
+    }
+    for (const char* key : {"classify_seconds", "docs_per_second", "analyze_seconds"}) {
+      EXPECT_GE(number_at(report, key), 0.0) << key;
+    }
+    const JsonValue* per_category = report.find("per_category");
+    ASSERT_TRUE(per_category != nullptr && per_category->is_array());
+    ASSERT_EQ(per_category->as_array().size(), 3u);
+    for (const JsonValue& entry : per_category->as_array()) {
+      EXPECT_GE(number_at(entry, "f1"), 0.0);
+      EXPECT_LE(number_at(entry, "f1"), 1.0);
+    }
+    EXPECT_EQ(report.find("confusion")->find("matrix")->as_array().size(), 3u);
+  }
+}
+
+TEST_F(CliTest, EvalHumanTableAndUnknownLabels) {
+  const std::string input = scratch_.file("eval.jsonl");
+  write_file(input,
+             std::string("{\"id\": \"1\", \"labels\": [\"sports\"], \"text\": \"") + kSportsText +
+                 "\"}\n{\"id\": \"2\", \"labels\": [\"music\"], \"text\": \"The band played.\"}\n"
+                 "{\"id\": \"3\", \"text\": \"no labels here\"}\n");
+  const CliResult result = run_autocat({"eval", "--model", model_, input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out.rfind("evaluated 2 documents with knn", 0), 0u) << result.out;
+  EXPECT_NE(result.out.find("accuracy  0.5000"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("music"), std::string::npos) << "unknown label listed";
+  const std::vector<std::string> warnings = lines_of(result.err);
+  ASSERT_EQ(warnings.size(), 2u) << result.err;
+  EXPECT_EQ(warnings[0], "autocat: warning: skipped 1 documents without labels");
+  EXPECT_NE(warnings[1].find("1 documents have labels the model does not know (music)"),
+            std::string::npos)
+      << warnings[1];
+}
+
+TEST_F(CliTest, FeaturesJson) {
+  const CliResult result =
+      run_autocat({"features", "--model", model_, "--json", "--top", "5", "--select", "chi2"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const JsonValue report = json(lines_of(result.out).at(0));
+  EXPECT_EQ(string_at(report, "select"), "chi2");
+  const auto& categories = report.find("categories")->as_array();
+  ASSERT_EQ(categories.size(), 3u);
+  for (const JsonValue& category : categories) {
+    EXPECT_EQ(number_at(category, "documents"), 8);
+    const auto& terms = category.find("terms")->as_array();
+    ASSERT_EQ(terms.size(), 5u);
+    for (size_t i = 1; i < terms.size(); ++i) {
+      EXPECT_GE(number_at(terms[i - 1], "utility"), number_at(terms[i], "utility"));
+    }
+  }
+
+  const CliResult sports = run_autocat({"features", "--model", model_, "--category", "sports"});
+  ASSERT_EQ(sports.exit_code, 0) << sports.err;
+  EXPECT_NE(sports.out.find("top 10 terms by mi"), std::string::npos) << sports.out;
+  EXPECT_NE(sports.out.find("sports (8 documents)"), std::string::npos) << sports.out;
+  EXPECT_EQ(sports.out.find("food ("), std::string::npos) << sports.out;
+}
+
+// The library entry point, in process: same behaviour as the binary.
+TEST_F(CliTest, RunInProcess) {
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::run({"search", "--help"}, out, err), 0);
+  EXPECT_EQ(out.str().rfind("usage: autocat search", 0), 0u);
+
+  std::ostringstream out2, err2;
+  const std::string input = scratch_.file("doc.txt");
+  write_file(input, kSportsText);
+  EXPECT_EQ(cli::run({"classify", "--model", model_, input}, out2, err2), 0) << err2.str();
+  EXPECT_NE(out2.str().find("\tsports "), std::string::npos) << out2.str();
+
+  std::ostringstream out3, err3;
+  EXPECT_EQ(cli::run({"classify", "--model", model_, "--k", "x"}, out3, err3), 2);
+  EXPECT_EQ(err3.str(),
+            "autocat classify: --k needs a whole number, got 'x' (see autocat classify --help)\n");
+}
+
+}  // namespace
+}  // namespace autocat

@@ -1,0 +1,299 @@
+// Tests of category filters, the `category:` QueryParser field and facet
+// counts, over an index built with CategoryIndexer from a model trained on
+// tests/data/fixture_train.jsonl.
+#include "autocat/facets.h"
+
+#include <gtest/gtest.h>
+#include <xapian.h>
+
+#include <algorithm>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "autocat/category_indexer.h"
+#include "autocat/error.h"
+#include "classify/trainer.h"
+#include "tests/test_util.h"
+
+namespace autocat {
+namespace {
+
+// The app's corpus: fixture_test.jsonl plus two mixed-topic documents and
+// one with no known word. Any-of with min_score 0.25 assigns:
+//   sp-*  sports; sci-* science; fd-* food;
+//   mix-team-chef  food 0.63 + sports 0.37; mix-lab-bread  science 0.60 + food 0.40;
+//   unknown        nothing.
+struct AppDocument {
+  const char* id;
+  const char* text;
+};
+const AppDocument kCorpus[] = {
+    {"sp-1", "The football team scored a late goal to win the league match."},
+    {"sp-2", "She trained every morning to run faster in the race."},
+    {"sp-3", "The referee showed a red card and the team played with ten men."},
+    {"sci-1", "The researchers used a microscope to observe bacteria in the experiment."},
+    {"sci-2", "A new study measured the energy of particles in the detector."},
+    {"sci-3", "Scientists tested the theory with data from the telescope."},
+    {"fd-1", "Fry the garlic in olive oil and add the tomato sauce to the pasta."},
+    {"fd-2", "The cake needs butter, sugar, eggs and flour before baking."},
+    {"fd-3", "Season the soup with salt and pepper and serve it with bread."},
+    {"mix-team-chef",
+     "The team chef cooked pasta with tomato sauce for the players after the match."},
+    {"mix-lab-bread", "A lab experiment measured how heat changes the taste of bread and butter."},
+    {"unknown", "Zzyzx qwerty."},
+};
+
+struct Count {
+  std::string category;
+  Xapian::doccount count;
+  bool operator==(const Count& other) const {
+    return category == other.category && count == other.count;
+  }
+};
+
+std::ostream& operator<<(std::ostream& out, const Count& count) {
+  return out << count.category << "=" << count.count;
+}
+
+std::vector<Count> plain(const std::vector<FacetCount>& counts) {
+  std::vector<Count> out;
+  for (const FacetCount& count : counts) out.push_back({count.category, count.count});
+  return out;
+}
+
+class FacetsTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    temp_dir_ = new testing_util::TempDir();
+    const std::string model_dir = temp_dir_->file("model");
+    internal::ReadOptions read_options;
+    read_options.split = "train";
+    internal::train_model({testing_util::test_data("fixture_train.jsonl")}, model_dir,
+                          TrainOptions(), read_options, [](const std::string&) {});
+    IndexOptions options;
+    options.classify.decision = Decision::kAnyOf;
+    options.classify.min_score = 0.25;
+    CategoryIndexer indexer(model_dir, options);
+    db_ = new Xapian::WritableDatabase(std::string(), Xapian::DB_BACKEND_INMEMORY);
+    for (const AppDocument& doc : kCorpus) indexer.index_document(*db_, doc.id, doc.text, doc.id);
+    db_->commit();
+  }
+
+  static void TearDownTestSuite() {
+    delete db_;
+    delete temp_dir_;
+  }
+
+  // Ids (document data) of every match, sorted.
+  static std::vector<std::string> ids(const Xapian::Query& query) {
+    Xapian::Enquire enquire(*db_);
+    enquire.set_query(query);
+    std::vector<std::string> out;
+    Xapian::MSet mset = enquire.get_mset(0, db_->get_doccount());
+    for (auto it = mset.begin(); it != mset.end(); ++it)
+      out.push_back(it.get_document().get_data());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // Runs `query` with a CategoryFacetSpy that sees every match.
+  static void spy_on(const Xapian::Query& query, CategoryFacetSpy* spy) {
+    Xapian::Enquire enquire(*db_);
+    enquire.set_query(query);
+    enquire.add_matchspy(spy);
+    enquire.get_mset(0, 10, db_->get_doccount());
+  }
+
+  static testing_util::TempDir* temp_dir_;
+  static Xapian::WritableDatabase* db_;
+};
+
+testing_util::TempDir* FacetsTest::temp_dir_ = nullptr;
+Xapian::WritableDatabase* FacetsTest::db_ = nullptr;
+
+TEST_F(FacetsTest, CorpusIsCategorizedAsExpected) {
+  EXPECT_EQ(ids(Xapian::Query("XCfood")),
+            (std::vector<std::string>{"fd-1", "fd-2", "fd-3", "mix-lab-bread", "mix-team-chef"}));
+  EXPECT_EQ(ids(Xapian::Query("XCscience")),
+            (std::vector<std::string>{"mix-lab-bread", "sci-1", "sci-2", "sci-3"}));
+  EXPECT_EQ(ids(Xapian::Query("XCsports")),
+            (std::vector<std::string>{"mix-team-chef", "sp-1", "sp-2", "sp-3"}));
+}
+
+TEST_F(FacetsTest, FilterRestrictsResults) {
+  const Xapian::Query team("team");
+  EXPECT_EQ(ids(team), (std::vector<std::string>{"mix-team-chef", "sp-1", "sp-3"}));
+  EXPECT_EQ(ids(category_filter(team, {"food"})), std::vector<std::string>{"mix-team-chef"});
+  EXPECT_EQ(ids(category_filter(team, {"sports"})),
+            (std::vector<std::string>{"mix-team-chef", "sp-1", "sp-3"}));
+  EXPECT_TRUE(ids(category_filter(team, {"science"})).empty());
+  // Several categories: any of them.
+  const Xapian::Query butter("butter");
+  EXPECT_EQ(ids(category_filter(butter, {"science", "sports"})),
+            std::vector<std::string>{"mix-lab-bread"});
+  EXPECT_EQ(ids(category_filter(butter, {"food", "science"})),
+            (std::vector<std::string>{"fd-2", "mix-lab-bread"}));
+  EXPECT_TRUE(ids(category_filter(butter, {"no-such-category"})).empty());
+}
+
+TEST_F(FacetsTest, FilterKeepsWeights) {
+  Xapian::Enquire enquire(*db_);
+  enquire.set_query(Xapian::Query("team"));
+  Xapian::MSet unfiltered = enquire.get_mset(0, 10);
+  enquire.set_query(category_filter(Xapian::Query("team"), {"food"}));
+  Xapian::MSet filtered = enquire.get_mset(0, 10);
+  ASSERT_EQ(filtered.size(), 1u);
+  for (auto it = unfiltered.begin(); it != unfiltered.end(); ++it) {
+    if (*it == *filtered.begin()) {
+      EXPECT_DOUBLE_EQ(it.get_weight(), filtered.begin().get_weight());
+    }
+  }
+}
+
+TEST_F(FacetsTest, EmptyQueryMeansEveryDocumentOfTheCategories) {
+  const Xapian::Query query = category_filter(Xapian::Query(), {"science"});
+  EXPECT_EQ(ids(query), (std::vector<std::string>{"mix-lab-bread", "sci-1", "sci-2", "sci-3"}));
+  Xapian::Enquire enquire(*db_);
+  enquire.set_query(query);
+  Xapian::MSet mset = enquire.get_mset(0, 10);
+  for (auto it = mset.begin(); it != mset.end(); ++it) EXPECT_EQ(it.get_weight(), 0.0);
+}
+
+TEST_F(FacetsTest, NoCategoriesReturnsTheQuery) {
+  const Xapian::Query team("team");
+  EXPECT_EQ(category_filter(team, {}).get_description(), team.get_description());
+  EXPECT_TRUE(category_filter(Xapian::Query(), {}).empty());
+}
+
+TEST_F(FacetsTest, CustomPrefixFilter) {
+  EXPECT_EQ(category_filter(Xapian::Query("a"), {"x", "y"}, "XTOPIC").get_description(),
+            "Query((a FILTER (XTOPICx OR XTOPICy)))");
+  EXPECT_THROW(category_filter(Xapian::Query("a"), {"x"}, ""), InvalidArgumentError);
+}
+
+TEST_F(FacetsTest, QueryParserCategoryField) {
+  Xapian::QueryParser parser;
+  parser.set_database(*db_);
+  add_category_prefix(parser);
+  auto parse = [&parser](const std::string& text) { return parser.parse_query(text); };
+
+  EXPECT_EQ(parse("team category:food").get_description(), "Query((team@1 FILTER XCfood))");
+  EXPECT_EQ(ids(parse("team category:food")), std::vector<std::string>{"mix-team-chef"});
+  EXPECT_EQ(ids(parse("category:science")),
+            (std::vector<std::string>{"mix-lab-bread", "sci-1", "sci-2", "sci-3"}));
+  // Two categories in one query: any of them.
+  EXPECT_EQ(ids(parse("pasta category:food category:sports")),
+            (std::vector<std::string>{"fd-1", "mix-team-chef"}));
+  EXPECT_EQ(ids(parse("team -category:sports")), std::vector<std::string>{});
+  EXPECT_EQ(ids(parse("butter -category:science")), std::vector<std::string>{"fd-2"});
+}
+
+TEST_F(FacetsTest, QueryParserKeepsCategoryNamesVerbatim) {
+  // Plain add_boolean_prefix would turn "category:Sports" into "XC:Sports".
+  Xapian::QueryParser parser;
+  add_category_prefix(parser);
+  EXPECT_EQ(parser.parse_query("category:Sports").get_description(), "Query(0 * XCSports)");
+  EXPECT_EQ(parser.parse_query("category:sci.med").get_description(), "Query(0 * XCsci.med)");
+  EXPECT_EQ(parser.parse_query("category:Été").get_description(), "Query(0 * XCÉté)");
+
+  Xapian::QueryParser custom;
+  add_category_prefix(custom, "XTOPIC");
+  EXPECT_EQ(custom.parse_query("word category:a").get_description(),
+            "Query((word@1 FILTER XTOPICa))");
+}
+
+TEST_F(FacetsTest, SpyCountsMultiValuedCategoriesOverMatches) {
+  CategoryFacetSpy everything;
+  spy_on(Xapian::Query::MatchAll, &everything);
+  EXPECT_EQ(everything.documents_seen(), 12u);
+  EXPECT_EQ(plain(everything.counts()),
+            (std::vector<Count>{{"food", 5}, {"science", 4}, {"sports", 4}}));
+
+  CategoryFacetSpy team;
+  spy_on(Xapian::Query("team"), &team);
+  EXPECT_EQ(team.documents_seen(), 3u);
+  EXPECT_EQ(plain(team.counts()), (std::vector<Count>{{"sports", 3}, {"food", 1}}));
+
+  CategoryFacetSpy other_slot(kDefaultCategorySlot + 1);  // an empty slot
+  spy_on(Xapian::Query("team"), &other_slot);
+  EXPECT_EQ(other_slot.documents_seen(), 3u);
+  EXPECT_TRUE(other_slot.counts().empty());
+}
+
+TEST_F(FacetsTest, SpyWithFilteredQuery) {
+  CategoryFacetSpy spy;
+  spy_on(category_filter(Xapian::Query(), {"food"}), &spy);
+  EXPECT_EQ(spy.documents_seen(), 5u);
+  EXPECT_EQ(plain(spy.counts()), (std::vector<Count>{{"food", 5}, {"science", 1}, {"sports", 1}}));
+}
+
+TEST_F(FacetsTest, SpySerialisationRoundTrip) {
+  CategoryFacetSpy spy(42);
+  EXPECT_EQ(spy.name(), "autocat::CategoryFacetSpy");
+  Xapian::Registry registry;
+  std::unique_ptr<Xapian::MatchSpy> copy(spy.unserialise(spy.serialise(), registry));
+  EXPECT_EQ(copy->get_description(),
+            "autocat::CategoryFacetSpy(slot=42, documents_seen=0, categories=0)");
+  std::unique_ptr<Xapian::MatchSpy> clone(spy.clone());
+  EXPECT_EQ(clone->get_description(), copy->get_description());
+  EXPECT_THROW(spy.unserialise(spy.serialise() + "x", registry), Xapian::SerialisationError);
+  EXPECT_THROW(spy.unserialise("", registry), Xapian::SerialisationError);
+
+  // The registry finds it by name, as a remote server would.
+  registry.register_match_spy(spy);
+  ASSERT_NE(registry.get_match_spy("autocat::CategoryFacetSpy"), nullptr);
+}
+
+TEST_F(FacetsTest, MergeResultsRoundTrip) {
+  CategoryFacetSpy shard1;
+  spy_on(Xapian::Query("team"), &shard1);
+  CategoryFacetSpy shard2;
+  spy_on(Xapian::Query("butter"), &shard2);
+
+  CategoryFacetSpy merged;
+  merged.merge_results(shard1.serialise_results());
+  EXPECT_EQ(merged.documents_seen(), shard1.documents_seen());
+  EXPECT_EQ(plain(merged.counts()), plain(shard1.counts()));
+  EXPECT_EQ(merged.serialise_results(), shard1.serialise_results());
+
+  merged.merge_results(shard2.serialise_results());
+  EXPECT_EQ(merged.documents_seen(), 5u);  // team: 3, butter: fd-2, mix-lab-bread
+  EXPECT_EQ(plain(merged.counts()),
+            (std::vector<Count>{{"food", 3}, {"sports", 3}, {"science", 1}}));
+  merged.merge_results(CategoryFacetSpy().serialise_results());
+  EXPECT_EQ(merged.documents_seen(), 5u);
+
+  // Bad input throws and leaves the counts alone.
+  const std::string good = shard1.serialise_results();
+  for (size_t cut = 0; cut < good.size(); ++cut) {
+    EXPECT_THROW(merged.merge_results(good.substr(0, cut)), Xapian::SerialisationError) << cut;
+  }
+  EXPECT_THROW(merged.merge_results(good + "junk"), Xapian::SerialisationError);
+  EXPECT_EQ(merged.documents_seen(), 5u);
+}
+
+TEST_F(FacetsTest, CountsTieBreakByName) {
+  CategoryFacetSpy spy;
+  Xapian::Document doc;
+  doc.add_value(kDefaultCategorySlot, encode_categories({{"zeta", 0.5}, {"alpha", 0.5}}));
+  spy(doc, 0.0);
+  doc.add_value(kDefaultCategorySlot, encode_categories({{"mid", 1.0}}));
+  spy(doc, 0.0);
+  spy(doc, 0.0);
+  EXPECT_EQ(plain(spy.counts()), (std::vector<Count>{{"mid", 2}, {"alpha", 1}, {"zeta", 1}}));
+  EXPECT_EQ(spy.documents_seen(), 3u);
+}
+
+TEST_F(FacetsTest, CollectionCounts) {
+  EXPECT_EQ(plain(collection_category_counts(*db_)),
+            (std::vector<Count>{{"food", 5}, {"science", 4}, {"sports", 4}}));
+  EXPECT_TRUE(collection_category_counts(*db_, "XTOPIC").empty());
+  Xapian::WritableDatabase empty(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  EXPECT_TRUE(collection_category_counts(empty).empty());
+  EXPECT_THROW(collection_category_counts(*db_, ""), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace autocat
