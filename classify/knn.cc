@@ -138,7 +138,7 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
     if (tc.term >= idf_.size() || tc.count == 0) continue;
     const float idf = idf_[tc.term];
     if (!(idf > 0.0f)) continue;
-    const double w = sublinear_tf(tc.count) * idf;
+    const double w = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * idf;
     norm2 += w * w;
     terms.push_back({tc.term, w});
   }

@@ -7,9 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOCAT_BUILD_TESTS=OFF > build.log 2>&1 ||
-  { cat build.log; exit 1; }
-cmake --build build --target autocat search_app >> build.log 2>&1 || { cat build.log; exit 1; }
+mkdir -p build
+echo "autocat: building (log in build/build.log)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOCAT_BUILD_TESTS=OFF \
+  -DAUTOCAT_BUILD_EXAMPLES=ON -DAUTOCAT_BUILD_BENCH=OFF > build/build.log 2>&1 ||
+  { cat build/build.log; exit 1; }
+cmake --build build --target autocat search_app >> build/build.log 2>&1 ||
+  { cat build/build.log; exit 1; }
 
 autocat=build/indexer/autocat
 demo=build/demo
@@ -25,8 +29,8 @@ echo "== 2. Index the unlabelled documents in examples/data/inbox with their cat
 "$autocat" index --model "$demo/model" --db "$demo/index" examples/data/inbox
 
 echo
-echo "== 3. Search 'telescope OR recipe OR match' filtered to category astronomy, with facets"
-"$autocat" search --db "$demo/index" --category astronomy --facets telescope OR recipe OR match
+echo "== 3. Search 'comet nebula telescope' filtered to category astronomy, with facets"
+"$autocat" search --db "$demo/index" --category astronomy --facets comet nebula telescope
 
 echo
 echo "== 4. Facet counts over every document"
