@@ -46,18 +46,44 @@ inline bool better(const Neighbour& a, const Neighbour& b) {
   return a.similarity > b.similarity || (a.similarity == b.similarity && a.doc < b.doc);
 }
 
-// Keeps the best `k` candidates in `heap`, a heap whose front is the worst
-// kept neighbour.
-inline void offer(std::vector<Neighbour>& heap, size_t k, Neighbour candidate) {
-  if (heap.size() < k) {
-    heap.push_back(candidate);
-    std::push_heap(heap.begin(), heap.end(), better);
-  } else if (better(candidate, heap.front())) {
-    std::pop_heap(heap.begin(), heap.end(), better);
-    heap.back() = candidate;
-    std::push_heap(heap.begin(), heap.end(), better);
+// The best `keep` neighbours offered so far, in a heap whose front is the
+// worst one kept. Most candidates fall below it and are rejected by the
+// first comparison.
+class TopK {
+ public:
+  // Reuses `heap` (cleared) as storage.
+  TopK(std::vector<Neighbour>* heap, size_t keep) : heap_(*heap), keep_(keep) {
+    heap_.clear();
+    heap_.reserve(keep);
   }
-}
+
+  void offer(uint32_t doc, float similarity) {
+    if (!(similarity > 0.0f) || similarity < floor_) return;
+    const Neighbour candidate{doc, similarity};
+    if (heap_.size() < keep_) {
+      heap_.push_back(candidate);
+      std::push_heap(heap_.begin(), heap_.end(), better);
+    } else if (better(candidate, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), better);
+      heap_.back() = candidate;
+      std::push_heap(heap_.begin(), heap_.end(), better);
+    } else {
+      return;
+    }
+    if (heap_.size() == keep_) floor_ = heap_.front().similarity;
+  }
+
+  // The kept neighbours, most similar first.
+  std::vector<Neighbour> sorted() {
+    std::sort(heap_.begin(), heap_.end(), better);
+    return std::vector<Neighbour>(heap_.begin(), heap_.end());
+  }
+
+ private:
+  std::vector<Neighbour>& heap_;
+  const size_t keep_;
+  float floor_ = 0.0f;  // similarity of the worst kept neighbour once full
+};
 
 }  // namespace
 
@@ -125,8 +151,7 @@ size_t KnnIndex::memory_bytes() const {
 std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query, int k,
                                                       int max_query_terms,
                                                       double max_df_ratio) const {
-  std::vector<Neighbour> result;
-  if (k <= 0 || num_docs_ == 0) return result;
+  if (k <= 0 || num_docs_ == 0) return {};
   Scratch& scratch = thread_scratch();
 
   // Query weights, normalized over every known term with idf > 0 (also in
@@ -142,7 +167,7 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
     norm2 += w * w;
     terms.push_back({tc.term, w});
   }
-  if (terms.empty()) return result;
+  if (terms.empty()) return {};
   const double inverse_norm = 1.0 / std::sqrt(norm2);
   for (QueryTerm& term : terms) term.weight *= inverse_norm;
 
@@ -168,15 +193,12 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
   for (const QueryTerm& term : terms) {
     total_postings += postings_start_[term.term + 1] - postings_start_[term.term];
   }
-  if (total_postings == 0) return result;
+  if (total_postings == 0) return {};
 
   // Allocate everything before touching the accumulator, so that nothing
   // can throw while it holds non-zero entries.
   if (scratch.accumulator.size() < num_docs_) scratch.accumulator.resize(num_docs_, 0.0f);
-  const size_t keep = std::min<size_t>(size_t(k), num_docs_);
-  std::vector<Neighbour>& heap = scratch.heap;
-  heap.clear();
-  heap.reserve(keep);
+  TopK top(&scratch.heap, std::min<size_t>(size_t(k), num_docs_));
   // Short postings walks record the documents they touch; long ones (the
   // usual case) are cheaper to follow with one scan over all documents.
   const bool track = total_postings < num_docs_ / 2;
@@ -200,7 +222,17 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
         acc[d] += q * weight[i];
       }
     } else {
-      for (size_t i = 0; i < n; ++i) acc[doc[i]] += q * weight[i];
+      // Unrolled: four independent updates per step.
+      size_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        const float w0 = q * weight[i], w1 = q * weight[i + 1], w2 = q * weight[i + 2],
+                    w3 = q * weight[i + 3];
+        acc[doc[i]] += w0;
+        acc[doc[i + 1]] += w1;
+        acc[doc[i + 2]] += w2;
+        acc[doc[i + 3]] += w3;
+      }
+      for (; i < n; ++i) acc[doc[i]] += q * weight[i];
     }
   }
 
@@ -210,21 +242,14 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
   if (track) {
     for (size_t i = 0; i < num_touched; ++i) {
       const uint32_t d = touched[i];
-      const float similarity = acc[d];
+      top.offer(d, acc[d]);
       acc[d] = 0.0f;
-      if (similarity > 0.0f) offer(heap, keep, {d, similarity});
     }
   } else {
-    for (uint32_t d = 0; d < num_docs_; ++d) {
-      const float similarity = acc[d];
-      if (similarity > 0.0f) offer(heap, keep, {d, similarity});
-    }
+    for (uint32_t d = 0; d < num_docs_; ++d) top.offer(d, acc[d]);
     std::fill(acc, acc + num_docs_, 0.0f);
   }
-
-  std::sort(heap.begin(), heap.end(), better);
-  result.assign(heap.begin(), heap.end());
-  return result;
+  return top.sorted();
 }
 
 KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index) : index_(std::move(index)) {

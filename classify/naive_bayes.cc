@@ -201,13 +201,21 @@ NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
       norm[c] += std::fabs(row[c]);
     }
   }
+  // Normalized weights are tiny (about 1/|V| each), so a softmax of their
+  // sums is nearly uniform. Multiplying every weight by one constant, the
+  // mean normalizer, puts the scores back on the scale of log-likelihoods:
+  // the ranking is exactly Rennie's (same positive factor for every class),
+  // and the softmax becomes as informative as multinomial NB's posterior.
+  double scale = 0;
+  for (uint32_t c = 0; c < num_categories; ++c) scale += norm[c];
+  scale /= num_categories;
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
     if (!is_selected(selected, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
       // norm[c] > 0: with |V| >= 2 every theta~ < 1, so every w_ct < 0.
       const double normalized = norm[c] > 0 ? counts[row + c] / norm[c] : 0.0;
-      model.term_weight[row + c] = static_cast<float>(-normalized);
+      model.term_weight[row + c] = static_cast<float>(-normalized * scale);
     }
   }
   return model;
@@ -244,10 +252,9 @@ void NaiveBayesClassifier::log_scores(const DocumentTerms& doc, std::vector<doub
 }
 
 // For multinomial and Bernoulli NB this is the posterior P(c|d). For
-// complement NB the "posterior" is the softmax of the (prior-free, negated
-// normalized) complement scores: it ranks like Rennie's argmin, but it is not
-// a calibrated probability, and with normalized weights it is usually close
-// to uniform.
+// complement NB the "posterior" is the softmax of the (prior-free, negated,
+// normalized and rescaled) complement scores: it ranks like Rennie's argmin
+// and is as sharp as multinomial NB's, but it is not a calibrated probability.
 void NaiveBayesClassifier::score(const DocumentTerms& doc, const ClassifyOptions& /*options*/,
                                  std::vector<double>* scores) const {
   const uint32_t num_categories = model_.num_categories;

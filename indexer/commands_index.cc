@@ -3,7 +3,6 @@
 #include <xapian.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -11,7 +10,6 @@
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "classify/analyzer.h"
-#include "classify/categorizer.h"
 #include "classify/json.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
@@ -72,39 +70,6 @@ Xapian::WritableDatabase open_writable(const std::string& path) {
   }
 }
 
-// The document data when there is no title: the start of the text on one
-// line, like CategoryIndexer::index_document.
-std::string snippet(const std::string& text, size_t max_bytes) {
-  const std::string head = internal::sanitize_utf8(internal::utf8_prefix(text, max_bytes));
-  std::string line;
-  bool space = false;
-  for (char c : head) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
-      space = !line.empty();
-      continue;
-    }
-    if (space) line += ' ';
-    space = false;
-    line += c;
-  }
-  return line;
-}
-
-// Indexes the text alone: the same terms and positions, id term and data as
-// CategoryIndexer::index_document, without categories.
-void index_plain(Xapian::WritableDatabase& db, const internal::Analyzer& analyzer,
-                 const std::string& id, const std::string& text, const std::string& title,
-                 size_t snippet_bytes) {
-  Xapian::Document doc;
-  for (const internal::Token& token : analyzer.analyze(text)) {
-    doc.add_posting(token.term, token.position);
-  }
-  const std::string id_term = kIdPrefix + id;
-  doc.add_boolean_term(id_term);
-  doc.set_data(title.empty() ? snippet(text, snippet_bytes) : title);
-  db.replace_document(id_term, doc);
-}
-
 struct IndexCounts {
   uint64_t documents = 0;
   uint64_t uncategorized = 0;
@@ -141,15 +106,11 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
 
   // Open the model before the database, so a bad model leaves no empty
   // database behind.
-  std::unique_ptr<CategoryIndexer> indexer;
-  std::unique_ptr<internal::Categorizer> plain;
-  std::string method = "none";
-  if (no_categories) {
-    plain = std::make_unique<internal::Categorizer>(model_dir);
-  } else {
-    indexer = std::make_unique<CategoryIndexer>(model_dir, options);
-    method = method_name(options.classify.method.value_or(indexer->default_method()));
-  }
+  options.categorize = !no_categories;
+  const CategoryIndexer indexer(model_dir, options);
+  const std::string method =
+      no_categories ? "none"
+                    : method_name(options.classify.method.value_or(indexer.default_method()));
 
   Xapian::WritableDatabase db = open_writable(db_path);
   write_search_metadata(db, model_dir, options.category_prefix, options.category_slot);
@@ -167,14 +128,9 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
       ++counts.empty_text;
       messages.warning(doc.source + ": empty text; indexed without categories");
     }
-    if (no_categories) {
-      index_plain(db, plain->analyzer(), id, doc.text, doc.title,
-                  static_cast<size_t>(options.snippet_bytes));
-    } else {
-      const std::vector<Category> assigned = indexer->index_document(db, id, doc.text, doc.title);
-      if (assigned.empty()) ++counts.uncategorized;
-      for (const Category& category : assigned) ++counts.categories[category.name];
-    }
+    const std::vector<Category> assigned = indexer.index_document(db, id, doc.text, doc.title);
+    if (!no_categories && assigned.empty()) ++counts.uncategorized;
+    for (const Category& category : assigned) ++counts.categories[category.name];
     ++counts.documents;
     if (counts.documents % static_cast<uint64_t>(batch) == 0) db.commit();
     messages.progress("indexed", counts.documents, clock.seconds());

@@ -149,9 +149,12 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
 
   // Analyze once: the same tokens feed the search index and the classifier.
   const std::vector<internal::Token> tokens = categorizer.analyzer().analyze(text);
-  const internal::DocumentTerms terms = categorizer.document_terms(tokens);
-  std::vector<Category> assigned =
-      categorizer.decide(categorizer.scores(terms, options.classify), options.classify);
+  std::vector<Category> assigned;
+  if (options.categorize) {
+    assigned = categorizer.decide(
+        categorizer.scores(categorizer.document_terms(tokens), options.classify),
+        options.classify);
+  }
 
   // Drop what a previous call stored before adding anything.
   remove_category_terms(doc, options.category_prefix, rep_->sorted_categories,

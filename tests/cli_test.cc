@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "autocat/types.h"
+#include "indexer/output.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 
@@ -356,6 +358,39 @@ TEST_F(CliTest, IndexWithoutCategories) {
   // Same terms and positions as a categorized index: a phrase matches.
   const CliResult phrase = run_autocat({"search", "--db", db, "--json", "\"home team\""});
   EXPECT_EQ(number_at(json(lines_of(phrase.out).at(0)), "matches_estimated"), 1);
+
+  // Term for term, position for position, data for data, the documents equal
+  // those of a categorized index without their category terms and value.
+  const std::string categorized_db = scratch_.file("db");
+  ASSERT_EQ(index_fixtures(categorized_db).exit_code, 0);
+  const Xapian::Database plain(db), categorized(categorized_db);
+  for (const std::string id : {"Qt-sp-01", "Qsports/a.txt", "Qt-fd-03"}) {
+    Xapian::PostingIterator plain_it = plain.postlist_begin(id);
+    Xapian::PostingIterator categorized_it = categorized.postlist_begin(id);
+    ASSERT_NE(plain_it, plain.postlist_end(id)) << id;
+    ASSERT_NE(categorized_it, categorized.postlist_end(id)) << id;
+    const Xapian::Document a = plain.get_document(*plain_it);
+    const Xapian::Document b = categorized.get_document(*categorized_it);
+    EXPECT_EQ(a.get_data(), b.get_data());
+    EXPECT_TRUE(a.get_value(kDefaultCategorySlot).empty());
+    std::vector<std::string> a_terms, b_terms;
+    for (auto it = a.termlist_begin(); it != a.termlist_end(); ++it) {
+      std::string entry = *it;
+      for (auto pos = it.positionlist_begin(); pos != it.positionlist_end(); ++pos) {
+        entry += " " + std::to_string(*pos);
+      }
+      a_terms.push_back(entry);
+    }
+    for (auto it = b.termlist_begin(); it != b.termlist_end(); ++it) {
+      if ((*it).rfind(kDefaultCategoryPrefix, 0) == 0) continue;
+      std::string entry = *it;
+      for (auto pos = it.positionlist_begin(); pos != it.positionlist_end(); ++pos) {
+        entry += " " + std::to_string(*pos);
+      }
+      b_terms.push_back(entry);
+    }
+    EXPECT_EQ(a_terms, b_terms) << id;
+  }
 }
 
 TEST_F(CliTest, CustomPrefixAndSlotAreRecordedForSearch) {
@@ -445,6 +480,30 @@ TEST_F(CliTest, FeaturesJson) {
   EXPECT_NE(sports.out.find("top 10 terms by mi"), std::string::npos) << sports.out;
   EXPECT_NE(sports.out.find("sports (8 documents)"), std::string::npos) << sports.out;
   EXPECT_EQ(sports.out.find("food ("), std::string::npos) << sports.out;
+}
+
+TEST(CliMessagesTest, ProgressAtMostEveryTwoSeconds) {
+  std::ostringstream err;
+  cli::Messages messages(err);
+  messages.progress("indexed", 100, 1.0);
+  EXPECT_EQ(err.str(), "");
+  messages.progress("indexed", 500, 2.5);
+  EXPECT_EQ(err.str(), "indexed 500 documents (200/s)\n");
+  messages.progress("indexed", 600, 3.0);
+  EXPECT_EQ(err.str(), "indexed 500 documents (200/s)\n");
+  messages.progress("indexed", 1800, 4.5);
+  EXPECT_EQ(err.str(), "indexed 500 documents (200/s)\nindexed 1800 documents (400/s)\n");
+}
+
+TEST(CliMessagesTest, WarningsStayOnOneLine) {
+  std::ostringstream err;
+  cli::Messages messages(err, 1);
+  messages.warning("a.jsonl:3: bad\nthing");
+  messages.warning("not shown");
+  messages.finish();
+  EXPECT_EQ(err.str(),
+            "autocat: warning: a.jsonl:3: bad thing\n"
+            "autocat: warning: 1 more warnings not shown\n");
 }
 
 // The library entry point, in process: same behaviour as the binary.

@@ -197,6 +197,27 @@ TEST_F(KnnTest, ExactCosineMatchesBruteForce) {
   }
 }
 
+// Queries of rare terms walk fewer postings than half the corpus size, which
+// takes the path that records touched documents instead of scanning all.
+TEST_F(KnnTest, ShortPostingWalksMatchBruteForce) {
+  build(random_documents(400, 300, 4, 77));
+  const BruteForce brute(docs_);
+  std::mt19937 rng(78);
+  int checked = 0;
+  for (int i = 0; i < 30; ++i) {
+    std::vector<std::string> tokens;
+    for (int j = 0; j < 3; ++j) tokens.push_back(term_name(150 + rng() % 150));
+    const DocumentTerms doc = query(tokens);
+    uint64_t postings = 0;
+    for (const TermCount& tc : doc.terms) postings += corpus_.df[tc.term];
+    ASSERT_LT(postings, corpus_.num_docs() / 2);
+    if (postings == 0) continue;
+    expect_same_ranking(brute.ranking(tokens), index_->neighbours(doc, 400));
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+}
+
 TEST_F(KnnTest, TrainingDocumentIsItsOwnNearestNeighbour) {
   build(random_documents(200, 50, 4, 99));
   for (uint32_t d : {3u, 42u, 150u}) {

@@ -91,6 +91,9 @@ struct IndexOptions {
   std::string category_prefix = kDefaultCategoryPrefix;
   // Value slot with the assigned categories and scores.
   Xapian::valueno category_slot = kDefaultCategorySlot;
+  // Assign categories. false stores the text, id and data only (e.g. to
+  // measure what categorizing costs, or to categorize later).
+  bool categorize = true;
   // Add the text's terms (with positions) to the document, analyzed as at
   // training time. Set false if the application indexes the text itself.
   bool index_text = true;
