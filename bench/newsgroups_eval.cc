@@ -97,14 +97,22 @@ int main(int argc, char** argv) try {
       if (i + 1 >= argc) throw autocat::InvalidArgumentError(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--data") data = value();
-    else if (arg == "--work") work = value();
-    else if (arg == "--k") ks = parse_list(value());
-    else if (arg == "--stemmer") train_options.analyzer.stemmer = value();
-    else if (arg == "--stopwords") train_options.analyzer.stopwords = value();
-    else if (arg == "--gamma") train_options.rocchio_gamma = std::stod(value());
-    else if (arg == "--alpha") train_options.nb_alpha = std::stod(value());
-    else if (arg == "--repeat") repeat = std::stoi(value());
+    if (arg == "--data")
+      data = value();
+    else if (arg == "--work")
+      work = value();
+    else if (arg == "--k")
+      ks = parse_list(value());
+    else if (arg == "--stemmer")
+      train_options.analyzer.stemmer = value();
+    else if (arg == "--stopwords")
+      train_options.analyzer.stopwords = value();
+    else if (arg == "--gamma")
+      train_options.rocchio_gamma = std::stod(value());
+    else if (arg == "--alpha")
+      train_options.nb_alpha = std::stod(value());
+    else if (arg == "--repeat")
+      repeat = std::stoi(value());
     else {
       std::cerr << "usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N] [--stemmer L] "
                    "[--stopwords S] [--gamma G] [--alpha A] [--repeat R]\n";
@@ -123,12 +131,12 @@ int main(int argc, char** argv) try {
   const auto warn = [](const std::string& message) { std::cerr << "warning: " << message << "\n"; };
   const autocat::internal::TrainReport report =
       autocat::internal::train_model({data}, model_dir, train_options, train_read, warn);
-  std::printf("training: %llu docs, %u categories, %u terms, %.2f s total (%.2f s read+analyze+"
-              "write, %.2f s fit)\n",
-              static_cast<unsigned long long>(report.documents), report.categories, report.terms,
-              report.total_seconds, report.analyze_seconds, report.fit_seconds);
-  std::printf("model directory: %.1f MB (model file %.1f MB)\n",
-              directory_bytes(model_dir) / 1e6,
+  std::printf(
+      "training: %llu docs, %u categories, %u terms, %.2f s total (%.2f s read+analyze+"
+      "write, %.2f s fit)\n",
+      static_cast<unsigned long long>(report.documents), report.categories, report.terms,
+      report.total_seconds, report.analyze_seconds, report.fit_seconds);
+  std::printf("model directory: %.1f MB (model file %.1f MB)\n", directory_bytes(model_dir) / 1e6,
               fs::file_size(fs::path(model_dir) / autocat::internal::kModelFileName) / 1e6);
 
   auto load_start = Clock::now();
@@ -137,16 +145,16 @@ int main(int argc, char** argv) try {
   load_start = Clock::now();
   const auto& index = categorizer.knn_index();
   std::printf("model load: %.3f s; kNN index build: %.3f s (%llu postings, %.1f MB)\n",
-              load_seconds, since(load_start), static_cast<unsigned long long>(index.num_postings()),
-              index.memory_bytes() / 1e6);
+              load_seconds, since(load_start),
+              static_cast<unsigned long long>(index.num_postings()), index.memory_bytes() / 1e6);
 
   // Read and analyze the test split once; classification is timed alone.
   autocat::internal::ReadOptions test_read;
   test_read.split = "test";
   std::vector<autocat::internal::InputDocument> raw;
-  autocat::internal::read_documents({data}, test_read,
-                                    [&](autocat::internal::InputDocument&& d) { raw.push_back(std::move(d)); },
-                                    warn);
+  autocat::internal::read_documents(
+      {data}, test_read, [&](autocat::internal::InputDocument&& d) { raw.push_back(std::move(d)); },
+      warn);
   std::vector<TestDoc> docs;
   uint64_t bytes = 0;
   const auto analyze_start = Clock::now();
@@ -156,7 +164,8 @@ int main(int argc, char** argv) try {
     const auto& names = categorizer.categories();
     for (const auto& label : doc.labels) {
       auto it = std::lower_bound(names.begin(), names.end(), label);
-      if (it != names.end() && *it == label) test.truth.push_back(static_cast<uint32_t>(it - names.begin()));
+      if (it != names.end() && *it == label)
+        test.truth.push_back(static_cast<uint32_t>(it - names.begin()));
     }
     bytes += doc.text.size();
     docs.push_back(std::move(test));
@@ -180,8 +189,8 @@ int main(int argc, char** argv) try {
     options.method = autocat::Method::kKnn;
     options.knn_max_query_terms = terms;
     const RunResult r = run(categorizer, docs, options, repeat);
-    std::printf("| knn | k=%d pruned: top %d query terms | %.4f | %.4f | %.0f |\n", options.k, terms,
-                r.accuracy, r.macro_f1, docs.size() / r.seconds);
+    std::printf("| knn | k=%d pruned: top %d query terms | %.4f | %.4f | %.0f |\n", options.k,
+                terms, r.accuracy, r.macro_f1, docs.size() / r.seconds);
   }
   for (autocat::Method method :
        {autocat::Method::kRocchio, autocat::Method::kNaiveBayes,

@@ -34,8 +34,8 @@ class KnnIndex {
   size_t memory_bytes() const;
 
   struct Neighbour {
-    uint32_t doc;       // dense training document index
-    float similarity;   // cosine
+    uint32_t doc;      // dense training document index
+    float similarity;  // cosine
   };
   // The k most similar training documents, most similar first; ties broken
   // by lower doc index.

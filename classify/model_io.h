@@ -26,21 +26,21 @@ inline const std::string kTrainingDbName = "training";
 
 struct ModelState {
   AnalyzerSettings analyzer;
-  int default_method = 0;              // static_cast<int>(Method)
+  int default_method = 0;  // static_cast<int>(Method)
   double nb_alpha = 1.0;
   double rocchio_gamma = 0.0;
-  int feature_selection = 0;           // static_cast<int>(FeatureSelection)
+  int feature_selection = 0;  // static_cast<int>(FeatureSelection)
   int num_features = 0;
   bool features_per_category = false;
 
-  std::vector<std::string> categories;      // sorted
+  std::vector<std::string> categories;  // sorted
   std::vector<uint32_t> category_doc_counts;
   uint32_t num_docs = 0;
-  uint64_t num_postings = 0;                // to check the training database is unchanged
-  std::vector<std::string> terms;           // vocabulary, sorted
+  uint64_t num_postings = 0;       // to check the training database is unchanged
+  std::vector<std::string> terms;  // vocabulary, sorted
   std::vector<uint32_t> df;
-  std::vector<uint8_t> selected;            // per term; empty = every term
-  std::string icu_version;                  // segmentation may differ across ICU versions
+  std::vector<uint8_t> selected;  // per term; empty = every term
+  std::string icu_version;        // segmentation may differ across ICU versions
 
   RocchioModel rocchio;
   NaiveBayesModel multinomial_nb;

@@ -5,10 +5,9 @@
 // Thread safety: models are data; NaiveBayesClassifier::score() is const.
 #pragma once
 
+#include <boost/serialization/vector.hpp>
 #include <cstdint>
 #include <vector>
-
-#include <boost/serialization/vector.hpp>
 
 #include "classify/classifier.h"
 #include "classify/training_collection.h"
@@ -16,10 +15,10 @@
 namespace autocat::internal {
 
 struct NaiveBayesModel {
-  int variant = 0;                 // static_cast<int>(Method)
-  double alpha = 1.0;              // additive smoothing
+  int variant = 0;     // static_cast<int>(Method)
+  double alpha = 1.0;  // additive smoothing
   uint32_t num_categories = 0;
-  std::vector<double> log_prior;   // per category
+  std::vector<double> log_prior;  // per category
   // Term-major, num_terms x num_categories. Multinomial: log P(t|c).
   // Bernoulli: log P(t|c) - log(1 - P(t|c)). Complement: normalized weight.
   std::vector<float> term_weight;

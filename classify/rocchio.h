@@ -7,10 +7,9 @@
 // and may be called from many threads.
 #pragma once
 
+#include <boost/serialization/vector.hpp>
 #include <cstdint>
 #include <vector>
-
-#include <boost/serialization/vector.hpp>
 
 #include "classify/classifier.h"
 #include "classify/training_collection.h"

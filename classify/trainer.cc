@@ -133,8 +133,9 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 
   fs::remove_all(final_db, ec);
   fs::rename(new_db, final_db, ec);
-  if (ec) throw IOError(final_db.string() + ": cannot move the training database in place: " +
-                        ec.message());
+  if (ec)
+    throw IOError(final_db.string() +
+                  ": cannot move the training database in place: " + ec.message());
   write_model_file((fs::path(model_dir) / kModelFileName).string(), model);
 
   report.categories = static_cast<uint32_t>(model.categories.size());

@@ -18,9 +18,9 @@
 namespace autocat::internal {
 
 struct TrainReport {
-  uint64_t documents = 0;        // labelled documents in the collection
+  uint64_t documents = 0;  // labelled documents in the collection
   uint64_t skipped_unlabelled = 0;
-  uint64_t skipped_empty = 0;    // no terms after analysis
+  uint64_t skipped_empty = 0;  // no terms after analysis
   uint32_t categories = 0;
   uint32_t terms = 0;
   uint32_t selected_terms = 0;

@@ -11,7 +11,9 @@ namespace {
 
 // Text terms are case-folded, so they never start with an ASCII capital;
 // every prefixed term (Q ids, XC labels) does.
-bool is_prefixed(const std::string& term) { return !term.empty() && term[0] >= 'A' && term[0] <= 'Z'; }
+bool is_prefixed(const std::string& term) {
+  return !term.empty() && term[0] >= 'A' && term[0] <= 'Z';
+}
 
 }  // namespace
 

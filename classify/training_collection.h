@@ -24,14 +24,14 @@ using TermId = uint32_t;
 // TermIds index `terms`; documents are numbered densely 0..num_docs()-1 in
 // Xapian docid order.
 struct TrainingCorpus {
-  std::vector<std::string> terms;           // sorted, unprefixed text terms
-  std::vector<uint32_t> df;                 // documents containing each term
-  std::vector<uint64_t> postings_start;     // CSR offsets, size terms.size() + 1
-  std::vector<uint32_t> posting_doc;        // dense document index
-  std::vector<uint32_t> posting_wdf;        // within-document frequency
-  std::vector<std::string> categories;      // sorted label names
+  std::vector<std::string> terms;                     // sorted, unprefixed text terms
+  std::vector<uint32_t> df;                           // documents containing each term
+  std::vector<uint64_t> postings_start;               // CSR offsets, size terms.size() + 1
+  std::vector<uint32_t> posting_doc;                  // dense document index
+  std::vector<uint32_t> posting_wdf;                  // within-document frequency
+  std::vector<std::string> categories;                // sorted label names
   std::vector<std::vector<uint32_t>> doc_categories;  // per document, category indexes
-  std::vector<uint32_t> doc_length;         // tokens per document (sum of wdf)
+  std::vector<uint32_t> doc_length;                   // tokens per document (sum of wdf)
 
   uint32_t num_docs() const { return static_cast<uint32_t>(doc_length.size()); }
   uint32_t num_terms() const { return static_cast<uint32_t>(terms.size()); }

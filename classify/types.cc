@@ -1,6 +1,7 @@
 // Names of the vocabulary enums declared in autocat/types.h and options.h.
-#include "autocat/options.h"
 #include "autocat/types.h"
+
+#include "autocat/options.h"
 
 namespace autocat {
 

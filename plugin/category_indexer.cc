@@ -152,8 +152,7 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
   std::vector<Category> assigned;
   if (options.categorize) {
     assigned = categorizer.decide(
-        categorizer.scores(categorizer.document_terms(tokens), options.classify),
-        options.classify);
+        categorizer.scores(categorizer.document_terms(tokens), options.classify), options.classify);
   }
 
   // Drop what a previous call stored before adding anything.

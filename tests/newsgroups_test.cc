@@ -78,7 +78,8 @@ class NewsgroupsTest : public testing::Test {
     Evaluation evaluation(categorizer_->categories());
     for (const LabelledTestDoc& doc : *docs_) {
       std::vector<uint32_t> assigned;
-      for (const Category& c : categorizer_->decide(categorizer_->scores(doc.terms, options), options)) {
+      for (const Category& c :
+           categorizer_->decide(categorizer_->scores(doc.terms, options), options)) {
         const auto& names = categorizer_->categories();
         assigned.push_back(static_cast<uint32_t>(
             std::lower_bound(names.begin(), names.end(), c.name) - names.begin()));

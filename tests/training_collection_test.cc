@@ -51,8 +51,9 @@ TEST_F(TrainingCollectionTest, CorpusReadThroughPostingLists) {
   // "chinese" postings: wdf 2, 2, 1, 1 in docs 0..3.
   const uint64_t begin = corpus.postings_start[1], end = corpus.postings_start[2];
   ASSERT_EQ(end - begin, 4u);
-  EXPECT_EQ(std::vector<uint32_t>(corpus.posting_wdf.begin() + begin, corpus.posting_wdf.begin() + end),
-            (std::vector<uint32_t>{2, 2, 1, 1}));
+  EXPECT_EQ(
+      std::vector<uint32_t>(corpus.posting_wdf.begin() + begin, corpus.posting_wdf.begin() + end),
+      (std::vector<uint32_t>{2, 2, 1, 1}));
 }
 
 TEST_F(TrainingCollectionTest, SameAsInMemoryCorpus) {

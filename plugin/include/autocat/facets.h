@@ -57,7 +57,7 @@ class CategoryFacetSpy : public Xapian::MatchSpy {
 
 // Collection-wide documents per category, from the term frequencies of the
 // prefixed category terms. Sorted by descending count, then name.
-std::vector<FacetCount> collection_category_counts(const Xapian::Database& db,
-                                                   const std::string& prefix = kDefaultCategoryPrefix);
+std::vector<FacetCount> collection_category_counts(
+    const Xapian::Database& db, const std::string& prefix = kDefaultCategoryPrefix);
 
 }  // namespace autocat

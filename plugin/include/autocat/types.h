@@ -32,11 +32,11 @@ struct Category {
 
 // The classifier that assigns categories.
 enum class Method {
-  kKnn,                    // k nearest neighbours through posting lists; score = vote share.
-  kRocchio,                // nearest centroid; score = cosine to the centroid.
-  kNaiveBayes,             // multinomial Naive Bayes; score = posterior probability.
-  kBernoulliNaiveBayes,    // Bernoulli Naive Bayes; score = posterior probability.
-  kComplementNaiveBayes,   // complement Naive Bayes (Rennie et al. 2003).
+  kKnn,                   // k nearest neighbours through posting lists; score = vote share.
+  kRocchio,               // nearest centroid; score = cosine to the centroid.
+  kNaiveBayes,            // multinomial Naive Bayes; score = posterior probability.
+  kBernoulliNaiveBayes,   // Bernoulli Naive Bayes; score = posterior probability.
+  kComplementNaiveBayes,  // complement Naive Bayes (Rennie et al. 2003).
 };
 
 // Every method, in the order of the enum.
