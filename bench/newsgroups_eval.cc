@@ -5,12 +5,16 @@
 //
 // usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N,...] [--stemmer LANG]
 //                        [--stopwords english|none] [--gamma G] [--alpha A] [--repeat R]
+//                        [--validate]
+// --validate chooses settings without looking at the test split: it trains
+// on 4/5 of split "train" and evaluates on the other 1/5 instead.
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -20,6 +24,7 @@
 #include "classify/categorizer.h"
 #include "classify/document_reader.h"
 #include "classify/evaluation.h"
+#include "classify/json.h"
 #include "classify/trainer.h"
 
 namespace fs = std::filesystem;
@@ -90,6 +95,7 @@ int main(int argc, char** argv) try {
   std::string work = "/tmp/autocat-newsgroups-bench";
   std::vector<int> ks = {1, 5, 10, 20, 30, 50};
   int repeat = 3;
+  bool validate = false;
   autocat::TrainOptions train_options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -111,11 +117,13 @@ int main(int argc, char** argv) try {
       train_options.rocchio_gamma = std::stod(value());
     else if (arg == "--alpha")
       train_options.nb_alpha = std::stod(value());
+    else if (arg == "--validate")
+      validate = true;
     else if (arg == "--repeat")
       repeat = std::stoi(value());
     else {
       std::cerr << "usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N] [--stemmer L] "
-                   "[--stopwords S] [--gamma G] [--alpha A] [--repeat R]\n";
+                   "[--stopwords S] [--gamma G] [--alpha A] [--repeat R] [--validate]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -124,10 +132,35 @@ int main(int argc, char** argv) try {
     return 1;
   }
   fs::remove_all(work);
+  fs::create_directories(work);
   const std::string model_dir = work + "/model";
 
   autocat::internal::ReadOptions train_read;
   train_read.split = "train";
+  std::string train_input = data, test_split = "test";
+  if (validate) {
+    // Every fifth training document is held out as the evaluation set.
+    fs::create_directories(work);
+    train_input = work + "/validation.jsonl";
+    std::ofstream out(train_input);
+    uint64_t n = 0;
+    autocat::internal::read_documents(
+        {data}, train_read,
+        [&](autocat::internal::InputDocument&& d) {
+          std::string line = "{\"id\":";
+          autocat::internal::append_json_string(d.id, &line);
+          line += ",\"split\":\"";
+          line += (n++ % 5 == 4) ? "heldout" : "train";
+          line += "\",\"labels\":[";
+          autocat::internal::append_json_string(d.labels.at(0), &line);
+          line += "],\"text\":";
+          autocat::internal::append_json_string(d.text, &line);
+          out << line << "}\n";
+        },
+        nullptr);
+    data = train_input;
+    test_split = "heldout";
+  }
   const auto warn = [](const std::string& message) { std::cerr << "warning: " << message << "\n"; };
   const autocat::internal::TrainReport report =
       autocat::internal::train_model({data}, model_dir, train_options, train_read, warn);
@@ -150,7 +183,7 @@ int main(int argc, char** argv) try {
 
   // Read and analyze the test split once; classification is timed alone.
   autocat::internal::ReadOptions test_read;
-  test_read.split = "test";
+  test_read.split = test_split;
   std::vector<autocat::internal::InputDocument> raw;
   autocat::internal::read_documents(
       {data}, test_read, [&](autocat::internal::InputDocument&& d) { raw.push_back(std::move(d)); },
@@ -171,6 +204,7 @@ int main(int argc, char** argv) try {
     docs.push_back(std::move(test));
   }
   const double analyze_seconds = since(analyze_start);
+  std::printf("evaluated on split '%s'\n", test_split.c_str());
   std::printf("analysis of %zu test docs: %.2f s, %.1f MB/s (%.1f MB)\n\n", docs.size(),
               analyze_seconds, bytes / 1e6 / analyze_seconds, bytes / 1e6);
 

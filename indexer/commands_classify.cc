@@ -21,7 +21,7 @@ const char kUsage[] =
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 20)\n"
+    "  --k N                kNN: neighbours that vote (default 50)\n"
     "  --any-of             assign every category reaching --threshold, not just the best\n"
     "  --threshold T        minimum score of an assigned category, 0..1 (default 0)\n"
     "  --top N              also show the N best-scoring categories, assigned or not\n"

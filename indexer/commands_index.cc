@@ -31,7 +31,7 @@ const char kUsage[] =
     "  --model DIR          model directory written by autocat train\n"
     "  --db DB              Xapian database to create or update\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 20)\n"
+    "  --k N                kNN: neighbours that vote (default 50)\n"
     "  --any-of             assign every category reaching --threshold, not just the best\n"
     "  --threshold T        minimum score of an assigned category, 0..1 (default 0)\n"
     "  --no-categories      index the text only (to measure the cost of categorizing)\n"

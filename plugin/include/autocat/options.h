@@ -69,8 +69,9 @@ enum class Decision {
 struct ClassifyOptions {
   // Classifier to run; unset = the model's default method.
   std::optional<Method> method;
-  // kNN: neighbours that vote.
-  int k = 20;
+  // kNN: neighbours that vote. 50 was chosen on 20 Newsgroups by holding out
+  // a fifth of the training split: accuracy is flat from 20 to 100 there.
+  int k = 50;
   // kNN: walk only the postings of the `knn_max_query_terms` highest-weighted
   // query terms (0 = all: exact cosine).
   int knn_max_query_terms = 0;
