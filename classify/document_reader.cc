@@ -208,6 +208,26 @@ uint64_t read_jsonl(const std::string& path, const ReadOptions& options,
   size_t line_start = 0;  // start of the current, unfinished line
   size_t scanned = 0;     // no '\n' in [line_start, scanned)
   bool at_end = false;
+  if (path == "-") {
+    // Standard input that does not start with '{' is plain text: one
+    // document, so `echo TEXT | autocat classify -` works.
+    buffer.resize(kChunkBytes);
+    buffer.resize(source->read(&buffer[0], kChunkBytes));
+    at_end = buffer.empty();
+    size_t first = buffer.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    while (first < buffer.size() && is_blank(std::string_view(buffer).substr(first, 1))) ++first;
+    if (first < buffer.size() && buffer[first] != '{') {
+      char chunk[1 << 16];
+      for (size_t n; (n = source->read(chunk, sizeof chunk)) > 0;) buffer.append(chunk, n);
+      if (!options.split.empty()) return 0;  // plain text has no split
+      InputDocument doc;
+      doc.id = "stdin";
+      doc.source = "<stdin>";
+      doc.text = std::move(buffer);
+      if (on_document) on_document(std::move(doc));
+      return 1;
+    }
+  }
   while (true) {
     const char* found = static_cast<const char*>(
         std::memchr(buffer.data() + scanned, '\n', buffer.size() - scanned));

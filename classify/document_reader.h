@@ -35,7 +35,8 @@ using DocumentCallback = std::function<void(InputDocument&&)>;
 // Called with a one-line warning (a skipped line, an empty or binary file).
 using WarningCallback = std::function<void(const std::string&)>;
 
-// Reads every input: "-" is JSON Lines on standard input; a path ending in
+// Reads every input: "-" is standard input (JSON Lines, or one plain-text
+// document "stdin" when its first non-blank byte is not '{'); a path ending in
 // .jsonl or .jsonl.gz is JSON Lines; a directory is a folder tree; any other
 // file is one plain-text document. Folder trees are walked in sorted order;
 // hidden files are skipped; files that are empty or look binary (NUL bytes)

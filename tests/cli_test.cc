@@ -220,6 +220,16 @@ TEST_F(CliTest, ClassifyReadsJsonLinesFromStdin) {
   }
 }
 
+TEST_F(CliTest, ClassifyReadsPlainTextFromStdin) {
+  const std::string input = scratch_.file("stdin.txt");
+  write_file(input, std::string("\n  ") + kSportsText + "\nThe fans cheered the goalkeeper.\n");
+  const CliResult result = run_autocat({"classify", "--model", model_, "-"}, input);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> lines = lines_of(result.out);
+  ASSERT_EQ(lines.size(), 1u) << result.out;
+  EXPECT_EQ(lines[0].rfind("stdin\tsports ", 0), 0u) << lines[0];
+}
+
 TEST_F(CliTest, ClassifyPlainFileIsOneDocument) {
   const std::string input = scratch_.file("note.txt");
   write_file(input, std::string(kSportsText) + "\n\nThe fans cheered the goalkeeper.\n");
