@@ -18,30 +18,13 @@
 #include "autocat/error.h"
 #include "classify/training_collection.h"
 #include "classify/weighting.h"
+#include "test_util.h"
 
 namespace autocat::internal {
 namespace {
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char ch : text) {
-    if (ch == ' ') {
-      if (!word.empty()) words.push_back(word);
-      word.clear();
-    } else {
-      word += ch;
-    }
-  }
-  if (!word.empty()) words.push_back(word);
-  return words;
-}
-
-std::string term_name(uint32_t id) {
-  char name[16];
-  std::snprintf(name, sizeof(name), "t%03u", id);
-  return name;
-}
+using testing_util::split;
+using testing_util::term_name;
 
 // Random documents over `num_terms` terms, skewed towards low term ids, one
 // label each out of `num_categories`.

@@ -8,21 +8,12 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "test_util.h"
 
 namespace autocat::internal {
 namespace {
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> words;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) words.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return words;
-}
+using testing_util::split;
 
 double sum_of(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0);

@@ -3,13 +3,35 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace autocat::testing_util {
+
+// Splits on single spaces, dropping empty words: "a  b" -> {"a", "b"}.
+inline std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> words;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) words.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return words;
+}
+
+// Synthetic term names that sort like their ids: 7 -> "t007".
+inline std::string term_name(uint32_t id) {
+  std::string name = std::to_string(id);
+  if (name.size() < 3) name.insert(0, 3 - name.size(), '0');
+  return "t" + name;
+}
 
 // A fresh directory removed when the object goes out of scope.
 class TempDir {
