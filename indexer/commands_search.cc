@@ -254,7 +254,8 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
     return 0;
   }
 
-  out << "about " << matches.get_matches_estimated() << " matches";
+  const Xapian::doccount estimated = matches.get_matches_estimated();
+  out << "about " << estimated << (estimated == 1 ? " match" : " matches");
   if (!raw_query.empty()) out << " for \"" << one_line(raw_query) << '"';
   if (!filter.empty()) out << " in " << join(filter, " or ");
   out << '\n';
@@ -274,7 +275,8 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
     }
   }
   if (facets) {
-    out << "categories of the " << spy.documents_seen() << " matching documents:\n";
+    out << "categories of the " << spy.documents_seen()
+        << (spy.documents_seen() == 1 ? " matching document:\n" : " matching documents:\n");
     std::vector<std::vector<std::string>> rows;
     for (const FacetCount& count : spy.counts()) {
       rows.push_back({"  " + count.category, std::to_string(count.count)});

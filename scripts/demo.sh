@@ -29,12 +29,13 @@ echo "== 2. Index the unlabelled documents in examples/data/inbox with their cat
 "$autocat" index --model "$demo/model" --db "$demo/index" examples/data/inbox
 
 echo
-echo "== 3. Search 'comet nebula telescope' filtered to category astronomy, with facets"
-"$autocat" search --db "$demo/index" --category astronomy --facets comet nebula telescope
+echo "== 3. Search 'night season hours' with facet counts per category"
+"$autocat" search --db "$demo/index" --facets --limit 3 night season hours
 
 echo
-echo "== 4. Facet counts over every document"
-"$autocat" search --db "$demo/index" --facets --limit 3
+echo "== 4. The same search filtered to category astronomy; then a Chinese query (ICU segmentation)"
+"$autocat" search --db "$demo/index" --category astronomy --facets night season hours
+"$autocat" search --db "$demo/index" 月球
 
 echo
 echo "== 5. The same through the C++ API (examples/search_app.cc)"
