@@ -114,13 +114,27 @@ std::vector<Category> Categorizer::decide(const std::vector<double>& scores,
                                           const ClassifyOptions& options) const {
   std::vector<Category> all = ranked(scores);
   std::vector<Category> chosen;
-  const size_t limit = options.decision == Decision::kOneOf
-                           ? 1
-                           : static_cast<size_t>(std::max(options.max_categories, 1));
+  if (options.decision == Decision::kOneOf) {
+    if (!all.empty() && all[0].score > 0.0 && all[0].score >= options.min_score) {
+      chosen.push_back(all[0]);
+    }
+    return chosen;
+  }
+  const auto limit = static_cast<size_t>(std::max(options.max_categories, 1));
+  const auto method = static_cast<size_t>(options.method.value_or(default_method()));
+  const bool tuned = options.tuned_thresholds && method < model_.thresholds.size() &&
+                     !model_.thresholds[method].empty();
   for (const Category& category : all) {
     if (chosen.size() >= limit) break;
-    if (category.score <= 0.0 || category.score < options.min_score) break;
-    chosen.push_back(category);
+    if (category.score <= 0.0) break;
+    double threshold = options.min_score;
+    if (tuned) {
+      const auto c = static_cast<size_t>(
+          std::lower_bound(model_.categories.begin(), model_.categories.end(), category.name) -
+          model_.categories.begin());
+      threshold = model_.thresholds[method][c];
+    }
+    if (category.score >= threshold) chosen.push_back(category);
   }
   return chosen;
 }

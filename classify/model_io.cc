@@ -69,7 +69,11 @@ void check_consistency(const std::string& path, const ModelState& m) {
                   m.rocchio.entry_category.size() == m.rocchio.entry_weight.size() &&
                   m.rocchio.term_start.back() == m.rocchio.entry_weight.size() &&
                   nb_ok(m.multinomial_nb) && nb_ok(m.bernoulli_nb) && nb_ok(m.complement_nb);
-  if (!ok) corrupt(path, "model file is inconsistent (sizes disagree)");
+  bool thresholds_ok = m.thresholds.empty() || m.thresholds.size() == all_methods().size();
+  for (const auto& per_category : m.thresholds) {
+    thresholds_ok = thresholds_ok && per_category.size() == cats;
+  }
+  if (!ok || !thresholds_ok) corrupt(path, "model file is inconsistent (sizes disagree)");
   for (uint32_t c : m.rocchio.entry_category) {
     if (c >= cats) corrupt(path, "model file is inconsistent (category out of range)");
   }

@@ -42,6 +42,10 @@ struct ModelState {
   std::vector<uint8_t> selected;  // per term; empty = every term
   std::string icu_version;        // segmentation may differ across ICU versions
 
+  // Any-of thresholds tuned on held-out training documents:
+  // thresholds[method][category]; empty if not tuned.
+  std::vector<std::vector<double>> thresholds;
+
   RocchioModel rocchio;
   NaiveBayesModel multinomial_nb;
   NaiveBayesModel bernoulli_nb;
@@ -52,7 +56,7 @@ struct ModelState {
     ar& analyzer& default_method& nb_alpha& rocchio_gamma& feature_selection& num_features&
         features_per_category;
     ar& categories& category_doc_counts& num_docs& num_postings& terms& df& selected& icu_version;
-    ar& rocchio& multinomial_nb& bernoulli_nb& complement_nb;
+    ar& thresholds& rocchio& multinomial_nb& bernoulli_nb& complement_nb;
   }
 };
 

@@ -9,6 +9,7 @@
 #include "classify/feature_selection.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
+#include "classify/thresholds.h"
 #include "classify/weighting.h"
 
 namespace autocat::internal {
@@ -68,6 +69,9 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.multinomial_nb = train_multinomial_nb(corpus, model.selected, options.nb_alpha);
   model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, options.nb_alpha);
   model.complement_nb = train_complement_nb(corpus, model.selected, options.nb_alpha);
+  if (options.tune_thresholds) {
+    model.thresholds = tune_thresholds(corpus, analyzer, options, ClassifyOptions());
+  }
   return model;
 }
 
@@ -95,7 +99,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
     read_documents(
         inputs, read_options,
         [&](InputDocument&& doc) {
-          if (doc.labels.empty()) {
+          if (doc.labels.empty() && !options.keep_unlabelled) {
             ++report.skipped_unlabelled;
             return;
           }
@@ -108,7 +112,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
             return;
           }
           writer.add(doc.id, tokens, doc.labels);
-          ++labelled;
+          if (!doc.labels.empty()) ++labelled;
         },
         on_warning);
     writer.commit();

@@ -130,6 +130,8 @@ ClassifyOptions classify_options(const ParsedArgs& args) {
   options.k = static_cast<int>(args.integer("k", options.k, 1, 100000));
   if (args.has("any-of")) options.decision = Decision::kAnyOf;
   options.min_score = args.number("threshold", options.min_score, 0.0, 1.0);
+  // An explicit threshold replaces the per-category ones tuned at training.
+  if (args.has("threshold")) options.tuned_thresholds = false;
   return options;
 }
 

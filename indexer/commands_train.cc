@@ -17,7 +17,8 @@ const char kUsage[] =
     "Trains every classifier on the labelled documents of INPUT (JSON Lines with\n"
     "\"labels\", or a folder tree whose subfolder names are the labels) and writes\n"
     "the model directory DIR: the training database and model.autocat.\n"
-    "Documents without labels are skipped and counted.\n"
+    "Documents without labels are skipped and counted (see --keep-unlabelled).\n"
+    "Any-of thresholds are tuned per category on every fifth training document.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory to write (created if missing; replaced)\n"
@@ -32,6 +33,8 @@ const char kUsage[] =
     "  --per-category       keep the top N terms of each category instead of overall\n"
     "  --alpha A            additive smoothing of Naive Bayes (default 1 = Laplace)\n"
     "  --rocchio-gamma G    Rocchio: subtract G times the other centroids (default 0)\n"
+    "  --keep-unlabelled    keep documents without labels as examples of \"no category\"\n"
+    "                       (multi-label collections such as Reuters-21578)\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --json               print the summary as one JSON object\n"
     "  -h, --help           show this help\n"
@@ -40,9 +43,19 @@ const char kUsage[] =
     "  autocat train --model news.model --split train news.jsonl\n";
 
 const std::vector<OptionSpec> kOptions = {
-    {"model", true},   {"split", true},         {"method", true},          {"stopwords", true},
-    {"stemmer", true}, {"features", true},      {"select", true},          {"per-category", false},
-    {"alpha", true},   {"rocchio-gamma", true}, {"skip-malformed", false}, {"json", false},
+    {"model", true},
+    {"split", true},
+    {"method", true},
+    {"stopwords", true},
+    {"stemmer", true},
+    {"features", true},
+    {"select", true},
+    {"per-category", false},
+    {"alpha", true},
+    {"rocchio-gamma", true},
+    {"skip-malformed", false},
+    {"json", false},
+    {"keep-unlabelled", false},
 };
 
 // Checks the stemmer language up front so a typo is a usage error.
@@ -68,6 +81,7 @@ TrainOptions train_options(const ParsedArgs& args) {
   if (std::optional<Method> method = args.method()) options.default_method = *method;
   options.nb_alpha = args.number("alpha", options.nb_alpha, 1e-9, 1e9);
   options.rocchio_gamma = args.number("rocchio-gamma", options.rocchio_gamma, 0.0, 100.0);
+  options.keep_unlabelled = args.has("keep-unlabelled");
   if (args.has("features")) {
     options.num_features = static_cast<int>(args.integer("features", 0, 1, 100000000));
     options.feature_selection = parse_selection(args.value("select", "mi"));

@@ -13,6 +13,8 @@ using testing_util::read_file;
 using testing_util::TempDir;
 using testing_util::write_file;
 
+constexpr double kNeverAssignForTest = 2.0;
+
 class ModelIoTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -25,6 +27,8 @@ class ModelIoTest : public testing::Test {
     AnalyzerSettings analyzer;
     analyzer.stopwords = {"a", "the"};
     model_ = fit_model(corpus, analyzer, TrainOptions());
+    // Too few documents to tune thresholds; set some to check they round-trip.
+    model_.thresholds.assign(all_methods().size(), {0.25, kNeverAssignForTest});
     path_ = dir_.file("model.autocat");
     write_model_file(path_, model_);
   }
@@ -58,6 +62,7 @@ TEST_F(ModelIoTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(loaded.multinomial_nb.term_weight, model_.multinomial_nb.term_weight);
   EXPECT_EQ(loaded.bernoulli_nb.class_constant, model_.bernoulli_nb.class_constant);
   EXPECT_EQ(loaded.complement_nb.term_weight, model_.complement_nb.term_weight);
+  EXPECT_EQ(loaded.thresholds, model_.thresholds);
 }
 
 TEST_F(ModelIoTest, FileStartsWithMagicAndVersion) {

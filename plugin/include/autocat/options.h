@@ -55,6 +55,12 @@ struct TrainOptions {
   int num_features = 0;
   // Keep the top N terms of each category instead of the top N overall.
   bool features_per_category = false;
+  // Tune a score threshold per category and method for any-of decisions,
+  // on every fifth training document held out (costs one more fit).
+  bool tune_thresholds = true;
+  // Keep documents without labels as examples of "no category" (any-of
+  // collections such as Reuters-21578); otherwise they are skipped.
+  bool keep_unlabelled = false;
   // Training documents committed to the training database per batch.
   int commit_batch = 2000;
 };
@@ -81,6 +87,9 @@ struct ClassifyOptions {
   Decision decision = Decision::kOneOf;
   // Categories scoring below this are not assigned.
   double min_score = 0.0;
+  // Any-of: use each category's threshold tuned at training time (when the
+  // model has them; they were tuned with the default k) instead of min_score.
+  bool tuned_thresholds = true;
   // At most this many categories are assigned (any-of).
   int max_categories = 5;
 };

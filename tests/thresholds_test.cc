@@ -1,0 +1,132 @@
+#include "classify/thresholds.h"
+
+#include <gtest/gtest.h>
+
+#include "classify/categorizer.h"
+#include "classify/trainer.h"
+#include "test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+// Accepting the top i of 0.9+ 0.8+ 0.7- 0.6+ 0.1- (3 positives):
+// F1 = 2tp / (i + 3): 0.5, 0.8, 0.667, 0.857, 0.75; best i = 4, so the cut
+// lies between 0.6 and 0.1.
+TEST(BestF1ThresholdTest, CutsWhereF1PeaksMidwayBetweenScores) {
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8, 0.7, 0.6, 0.1}, {1, 1, 0, 1, 0}, 0.3), 0.35);
+  // Order of the input does not matter.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.1, 0.6, 0.9, 0.7, 0.8}, {0, 1, 1, 0, 1}, 0.3), 0.35);
+}
+
+TEST(BestF1ThresholdTest, NeverCutsBetweenEqualScores) {
+  // Top 1 alone would give F1 1, but 0.5 and 0.5 cannot be told apart:
+  // accepting both gives 2/3, all three 1/2.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.5, 0.5, 0.2}, {1, 0, 0}, 0.3), 0.35);
+}
+
+TEST(BestF1ThresholdTest, AcceptingEverythingCutsBelowTheLowestScore) {
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.8, 0.4}, {1, 1}, 0.3), 0.2);
+}
+
+TEST(BestF1ThresholdTest, UncalibratedCategoriesAreNeverAssigned) {
+  EXPECT_EQ(best_f1_threshold({0.9, 0.1}, {0, 0}, 0.3), kNeverAssign);  // no positive
+  EXPECT_EQ(best_f1_threshold({}, {}, 0.3), kNeverAssign);
+  // The only positive is ranked 10th of 10: best F1 = 2/11 < 0.3.
+  std::vector<double> scores;
+  std::vector<uint8_t> positive;
+  for (int i = 0; i < 10; ++i) {
+    scores.push_back(1.0 - 0.05 * i);
+    positive.push_back(i == 9);
+  }
+  EXPECT_EQ(best_f1_threshold(scores, positive, 0.3), kNeverAssign);
+  EXPECT_LT(best_f1_threshold(scores, positive, 0.1), 1.0);
+}
+
+class SubsetCorpusTest : public testing::Test {
+ protected:
+  std::vector<LabelledTerms> docs_ = {
+      {{"a", "b", "b"}, {"x"}}, {{"b", "c"}, {"y"}}, {{"c", "c", "d"}, {"x", "y"}}, {{"a"}, {}}};
+  TrainingCorpus corpus_ = make_training_corpus(docs_);
+};
+
+TEST_F(SubsetCorpusTest, KeepsTermIdsAndRenumbersDocuments) {
+  const TrainingCorpus subset = subset_corpus(corpus_, {1, 0, 1, 0});
+  const TrainingCorpus direct = make_training_corpus({docs_[0], docs_[2]});
+  EXPECT_EQ(subset.terms, corpus_.terms);  // "a".."d", even those now absent
+  EXPECT_EQ(subset.num_docs(), 2u);
+  EXPECT_EQ(subset.df, (std::vector<uint32_t>{1, 1, 1, 1}));
+  EXPECT_EQ(subset.posting_doc, direct.posting_doc);
+  EXPECT_EQ(subset.posting_wdf, direct.posting_wdf);
+  EXPECT_EQ(subset.doc_categories, (std::vector<std::vector<uint32_t>>{{0}, {0, 1}}));
+  EXPECT_EQ(subset.doc_length, (std::vector<uint32_t>{3, 3}));
+}
+
+TEST_F(SubsetCorpusTest, DocumentsAreTheTransposedPostings) {
+  const std::vector<DocumentTerms> docs = corpus_documents(corpus_);
+  ASSERT_EQ(docs.size(), 4u);
+  // Document 2 = "c c d": term ids 2 (c) twice, 3 (d) once.
+  ASSERT_EQ(docs[2].terms.size(), 2u);
+  EXPECT_EQ(docs[2].terms[0].term, 2u);
+  EXPECT_EQ(docs[2].terms[0].count, 2u);
+  EXPECT_EQ(docs[2].terms[1].term, 3u);
+  EXPECT_EQ(docs[2].known_tokens, 3u);
+}
+
+// Any-of on a trained model: tuned thresholds by default, one global
+// threshold when the caller asks for it.
+class TunedThresholdsTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing_util::TempDir();
+    ReadOptions read;
+    read.split = "train";
+    train_model({testing_util::test_data("fixture_train.jsonl")}, dir_->file("model"),
+                TrainOptions(), read, nullptr);
+    categorizer_ = new Categorizer(dir_->file("model"));
+  }
+  static void TearDownTestSuite() {
+    delete categorizer_;
+    delete dir_;
+  }
+  static testing_util::TempDir* dir_;
+  static Categorizer* categorizer_;
+};
+testing_util::TempDir* TunedThresholdsTest::dir_ = nullptr;
+Categorizer* TunedThresholdsTest::categorizer_ = nullptr;
+
+TEST_F(TunedThresholdsTest, ModelHasAThresholdPerMethodAndCategory) {
+  const auto& thresholds = categorizer_->model().thresholds;
+  ASSERT_EQ(thresholds.size(), all_methods().size());
+  for (const auto& per_category : thresholds) {
+    ASSERT_EQ(per_category.size(), categorizer_->categories().size());
+    for (double t : per_category) EXPECT_TRUE((t >= 0 && t <= 1) || t == kNeverAssign) << t;
+  }
+}
+
+TEST_F(TunedThresholdsTest, AnyOfUsesTunedThresholdsUnlessToldOtherwise) {
+  ClassifyOptions options;
+  options.method = Method::kRocchio;
+  options.decision = Decision::kAnyOf;
+  const std::vector<double>& tuned = categorizer_->model().thresholds[size_t(Method::kRocchio)];
+  const DocumentTerms doc = categorizer_->document_terms(
+      categorizer_->analyzer().analyze("the team scored a late goal to win the match"));
+  const std::vector<double> scores = categorizer_->scores(doc, options);
+  std::vector<std::string> expected;
+  for (size_t c = 0; c < scores.size(); ++c) {
+    if (scores[c] > 0 && scores[c] >= tuned[c]) expected.push_back(categorizer_->categories()[c]);
+  }
+  std::vector<std::string> got;
+  for (const Category& c : categorizer_->decide(scores, options)) got.push_back(c.name);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, expected);
+
+  // One global threshold of 0: every category with a positive score.
+  options.tuned_thresholds = false;
+  options.min_score = 0.0;
+  size_t positive = 0;
+  for (double s : scores) positive += s > 0 ? 1 : 0;
+  EXPECT_EQ(categorizer_->decide(scores, options).size(), std::min<size_t>(positive, 5));
+}
+
+}  // namespace
+}  // namespace autocat::internal
