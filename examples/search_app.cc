@@ -34,7 +34,7 @@ int main(int argc, char** argv) try {
   if (sizes.empty()) throw runtime_error("no document was categorized");
   Xapian::QueryParser parser;  // QUERY may use category:NAME
   autocat::add_category_prefix(parser);
-  Xapian::Query query = parser.parse_query(argc == 4 ? argv[3] : "");
+  Xapian::Query query = parser.parse_query(indexer.normalize_query(argc == 4 ? argv[3] : ""));
   Xapian::Enquire enquire(db);  // no QUERY: every document of the category
   enquire.set_query(autocat::category_filter(query, {sizes[0].category}));
   autocat::CategoryFacetSpy spy;

@@ -17,6 +17,7 @@
 #include "classify/json.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
+#include "plugin/query_text.h"
 
 namespace autocat::cli {
 
@@ -67,51 +68,6 @@ Xapian::Database open_database(const std::string& path) {
   } catch (const Xapian::DatabaseOpeningError& e) {
     throw IOError(path + ": cannot open the database: " + e.get_msg());
   }
-}
-
-bool is_query_operator(const std::string& word) {
-  static const std::set<std::string> kOperators = {"AND", "OR", "NOT", "XOR", "NEAR", "ADJ"};
-  return kOperators.count(word) != 0 || word.rfind("NEAR/", 0) == 0 || word.rfind("ADJ/", 0) == 0;
-}
-
-// Normalizes the free-text words of a query like indexed text, leaving the
-// QueryParser syntax alone: operators, field:value words, and the quotes,
-// brackets and +/- around words. A word the analyzer splits ("e-mail",
-// CJK text) becomes a phrase so that its parts must be adjacent.
-std::string normalize_query(const std::string& raw, const internal::Analyzer& analyzer) {
-  static const std::string kLeading = "\"(+-";
-  static const std::string kTrailing = "\")";
-  std::string result;
-  bool in_phrase = false;
-  size_t pos = 0;
-  while (pos < raw.size()) {
-    const size_t start = raw.find_first_not_of(" \t\n\r\f\v", pos);
-    if (start == std::string::npos) break;
-    size_t end = raw.find_first_of(" \t\n\r\f\v", start);
-    if (end == std::string::npos) end = raw.size();
-    pos = end;
-    const std::string word = raw.substr(start, end - start);
-    std::string piece;
-    if (is_query_operator(word) || word.find(':') != std::string::npos) {
-      piece = word;
-    } else {
-      size_t lead = 0;
-      while (lead < word.size() && kLeading.find(word[lead]) != std::string::npos) ++lead;
-      size_t trail = word.size();
-      while (trail > lead && kTrailing.find(word[trail - 1]) != std::string::npos) --trail;
-      const std::string leading = word.substr(0, lead);
-      const std::string trailing = word.substr(trail);
-      std::string core = analyzer.normalize_query_text(word.substr(lead, trail - lead));
-      if (std::count(leading.begin(), leading.end(), '"') % 2 != 0) in_phrase = !in_phrase;
-      if (!in_phrase && core.find(' ') != std::string::npos) core = '"' + core + '"';
-      if (std::count(trailing.begin(), trailing.end(), '"') % 2 != 0) in_phrase = !in_phrase;
-      piece = leading + core + trailing;
-    }
-    if (piece.empty()) continue;
-    if (!result.empty()) result += ' ';
-    result += piece;
-  }
-  return result;
 }
 
 // The unique id of a document: its "Q" term without the prefix.
@@ -204,7 +160,7 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
     parser.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
     add_category_prefix(parser, prefix);
     try {
-      query = parser.parse_query(normalize_query(raw_query, *analyzer));
+      query = parser.parse_query(internal::normalize_query(raw_query, *analyzer));
     } catch (const Xapian::QueryParserError& e) {
       throw UsageError("cannot parse the query: " + e.get_msg());
     }

@@ -10,6 +10,7 @@
 #include "autocat/error.h"
 #include "classify/analyzer.h"
 #include "classify/categorizer.h"
+#include "plugin/query_text.h"
 
 namespace autocat {
 
@@ -171,6 +172,10 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
   }
   if (!assigned.empty()) doc.add_value(options.category_slot, encode_categories(assigned));
   return assigned;
+}
+
+std::string CategoryIndexer::normalize_query(const std::string& query) const {
+  return internal::normalize_query(query, rep_->categorizer->analyzer());
 }
 
 std::vector<Category> CategoryIndexer::index_document(Xapian::WritableDatabase& db,

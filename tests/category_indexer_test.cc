@@ -82,6 +82,26 @@ TEST_F(CategoryIndexerTest, ModelCategoriesAndDefaults) {
   EXPECT_EQ(indexer_->options().category_slot, kDefaultCategorySlot);
 }
 
+TEST_F(CategoryIndexerTest, QueriesAreAnalyzedLikeIndexedText) {
+  // Case folded, operators and field:value words kept, CJK segmented into a
+  // phrase of its words, stopwords dropped.
+  EXPECT_EQ(indexer_->normalize_query("Goal AND category:sports"), "goal AND category:sports");
+  EXPECT_EQ(indexer_->normalize_query("the ＦＩＮＡＬ"), "final");
+  const std::string cjk = indexer_->normalize_query("北京大学");
+  ASSERT_GE(cjk.size(), 2u);
+  EXPECT_EQ(cjk.front(), '"');
+  EXPECT_NE(cjk.find(' '), std::string::npos) << cjk;
+
+  // The normalized query finds what index_document stored.
+  Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  indexer_->index_document(db, "cjk", "我们今天去北京大学看比赛");
+  Xapian::QueryParser parser;
+  parser.set_database(db);
+  Xapian::Enquire enquire(db);
+  enquire.set_query(parser.parse_query(cjk));
+  EXPECT_EQ(enquire.get_mset(0, 10).size(), 1u);
+}
+
 TEST_F(CategoryIndexerTest, CategorizeOnTopicText) {
   EXPECT_EQ(names(indexer_->categorize(kSportsText)), std::vector<std::string>{"sports"});
   EXPECT_EQ(names(indexer_->categorize(kScienceText)), std::vector<std::string>{"science"});

@@ -49,6 +49,12 @@ class CategoryIndexer {
   // stored.
   std::vector<Category> index(std::string_view text, Xapian::Document& doc) const;
 
+  // Returns `query` with its free-text words analyzed like indexed text
+  // (case folding, CJK segmentation, stopwords, stemming), ready for
+  // Xapian::QueryParser: operators, field:value words, quotes and +/- are
+  // kept; a word that analysis splits becomes a phrase.
+  std::string normalize_query(const std::string& query) const;
+
   // Builds a complete document for `id` (unique term "Q"+id, data = title or
   // the start of the text) and adds it to `db`, replacing any document with
   // the same id. Returns the categories stored.
