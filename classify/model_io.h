@@ -32,6 +32,8 @@ struct ModelState {
   int feature_selection = 0;  // static_cast<int>(FeatureSelection)
   int num_features = 0;
   bool features_per_category = false;
+  bool tune_thresholds = true;
+  bool keep_unlabelled = false;
 
   std::vector<std::string> categories;  // sorted
   std::vector<uint32_t> category_doc_counts;
@@ -54,7 +56,7 @@ struct ModelState {
   template <class Archive>
   void serialize(Archive& ar, const unsigned int /*version*/) {
     ar& analyzer& default_method& nb_alpha& rocchio_gamma& feature_selection& num_features&
-        features_per_category;
+        features_per_category& tune_thresholds& keep_unlabelled;
     ar& categories& category_doc_counts& num_docs& num_postings& terms& df& selected& icu_version;
     ar& thresholds& rocchio& multinomial_nb& bernoulli_nb& complement_nb;
   }

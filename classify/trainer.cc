@@ -51,6 +51,8 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.feature_selection = static_cast<int>(options.feature_selection);
   model.num_features = options.num_features;
   model.features_per_category = options.features_per_category;
+  model.tune_thresholds = options.tune_thresholds;
+  model.keep_unlabelled = options.keep_unlabelled;
   model.categories = corpus.categories;
   model.category_doc_counts = corpus.category_doc_counts();
   model.num_docs = corpus.num_docs();
@@ -75,6 +77,94 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   return model;
 }
 
+namespace {
+
+// Removes a directory when it goes out of scope, unless released: the
+// half-built collection of a failed run does not stay behind.
+class RemoveOnFailure {
+ public:
+  explicit RemoveOnFailure(fs::path path) : path_(std::move(path)) {}
+  ~RemoveOnFailure() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  RemoveOnFailure(const RemoveOnFailure&) = delete;
+  RemoveOnFailure& operator=(const RemoveOnFailure&) = delete;
+  void release() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+// Reads, analyzes and adds the documents of `inputs` to `writer`. Returns
+// the number of labelled documents added.
+uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
+                       const Analyzer& analyzer, bool keep_unlabelled,
+                       TrainingCollectionWriter* writer, TrainReport* report,
+                       const WarningCallback& on_warning) {
+  uint64_t labelled = 0;
+  std::vector<Token> tokens;
+  read_documents(
+      inputs, read_options,
+      [&](InputDocument&& doc) {
+        if (doc.labels.empty() && !keep_unlabelled) {
+          ++report->skipped_unlabelled;
+          return;
+        }
+        for (const std::string& label : doc.labels) check_label(label, doc.source);
+        tokens.clear();
+        analyzer.analyze(doc.text, &tokens);
+        if (tokens.empty()) {
+          ++report->skipped_empty;
+          if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
+          return;
+        }
+        writer->add(doc.id, tokens, doc.labels);
+        ++report->added;
+        if (!doc.labels.empty()) ++labelled;
+      },
+      on_warning);
+  writer->commit();
+  return labelled;
+}
+
+// Fits every classifier from the collection at `new_db`, swaps it in as the
+// model's training collection and writes the model file.
+void fit_and_install(const fs::path& model_dir, const fs::path& new_db,
+                     const AnalyzerSettings& settings, const TrainOptions& options,
+                     TrainReport* report) {
+  const auto fit_start = Clock::now();
+  ModelState model;
+  {
+    const Xapian::Database db(new_db.string());
+    report->documents = db.get_doccount();
+    const TrainingCorpus corpus = load_training_corpus(db);
+    model = fit_model(corpus, settings, options);
+  }
+  report->fit_seconds = seconds_since(fit_start);
+
+  std::error_code ec;
+  const fs::path final_db = model_dir / kTrainingDbName;
+  fs::remove_all(final_db, ec);
+  fs::rename(new_db, final_db, ec);
+  if (ec) {
+    throw IOError(final_db.string() +
+                  ": cannot move the training database in place: " + ec.message());
+  }
+  write_model_file((model_dir / kModelFileName).string(), model);
+
+  report->categories = static_cast<uint32_t>(model.categories.size());
+  report->default_method = options.default_method;
+  report->terms = static_cast<uint32_t>(model.terms.size());
+  report->selected_terms = report->terms;
+  if (!model.selected.empty()) {
+    report->selected_terms = 0;
+    for (uint8_t flag : model.selected) report->selected_terms += flag ? 1 : 0;
+  }
+}
+
+}  // namespace
+
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
                         const WarningCallback& on_warning) {
@@ -88,67 +178,81 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   if (ec) throw IOError(model_dir + ": cannot create model directory: " + ec.message());
   // The new collection is built beside the old one and swapped in only once
   // training has succeeded, so a failed run leaves the old model working.
-  const fs::path final_db = fs::path(model_dir) / kTrainingDbName;
   const fs::path new_db = fs::path(model_dir) / (kTrainingDbName + ".new");
   fs::remove_all(new_db, ec);
+  RemoveOnFailure cleanup(new_db);
 
   uint64_t labelled = 0;
   {
     TrainingCollectionWriter writer(new_db.string(), options.commit_batch);
-    std::vector<Token> tokens;
-    read_documents(
-        inputs, read_options,
-        [&](InputDocument&& doc) {
-          if (doc.labels.empty() && !options.keep_unlabelled) {
-            ++report.skipped_unlabelled;
-            return;
-          }
-          for (const std::string& label : doc.labels) check_label(label, doc.source);
-          tokens.clear();
-          analyzer.analyze(doc.text, &tokens);
-          if (tokens.empty()) {
-            ++report.skipped_empty;
-            if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
-            return;
-          }
-          writer.add(doc.id, tokens, doc.labels);
-          if (!doc.labels.empty()) ++labelled;
-        },
-        on_warning);
-    writer.commit();
+    labelled = add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer,
+                             &report, on_warning);
   }
   report.analyze_seconds = seconds_since(start);
   if (labelled == 0) {
-    fs::remove_all(new_db, ec);
     throw InvalidArgumentError(
         "no labelled document with text in the input; JSON Lines records need a non-empty "
         "\"labels\" array, folder trees need one subfolder per category");
   }
+  fit_and_install(model_dir, new_db, settings, options, &report);
+  cleanup.release();
+  report.total_seconds = seconds_since(start);
+  return report;
+}
 
-  const auto fit_start = Clock::now();
-  ModelState model;
+TrainOptions train_options_of(const ModelState& model) {
+  TrainOptions options;
+  options.default_method = static_cast<Method>(model.default_method);
+  options.nb_alpha = model.nb_alpha;
+  options.rocchio_gamma = model.rocchio_gamma;
+  options.feature_selection = static_cast<FeatureSelection>(model.feature_selection);
+  options.num_features = model.num_features;
+  options.features_per_category = model.features_per_category;
+  options.tune_thresholds = model.tune_thresholds;
+  options.keep_unlabelled = model.keep_unlabelled;
+  return options;
+}
+
+TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
+                         const ReadOptions& read_options, const WarningCallback& on_warning) {
+  const auto start = Clock::now();
+  const fs::path dir(model_dir);
+  const fs::path model_file = dir / kModelFileName;
+  const fs::path old_db = dir / kTrainingDbName;
+  std::error_code ec;
+  if (!fs::exists(model_file, ec) || !fs::is_directory(old_db, ec)) {
+    throw NotFoundError(model_dir +
+                        ": no model here to add to; train one with: autocat train "
+                        "--model " +
+                        model_dir + " INPUT...");
+  }
+  // Settings come from the model, so new documents are analyzed and the
+  // classifiers fitted exactly as before.
+  const ModelState old_model = read_model_file(model_file.string());
+  const TrainOptions options = train_options_of(old_model);
+  const Analyzer analyzer(old_model.analyzer);
+
+  // Add to a copy, so a failed run leaves the model as it was.
+  const fs::path new_db = dir / (kTrainingDbName + ".new");
+  fs::remove_all(new_db, ec);
+  RemoveOnFailure cleanup(new_db);
+  fs::copy(old_db, new_db, fs::copy_options::recursive, ec);
+  if (ec) throw IOError(new_db.string() + ": cannot copy the training database: " + ec.message());
+  // A copy taken while another process held the lock carries its lock file.
+  fs::remove(new_db / "flintlock", ec);
+
+  TrainReport report;
   {
-    const Xapian::Database db(new_db.string());
-    report.documents = db.get_doccount();
-    const TrainingCorpus corpus = load_training_corpus(db);
-    model = fit_model(corpus, settings, options);
+    TrainingCollectionWriter writer(new_db.string(), options.commit_batch, /*overwrite=*/false);
+    add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer, &report,
+                  on_warning);
   }
-  report.fit_seconds = seconds_since(fit_start);
-
-  fs::remove_all(final_db, ec);
-  fs::rename(new_db, final_db, ec);
-  if (ec)
-    throw IOError(final_db.string() +
-                  ": cannot move the training database in place: " + ec.message());
-  write_model_file((fs::path(model_dir) / kModelFileName).string(), model);
-
-  report.categories = static_cast<uint32_t>(model.categories.size());
-  report.terms = static_cast<uint32_t>(model.terms.size());
-  report.selected_terms = report.terms;
-  if (!model.selected.empty()) {
-    report.selected_terms = 0;
-    for (uint8_t flag : model.selected) report.selected_terms += flag ? 1 : 0;
+  report.analyze_seconds = seconds_since(start);
+  if (report.added == 0) {
+    throw InvalidArgumentError("no document with text to add; " + model_dir + " is unchanged");
   }
+  fit_and_install(dir, new_db, old_model.analyzer, options, &report);
+  cleanup.release();
   report.total_seconds = seconds_since(start);
   return report;
 }

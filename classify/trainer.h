@@ -18,10 +18,12 @@
 namespace autocat::internal {
 
 struct TrainReport {
-  uint64_t documents = 0;  // labelled documents in the collection
+  uint64_t documents = 0;  // documents in the collection
+  uint64_t added = 0;      // documents this run added (or replaced, by id)
   uint64_t skipped_unlabelled = 0;
   uint64_t skipped_empty = 0;  // no terms after analysis
   uint32_t categories = 0;
+  Method default_method = Method::kKnn;
   uint32_t terms = 0;
   uint32_t selected_terms = 0;
   double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;
@@ -37,5 +39,16 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
                         const WarningCallback& on_warning);
+
+// The training options a model was trained with.
+TrainOptions train_options_of(const ModelState& model);
+
+// Adds (or replaces, by id) documents in an existing model's training
+// collection and fits every classifier again, with the analyzer and options
+// stored in the model; documents already there are not analyzed again.
+// Throws NotFoundError if `model_dir` holds no model, InvalidArgumentError
+// if no document with text was read (the model is then unchanged).
+TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
+                         const ReadOptions& read_options, const WarningCallback& on_warning);
 
 }  // namespace autocat::internal

@@ -99,8 +99,10 @@ TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents)
   return corpus;
 }
 
-TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int commit_batch)
-    : db_(path, Xapian::DB_CREATE_OR_OVERWRITE | Xapian::DB_NO_SYNC),
+TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int commit_batch,
+                                                   bool overwrite)
+    : db_(path, (overwrite ? Xapian::DB_CREATE_OR_OVERWRITE : Xapian::DB_CREATE_OR_OPEN) |
+                    Xapian::DB_NO_SYNC),
       commit_batch_(commit_batch > 0 ? commit_batch : 2000) {}
 
 void TrainingCollectionWriter::add(const std::string& id, const std::vector<Token>& tokens,

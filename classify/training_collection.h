@@ -55,9 +55,11 @@ TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents)
 // Writes analyzed, labelled documents into a training database.
 class TrainingCollectionWriter {
  public:
-  // Creates or overwrites the database at `path`.
+  // Creates or overwrites (or, with overwrite false, opens or creates) the
+  // database at `path`.
   // Throws Xapian::DatabaseLockError if another writer holds it.
-  explicit TrainingCollectionWriter(const std::string& path, int commit_batch = 2000);
+  explicit TrainingCollectionWriter(const std::string& path, int commit_batch = 2000,
+                                    bool overwrite = true);
   // Adds (or replaces, by id) one document; its text terms carry wdf only.
   // REQUIRES: labels are non-empty strings without control characters.
   void add(const std::string& id, const std::vector<Token>& tokens,

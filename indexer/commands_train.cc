@@ -18,10 +18,13 @@ const char kUsage[] =
     "\"labels\", or a folder tree whose subfolder names are the labels) and writes\n"
     "the model directory DIR: the training database and model.autocat.\n"
     "Documents without labels are skipped and counted (see --keep-unlabelled).\n"
+    "With --add, INPUT is added to DIR's existing training collection (same ids\n"
+    "replace) and every classifier is fitted again with DIR's own settings.\n"
     "Any-of thresholds are tuned per category on every fifth training document.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory to write (created if missing; replaced)\n"
+    "  --add                add INPUT to the model in DIR instead of replacing it\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --method M           default method for index/classify: knn (default), rocchio,\n"
     "                       nb, bnb, cnb\n"
@@ -56,6 +59,7 @@ const std::vector<OptionSpec> kOptions = {
     {"skip-malformed", false},
     {"json", false},
     {"keep-unlabelled", false},
+    {"add", false},
 };
 
 // Checks the stemmer language up front so a typo is a usage error.
@@ -98,9 +102,22 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   const std::string model_dir = args.required("model");
   require_inputs(args);
   const TrainOptions options = train_options(args);
-
-  const internal::TrainReport report = internal::train_model(args.positional(), model_dir, options,
-                                                             read_options(args), warn_to(messages));
+  internal::TrainReport report;
+  if (args.has("add")) {
+    // The model's own settings apply; options that would change them are refused.
+    for (const char* option : {"method", "stopwords", "stemmer", "features", "select",
+                               "per-category", "alpha", "rocchio-gamma", "keep-unlabelled"}) {
+      if (args.has(option)) {
+        throw UsageError(std::string("--add keeps the model's settings; --") + option +
+                         " needs a new model (train without --add)");
+      }
+    }
+    report =
+        internal::add_to_model(args.positional(), model_dir, read_options(args), warn_to(messages));
+  } else {
+    report = internal::train_model(args.positional(), model_dir, options, read_options(args),
+                                   warn_to(messages));
+  }
   if (report.skipped_unlabelled != 0) {
     messages.warning("skipped " + std::to_string(report.skipped_unlabelled) +
                      " documents without labels");
@@ -110,6 +127,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     internal::JsonValue json = internal::JsonValue::object();
     json.set("model", internal::JsonValue::string(model_dir));
     json.set("documents", internal::JsonValue::number(static_cast<double>(report.documents)));
+    json.set("added", internal::JsonValue::number(static_cast<double>(report.added)));
     json.set("skipped_unlabelled",
              internal::JsonValue::number(static_cast<double>(report.skipped_unlabelled)));
     json.set("skipped_empty",
@@ -117,7 +135,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("categories", internal::JsonValue::number(report.categories));
     json.set("terms", internal::JsonValue::number(report.terms));
     json.set("selected_terms", internal::JsonValue::number(report.selected_terms));
-    json.set("default_method", internal::JsonValue::string(method_name(options.default_method)));
+    json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
     json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
     json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
     json.set("seconds", internal::JsonValue::number(report.total_seconds));
@@ -125,7 +143,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     return 0;
   }
 
-  out << "trained model " << model_dir << '\n';
+  out << (args.has("add") ? "added " + std::to_string(report.added) + " documents to model "
+                          : std::string("trained model "))
+      << model_dir << '\n';
   std::string skipped;
   if (report.skipped_unlabelled != 0 || report.skipped_empty != 0) {
     skipped = " (skipped " + std::to_string(report.skipped_unlabelled) + " unlabelled, " +
@@ -138,7 +158,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
               {{"  documents", std::to_string(report.documents) + skipped},
                {"  categories", std::to_string(report.categories)},
                {"  terms", terms},
-               {"  default method", method_name(options.default_method)},
+               {"  default method", method_name(report.default_method)},
                {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
                                  format_fixed(report.analyze_seconds, 3) + ", fit " +
                                  format_fixed(report.fit_seconds, 3) + ")"}},

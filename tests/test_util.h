@@ -26,6 +26,14 @@ inline std::vector<std::string> split(const std::string& text) {
   return words;
 }
 
+// The lines of `text`, without their '\n'.
+inline std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
 // Synthetic term names that sort like their ids: 7 -> "t007".
 inline std::string term_name(uint32_t id) {
   std::string name = std::to_string(id);

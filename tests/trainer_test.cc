@@ -1,0 +1,121 @@
+#include "classify/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include "autocat/error.h"
+#include "classify/categorizer.h"
+#include "test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+using testing_util::read_file;
+using testing_util::test_data;
+using testing_util::write_file;
+
+class TrainerTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    // The training fixture split in two: the first 15 lines, then the rest.
+    const std::vector<std::string> lines = testing_util::split_lines(read_file(fixture_));
+    ASSERT_EQ(lines.size(), 24u);
+    std::string first, second;
+    for (size_t i = 0; i < lines.size(); ++i) (i < 15 ? first : second) += lines[i] + "\n";
+    write_file(dir_.file("first.jsonl"), first);
+    write_file(dir_.file("second.jsonl"), second);
+  }
+
+  ModelState model_in(const std::string& model_dir) {
+    return read_model_file(model_dir + "/" + kModelFileName);
+  }
+
+  testing_util::TempDir dir_;
+  const std::string fixture_ = test_data("fixture_train.jsonl");
+};
+
+TEST_F(TrainerTest, AddingInTwoStepsEqualsTrainingAtOnce) {
+  const std::string at_once = dir_.file("at-once"), in_steps = dir_.file("in-steps");
+  train_model({fixture_}, at_once, TrainOptions(), ReadOptions(), nullptr);
+  train_model({dir_.file("first.jsonl")}, in_steps, TrainOptions(), ReadOptions(), nullptr);
+  const TrainReport report =
+      add_to_model({dir_.file("second.jsonl")}, in_steps, ReadOptions(), nullptr);
+  EXPECT_EQ(report.added, 9u);
+  EXPECT_EQ(report.documents, 24u);
+
+  const ModelState a = model_in(at_once), b = model_in(in_steps);
+  EXPECT_EQ(a.categories, b.categories);
+  EXPECT_EQ(a.terms, b.terms);
+  EXPECT_EQ(a.df, b.df);
+  EXPECT_EQ(a.rocchio.entry_weight, b.rocchio.entry_weight);
+  EXPECT_EQ(a.multinomial_nb.term_weight, b.multinomial_nb.term_weight);
+  EXPECT_EQ(a.thresholds, b.thresholds);
+  // kNN reads the swapped-in training database and accepts it.
+  const Categorizer categorizer(in_steps);
+  EXPECT_EQ(categorizer.knn_index().num_docs(), 24u);
+}
+
+TEST_F(TrainerTest, AddingKnownIdsReplacesThem) {
+  const std::string model = dir_.file("model");
+  train_model({fixture_}, model, TrainOptions(), ReadOptions(), nullptr);
+  const TrainReport report =
+      add_to_model({dir_.file("first.jsonl")}, model, ReadOptions(), nullptr);
+  EXPECT_EQ(report.added, 15u);
+  EXPECT_EQ(report.documents, 24u);
+}
+
+TEST_F(TrainerTest, AddingKeepsTheModelsSettings) {
+  TrainOptions options;
+  options.analyzer.stemmer = "english";
+  options.nb_alpha = 0.5;
+  options.default_method = Method::kRocchio;
+  const std::string model = dir_.file("model");
+  train_model({dir_.file("first.jsonl")}, model, options, ReadOptions(), nullptr);
+  const TrainReport report =
+      add_to_model({dir_.file("second.jsonl")}, model, ReadOptions(), nullptr);
+  EXPECT_EQ(report.default_method, Method::kRocchio);
+  const ModelState state = model_in(model);
+  EXPECT_EQ(state.analyzer.stemmer, "english");
+  EXPECT_DOUBLE_EQ(state.nb_alpha, 0.5);
+  EXPECT_EQ(state.default_method, static_cast<int>(Method::kRocchio));
+}
+
+TEST_F(TrainerTest, FailedAddLeavesTheModelUnchanged) {
+  const std::string model = dir_.file("model");
+  train_model({dir_.file("first.jsonl")}, model, TrainOptions(), ReadOptions(), nullptr);
+  const std::string before = read_file(model + "/" + kModelFileName);
+  write_file(dir_.file("empty.jsonl"),
+             "{\"id\": \"e\", \"labels\": [\"food\"], \"text\": \"  \"}\n");
+  EXPECT_THROW(add_to_model({dir_.file("empty.jsonl")}, model, ReadOptions(), nullptr),
+               InvalidArgumentError);
+  write_file(dir_.file("broken.jsonl"), "{\"id\": \"b\", \"text\": \"unterminated\n");
+  EXPECT_THROW(add_to_model({dir_.file("broken.jsonl")}, model, ReadOptions(), nullptr),
+               InvalidArgumentError);
+  EXPECT_EQ(read_file(model + "/" + kModelFileName), before);
+  EXPECT_EQ(Categorizer(model).knn_index().num_docs(), 15u);
+  EXPECT_FALSE(std::filesystem::exists(model + "/" + kTrainingDbName + ".new"));
+}
+
+TEST_F(TrainerTest, AddingToNoModelIsNotFound) {
+  try {
+    add_to_model({fixture_}, dir_.file("absent"), ReadOptions(), nullptr);
+    FAIL() << "expected NotFoundError";
+  } catch (const NotFoundError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir_.file("absent")), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TrainerTest, RetrainingAFailedRunKeepsTheOldModel) {
+  const std::string model = dir_.file("model");
+  train_model({fixture_}, model, TrainOptions(), ReadOptions(), nullptr);
+  const std::string before = read_file(model + "/" + kModelFileName);
+  write_file(dir_.file("unlabelled.jsonl"), "{\"id\": \"u\", \"text\": \"no labels here\"}\n");
+  EXPECT_THROW(
+      train_model({dir_.file("unlabelled.jsonl")}, model, TrainOptions(), ReadOptions(), nullptr),
+      InvalidArgumentError);
+  EXPECT_EQ(read_file(model + "/" + kModelFileName), before);
+  EXPECT_EQ(Categorizer(model).knn_index().num_docs(), 24u);
+  EXPECT_FALSE(std::filesystem::exists(model + "/" + kTrainingDbName + ".new"));
+}
+
+}  // namespace
+}  // namespace autocat::internal
