@@ -30,7 +30,7 @@ class Categorizer {
   const Analyzer& analyzer() const { return *analyzer_; }
   const ModelState& model() const { return model_; }
   const std::vector<std::string>& categories() const { return model_.categories; }
-  Method default_method() const { return static_cast<Method>(model_.default_method); }
+  Method default_method() const { return model_.training.default_method; }
   const Vocabulary& vocabulary() const { return vocabulary_; }
 
   DocumentTerms document_terms(const std::vector<Token>& tokens) const;

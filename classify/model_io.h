@@ -10,9 +10,28 @@
 #include <string>
 #include <vector>
 
+#include "autocat/options.h"
 #include "classify/analyzer.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
+
+// Non-intrusive serialization of the public option structs, which stay free
+// of Boost.
+namespace boost::serialization {
+
+template <class Archive>
+void serialize(Archive& ar, autocat::AnalyzerOptions& options, const unsigned int /*version*/) {
+  ar& options.stopwords& options.stemmer& options.max_term_bytes;
+}
+
+template <class Archive>
+void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int /*version*/) {
+  ar& options.analyzer& options.default_method& options.nb_alpha& options.rocchio_gamma& options
+      .feature_selection& options.num_features& options.features_per_category& options
+      .tune_thresholds& options.keep_unlabelled& options.commit_batch;
+}
+
+}  // namespace boost::serialization
 
 namespace autocat::internal {
 
@@ -25,15 +44,8 @@ inline const std::string kModelFileName = "model.autocat";
 inline const std::string kTrainingDbName = "training";
 
 struct ModelState {
-  AnalyzerSettings analyzer;
-  int default_method = 0;  // static_cast<int>(Method)
-  double nb_alpha = 1.0;
-  double rocchio_gamma = 0.0;
-  int feature_selection = 0;  // static_cast<int>(FeatureSelection)
-  int num_features = 0;
-  bool features_per_category = false;
-  bool tune_thresholds = true;
-  bool keep_unlabelled = false;
+  AnalyzerSettings analyzer;  // what training.analyzer resolved to
+  TrainOptions training;      // as the model was trained; `train --add` reuses them
 
   std::vector<std::string> categories;  // sorted
   std::vector<uint32_t> category_doc_counts;
@@ -55,8 +67,7 @@ struct ModelState {
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int /*version*/) {
-    ar& analyzer& default_method& nb_alpha& rocchio_gamma& feature_selection& num_features&
-        features_per_category& tune_thresholds& keep_unlabelled;
+    ar& analyzer& training;
     ar& categories& category_doc_counts& num_docs& num_postings& terms& df& selected& icu_version;
     ar& thresholds& rocchio& multinomial_nb& bernoulli_nb& complement_nb;
   }

@@ -45,14 +45,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   if (options.rocchio_gamma < 0) throw InvalidArgumentError("Rocchio gamma must be >= 0");
   ModelState model;
   model.analyzer = analyzer;
-  model.default_method = static_cast<int>(options.default_method);
-  model.nb_alpha = options.nb_alpha;
-  model.rocchio_gamma = options.rocchio_gamma;
-  model.feature_selection = static_cast<int>(options.feature_selection);
-  model.num_features = options.num_features;
-  model.features_per_category = options.features_per_category;
-  model.tune_thresholds = options.tune_thresholds;
-  model.keep_unlabelled = options.keep_unlabelled;
+  model.training = options;
   model.categories = corpus.categories;
   model.category_doc_counts = corpus.category_doc_counts();
   model.num_docs = corpus.num_docs();
@@ -200,19 +193,6 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   return report;
 }
 
-TrainOptions train_options_of(const ModelState& model) {
-  TrainOptions options;
-  options.default_method = static_cast<Method>(model.default_method);
-  options.nb_alpha = model.nb_alpha;
-  options.rocchio_gamma = model.rocchio_gamma;
-  options.feature_selection = static_cast<FeatureSelection>(model.feature_selection);
-  options.num_features = model.num_features;
-  options.features_per_category = model.features_per_category;
-  options.tune_thresholds = model.tune_thresholds;
-  options.keep_unlabelled = model.keep_unlabelled;
-  return options;
-}
-
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning) {
   const auto start = Clock::now();
@@ -229,7 +209,7 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   // Settings come from the model, so new documents are analyzed and the
   // classifiers fitted exactly as before.
   const ModelState old_model = read_model_file(model_file.string());
-  const TrainOptions options = train_options_of(old_model);
+  const TrainOptions& options = old_model.training;
   const Analyzer analyzer(old_model.analyzer);
 
   // Add to a copy, so a failed run leaves the model as it was.

@@ -40,9 +40,6 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
                         const TrainOptions& options, const ReadOptions& read_options,
                         const WarningCallback& on_warning);
 
-// The training options a model was trained with.
-TrainOptions train_options_of(const ModelState& model);
-
 // Adds (or replaces, by id) documents in an existing model's training
 // collection and fits every classifier again, with the analyzer and options
 // stored in the model; documents already there are not analyzed again.

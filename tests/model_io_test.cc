@@ -122,9 +122,9 @@ TEST_F(ModelIoTest, MissingFileIsNotFound) {
 
 TEST_F(ModelIoTest, OverwriteReplacesAtomically) {
   ModelState other = model_;
-  other.nb_alpha = 0.25;
+  other.training.nb_alpha = 0.25;
   write_model_file(path_, other);
-  EXPECT_DOUBLE_EQ(read_model_file(path_).nb_alpha, 0.25);
+  EXPECT_DOUBLE_EQ(read_model_file(path_).training.nb_alpha, 0.25);
 }
 
 }  // namespace

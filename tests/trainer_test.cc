@@ -75,8 +75,9 @@ TEST_F(TrainerTest, AddingKeepsTheModelsSettings) {
   EXPECT_EQ(report.default_method, Method::kRocchio);
   const ModelState state = model_in(model);
   EXPECT_EQ(state.analyzer.stemmer, "english");
-  EXPECT_DOUBLE_EQ(state.nb_alpha, 0.5);
-  EXPECT_EQ(state.default_method, static_cast<int>(Method::kRocchio));
+  EXPECT_DOUBLE_EQ(state.training.nb_alpha, 0.5);
+  EXPECT_EQ(state.training.default_method, Method::kRocchio);
+  EXPECT_EQ(state.training.analyzer.stemmer, "english");
 }
 
 TEST_F(TrainerTest, FailedAddLeavesTheModelUnchanged) {
