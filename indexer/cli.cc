@@ -18,9 +18,9 @@ constexpr int kExitRuntimeError = 1;
 constexpr int kExitUsageError = 2;
 
 const std::vector<Command>& all_commands() {
-  static const std::vector<Command> commands = {train_command(),    index_command(),
-                                                classify_command(), search_command(),
-                                                eval_command(),     features_command()};
+  static const std::vector<Command> commands = {
+      train_command(), index_command(),    classify_command(), search_command(),
+      eval_command(),  features_command(), explain_command()};
   return commands;
 }
 

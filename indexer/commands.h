@@ -34,6 +34,7 @@ Command classify_command();
 Command search_command();
 Command eval_command();
 Command features_command();
+Command explain_command();
 
 // Reader options shared by commands reading documents: --split and
 // --skip-malformed.

@@ -342,7 +342,7 @@ TEST_F(CliErrorsTest, UsageErrors) {
   EXPECT_EQ(command.exit_code, 2);
   EXPECT_EQ(one_line(command.err),
             "autocat: unknown command 'frobnicate'; choose one of train, index, classify, search, "
-            "eval, features (see autocat --help)");
+            "eval, features, explain (see autocat --help)");
 }
 
 TEST_F(CliErrorsTest, UnknownCategoryInSearchWarns) {

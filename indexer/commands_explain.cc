@@ -1,0 +1,220 @@
+// autocat explain: why each document gets its categories.
+#include <ostream>
+
+#include "classify/categorizer.h"
+#include "classify/explain.h"
+#include "classify/json.h"
+#include "indexer/commands.h"
+
+namespace autocat::cli {
+
+namespace {
+
+const char kUsage[] =
+    "usage: autocat explain --model DIR [OPTIONS] [INPUT... | -]\n"
+    "\n"
+    "Explains the category the model DIR assigns to each document of INPUT (one-of:\n"
+    "the best category): the best category scores, then the evidence behind the\n"
+    "best category, one block per document.\n"
+    "  knn       the nearest training documents (id, cosine similarity, labels), and\n"
+    "            the terms shared with the nearest one of the best category:\n"
+    "            query weight x document weight, summing to their cosine\n"
+    "  rocchio   the terms' shares of the cosine to the best category's centroid:\n"
+    "            query weight x centroid weight, summing to the score\n"
+    "  nb, bnb, cnb  the terms' shares of the log-score gap between the best\n"
+    "            category and the runner-up: count x (w[term][best] - w[term][second]);\n"
+    "            with the prior difference they sum to the gap\n"
+    "Without INPUT, or with -, reads JSON Lines ({\"id\": ..., \"text\": ...}) from\n"
+    "standard input. A plain text file is one document.\n"
+    "\n"
+    "options:\n"
+    "  --model DIR          model directory written by autocat train\n"
+    "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
+    "  --k N                kNN: neighbours that vote (default 50)\n"
+    "  --top N              categories, neighbours and terms shown (default 5)\n"
+    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
+    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --json               one JSON object per document:\n"
+    "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}] "
+    "(assigned),\n"
+    "                        \"top\": [{\"name\", \"score\"}] (best scores),\n"
+    "                        \"neighbours\": [{\"id\", \"similarity\", \"labels\"}] (knn),\n"
+    "                        \"terms\": [{\"term\", \"contribution\"}],\n"
+    "                        \"terms_for\": {\"category\", \"neighbour\" | \"versus\", \"sum\",\n"
+    "                        \"count\", \"base\"}, \"note\" (when there is no evidence)}\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "example:\n"
+    "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat explain --model m "
+    "--method rocchio\n";
+
+const std::vector<OptionSpec> kOptions = {
+    {"model", true}, {"method", true},          {"k", true}, {"top", true}, {"json", false},
+    {"split", true}, {"skip-malformed", false},
+};
+
+internal::JsonValue category_list(const std::vector<Category>& categories) {
+  internal::JsonValue list = internal::JsonValue::array();
+  for (const Category& category : categories) {
+    internal::JsonValue entry = internal::JsonValue::object();
+    entry.set("name", internal::JsonValue::string(category.name));
+    entry.set("score", internal::JsonValue::number(category.score));
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+internal::JsonValue string_list(const std::vector<std::string>& items) {
+  internal::JsonValue list = internal::JsonValue::array();
+  for (const std::string& item : items) list.push_back(internal::JsonValue::string(item));
+  return list;
+}
+
+internal::JsonValue explanation_json(const std::string& id, const internal::Explanation& e,
+                                     const internal::DocumentTerms& terms, int k) {
+  internal::JsonValue line = internal::JsonValue::object();
+  line.set("id", internal::JsonValue::string(id));
+  line.set("method", internal::JsonValue::string(method_name(e.method)));
+  if (e.method == Method::kKnn) line.set("k", internal::JsonValue::number(k));
+  line.set("known_tokens", internal::JsonValue::number(terms.known_tokens));
+  line.set("tokens", internal::JsonValue::number(terms.total_tokens));
+  line.set("categories", category_list(e.assigned));
+  line.set("top", category_list(e.top));
+  if (e.method == Method::kKnn) {
+    internal::JsonValue neighbours = internal::JsonValue::array();
+    for (const internal::ExplainedNeighbour& neighbour : e.neighbours) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("id", internal::JsonValue::string(neighbour.id));
+      entry.set("similarity", internal::JsonValue::number(neighbour.similarity));
+      entry.set("labels", string_list(neighbour.labels));
+      neighbours.push_back(std::move(entry));
+    }
+    line.set("neighbours", std::move(neighbours));
+  }
+  internal::JsonValue terms_list = internal::JsonValue::array();
+  for (const internal::TermContribution& term : e.terms) {
+    internal::JsonValue entry = internal::JsonValue::object();
+    entry.set("term", internal::JsonValue::string(term.term));
+    entry.set("contribution", internal::JsonValue::number(term.contribution));
+    terms_list.push_back(std::move(entry));
+  }
+  line.set("terms", std::move(terms_list));
+  if (!e.category.empty()) {
+    internal::JsonValue basis = internal::JsonValue::object();
+    basis.set("category", internal::JsonValue::string(e.category));
+    if (!e.neighbour.empty()) basis.set("neighbour", internal::JsonValue::string(e.neighbour));
+    if (!e.versus.empty()) basis.set("versus", internal::JsonValue::string(e.versus));
+    basis.set("sum", internal::JsonValue::number(e.terms_total));
+    basis.set("count", internal::JsonValue::number(static_cast<double>(e.num_contributing_terms)));
+    if (e.method != Method::kKnn && e.method != Method::kRocchio) {
+      basis.set("base", internal::JsonValue::number(e.base));
+    }
+    line.set("terms_for", std::move(basis));
+  }
+  if (!e.note.empty()) line.set("note", internal::JsonValue::string(e.note));
+  return line;
+}
+
+// The heading of the term table: what the contributions are shares of.
+std::string terms_heading(const internal::Explanation& e) {
+  const std::string summary =
+      std::to_string(e.num_contributing_terms) + " terms, sum " + format_fixed(e.terms_total, 4);
+  switch (e.method) {
+    case Method::kKnn:
+      return "terms shared with " + one_line(e.neighbour) + ", the nearest " + e.category +
+             " neighbour (query x document weight; " + summary + " = cosine):";
+    case Method::kRocchio:
+      return "terms toward the " + e.category + " centroid (query x centroid weight; " + summary +
+             " = score):";
+    default:
+      if (e.versus.empty()) {
+        return "terms for " + e.category + " (count x log weight; " + summary + "):";
+      }
+      return "terms for " + e.category + " over " + e.versus + " (count x log-weight difference; " +
+             summary + "; priors and constants add " + format_fixed(e.base, 4) + "):";
+  }
+}
+
+void print_explanation(std::ostream& out, const std::string& id, const internal::Explanation& e,
+                       const internal::DocumentTerms& terms, int k) {
+  out << one_line(id) << ": " << (e.assigned.empty() ? "(none)" : e.assigned.front().name) << '\n';
+  out << "  method " << method_name(e.method);
+  if (e.method == Method::kKnn) out << ", k " << k;
+  out << "; " << terms.known_tokens << " of " << terms.total_tokens
+      << " tokens in the vocabulary\n";
+  if (!e.note.empty()) out << "  " << e.note << '\n';
+  if (!e.has_known_terms) return;
+
+  out << "  scores:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const Category& category : e.top) {
+    rows.push_back({"    " + category.name, format_fixed(category.score, 4)});
+  }
+  print_table(out, rows, {1});
+
+  if (e.method == Method::kKnn) {
+    if (e.neighbours.empty()) {
+      out << "  no training document shares a weighted term\n";
+    } else {
+      out << "  nearest neighbours (similarity, labels):\n";
+      rows.clear();
+      for (const internal::ExplainedNeighbour& neighbour : e.neighbours) {
+        rows.push_back({"    " + one_line(neighbour.id), format_fixed(neighbour.similarity, 4),
+                        join(neighbour.labels)});
+      }
+      print_table(out, rows, {1});
+    }
+  }
+  if (e.category.empty() || e.terms.empty()) return;
+  out << "  " << terms_heading(e) << '\n';
+  rows.clear();
+  for (const internal::TermContribution& term : e.terms) {
+    rows.push_back({"    " + one_line(term.term), format_fixed(term.contribution, 4)});
+  }
+  print_table(out, rows, {1});
+}
+
+int run_explain(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+  const ParsedArgs args = parse_args(words, kOptions);
+  const std::string model_dir = args.required("model");
+  internal::ExplainOptions options;
+  options.classify.method = args.method();
+  options.classify.k = static_cast<int>(args.integer("k", options.classify.k, 1, 100000));
+  const auto top = static_cast<size_t>(args.integer("top", 5, 1, 1000000));
+  options.max_categories = top;
+  options.max_neighbours = top;
+  options.max_terms = top;
+  const bool json = args.has("json");
+  std::vector<std::string> inputs = args.positional();
+  if (inputs.empty()) inputs.push_back("-");
+
+  const internal::Categorizer categorizer(model_dir);
+  internal::Explainer explainer(categorizer);
+  bool first = true;
+
+  auto on_document = [&](internal::InputDocument&& doc) {
+    const internal::DocumentTerms terms =
+        categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
+    internal::Explanation explanation = explainer.explain(terms, options);
+    if (is_blank(doc.text)) explanation.note = "empty text";
+
+    if (json) {
+      out << explanation_json(doc.id, explanation, terms, options.classify.k).dump() << '\n';
+      return;
+    }
+    if (!first) out << '\n';
+    first = false;
+    print_explanation(out, doc.id, explanation, terms, options.classify.k);
+  };
+  internal::read_documents(inputs, read_options(args), on_document, warn_to(messages));
+  return 0;
+}
+
+}  // namespace
+
+Command explain_command() {
+  return {"explain", "show why documents get their categories (neighbours, terms)", kUsage,
+          run_explain};
+}
+
+}  // namespace autocat::cli

@@ -1,0 +1,412 @@
+// Explanations (classify/explain.h) and `autocat explain`, on a model trained
+// from the fixture corpus (split "train": food, science, sports).
+#include "classify/explain.h"
+
+#include <gtest/gtest.h>
+#include <xapian.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "classify/categorizer.h"
+#include "classify/naive_bayes.h"
+#include "tests/cli_test_util.h"
+#include "tests/test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+using testing_util::CliResult;
+using testing_util::lines_of;
+using testing_util::number_at;
+using testing_util::run_autocat;
+using testing_util::string_at;
+using testing_util::TempDir;
+using testing_util::test_data;
+using testing_util::write_file;
+
+const char kSportsText[] = "The striker scored in the match and the team won the final.";
+
+// Everything: every neighbour of k, every contributing term.
+ExplainOptions all_of(Method method) {
+  ExplainOptions options;
+  options.classify.method = method;
+  options.max_categories = 1000;
+  options.max_neighbours = 1000;
+  options.max_terms = 1000;
+  return options;
+}
+
+// Labels of the training documents of the fixture, by id.
+std::map<std::string, std::vector<std::string>> fixture_training_labels() {
+  std::map<std::string, std::vector<std::string>> labels;
+  std::istringstream in(testing_util::read_file(test_data("fixture_train.jsonl")));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    JsonValue record;
+    std::string error;
+    EXPECT_TRUE(parse_json(line, &record, &error)) << error;
+    if (string_at(record, "split") != "train") continue;
+    std::vector<std::string>& names = labels[string_at(record, "id")];
+    for (const JsonValue& label : record.find("labels")->as_array()) {
+      names.push_back(label.as_string());
+    }
+  }
+  return labels;
+}
+
+JsonValue parse_line(const std::string& text) {
+  std::string error;
+  JsonValue value = testing_util::parse(text, &error);
+  EXPECT_TRUE(error.empty()) << error << " in: " << text;
+  return value;
+}
+
+class ExplainTest : public testing::Test {
+ protected:
+  // One model for the whole suite, trained with the real tool.
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    model_ = dir_->file("model");
+    const CliResult trained = run_autocat(
+        {"train", "--model", model_, "--split", "train", test_data("fixture_train.jsonl")});
+    train_error_ = trained.exit_code == 0
+                       ? ""
+                       : trained.err + " (exit " + std::to_string(trained.exit_code) + ")";
+    if (train_error_.empty()) categorizer_ = new Categorizer(model_);
+  }
+  static void TearDownTestSuite() {
+    delete categorizer_;
+    delete dir_;
+    categorizer_ = nullptr;
+    dir_ = nullptr;
+  }
+  void SetUp() override { ASSERT_NE(categorizer_, nullptr) << train_error_; }
+
+  static DocumentTerms terms_of(const std::string& text) {
+    return categorizer_->document_terms(categorizer_->analyzer().analyze(text));
+  }
+  static uint32_t category_index(const std::string& name) {
+    const auto& names = categorizer_->categories();
+    return static_cast<uint32_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  }
+  // Writes one JSON Lines document and returns the file's path.
+  std::string input(const std::string& id, const std::string& text) {
+    JsonValue record = JsonValue::object();
+    record.set("id", JsonValue::string(id));
+    record.set("text", JsonValue::string(text));
+    const std::string path = scratch_.file(id + ".jsonl");
+    write_file(path, record.dump() + "\n");
+    return path;
+  }
+
+  static TempDir* dir_;
+  static std::string model_;
+  static std::string train_error_;
+  static Categorizer* categorizer_;
+  TempDir scratch_;
+};
+
+TempDir* ExplainTest::dir_ = nullptr;
+std::string ExplainTest::model_;
+std::string ExplainTest::train_error_;
+Categorizer* ExplainTest::categorizer_ = nullptr;
+
+TEST_F(ExplainTest, DenseIndexesMapToTrainingDocidsInOrder) {
+  Explainer explainer(*categorizer_);
+  const std::vector<Xapian::docid>& docids = explainer.training_docids();
+  const KnnIndex& index = categorizer_->knn_index();
+  ASSERT_EQ(docids.size(), index.num_docs());
+  EXPECT_EQ(docids.size(), 22u);
+  EXPECT_TRUE(std::is_sorted(docids.begin(), docids.end()));
+  // Each document's XC terms are the labels KnnIndex holds for its index,
+  // and its data is the id of its Q term.
+  Xapian::Database db(model_ + "/training");
+  for (uint32_t d = 0; d < docids.size(); ++d) {
+    const Xapian::Document doc = db.get_document(docids[d]);
+    std::vector<uint32_t> labels;
+    bool has_id_term = false;
+    for (auto it = doc.termlist_begin(); it != doc.termlist_end(); ++it) {
+      const std::string term = *it;
+      if (term.rfind("XC", 0) == 0) labels.push_back(category_index(term.substr(2)));
+      if (term == "Q" + doc.get_data()) has_id_term = true;
+    }
+    std::sort(labels.begin(), labels.end());
+    EXPECT_EQ(labels, index.doc_categories(d)) << doc.get_data();
+    EXPECT_TRUE(has_id_term) << doc.get_data();
+  }
+}
+
+TEST_F(ExplainTest, KnnNeighboursOfASportsText) {
+  Explainer explainer(*categorizer_);
+  const DocumentTerms doc = terms_of(kSportsText);
+  const Explanation e = explainer.explain(doc, all_of(Method::kKnn));
+  EXPECT_EQ(e.method, Method::kKnn);
+  ASSERT_EQ(e.assigned.size(), 1u);
+  EXPECT_EQ(e.assigned[0].name, "sports");
+  EXPECT_TRUE(e.note.empty()) << e.note;
+
+  // Exactly KnnIndex::neighbours(), most similar first.
+  const std::vector<KnnIndex::Neighbour> expected =
+      categorizer_->knn_index().neighbours(doc, ClassifyOptions().k);
+  ASSERT_EQ(e.neighbours.size(), expected.size());
+  ASSERT_FALSE(e.neighbours.empty());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(e.neighbours[i].doc, expected[i].doc);
+    EXPECT_EQ(e.neighbours[i].similarity, double(expected[i].similarity));
+    if (i > 0) {
+      EXPECT_GE(e.neighbours[i - 1].similarity, e.neighbours[i].similarity);
+    }
+  }
+  // Ids and labels are those of the fixture; most neighbours are sports.
+  const auto fixture = fixture_training_labels();
+  size_t sports = 0;
+  for (const ExplainedNeighbour& neighbour : e.neighbours) {
+    auto it = fixture.find(neighbour.id);
+    ASSERT_NE(it, fixture.end()) << neighbour.id;
+    EXPECT_EQ(neighbour.labels, it->second) << neighbour.id;
+    sports += neighbour.labels == std::vector<std::string>{"sports"};
+  }
+  EXPECT_GT(2 * sports, e.neighbours.size());
+  EXPECT_EQ(e.neighbours[0].id, "sp-01");
+  EXPECT_EQ(e.neighbours[0].labels, std::vector<std::string>{"sports"});
+
+  // Top categories: sports first, every category listed.
+  ASSERT_EQ(e.top.size(), 3u);
+  EXPECT_EQ(e.top[0].name, "sports");
+  EXPECT_EQ(e.top[0].score, e.assigned[0].score);
+}
+
+TEST_F(ExplainTest, KnnTermsSumToTheNearestNeighboursSimilarity) {
+  Explainer explainer(*categorizer_);
+  const Explanation e = explainer.explain(terms_of(kSportsText), all_of(Method::kKnn));
+  EXPECT_EQ(e.category, "sports");
+  EXPECT_EQ(e.neighbour, "sp-01");  // the nearest neighbour is itself sports
+  ASSERT_FALSE(e.neighbours.empty());
+  EXPECT_NEAR(e.terms_total, e.neighbours[0].similarity, 1e-5);
+  ASSERT_EQ(e.terms.size(), e.num_contributing_terms);
+  double sum = 0;
+  for (size_t i = 0; i < e.terms.size(); ++i) {
+    EXPECT_GT(e.terms[i].contribution, 0.0) << e.terms[i].term;
+    if (i > 0) {
+      EXPECT_GE(e.terms[i - 1].contribution, e.terms[i].contribution);
+    }
+    sum += e.terms[i].contribution;
+  }
+  EXPECT_NEAR(sum, e.terms_total, 1e-12);
+  // "The striker scored ... match ... team won" shares these with sp-01
+  // ("The striker scored twice as the home team won the match 3-1.").
+  std::set<std::string> shared;
+  for (const TermContribution& term : e.terms) shared.insert(term.term);
+  EXPECT_EQ(shared, (std::set<std::string>{"match", "scored", "striker", "team", "won"}));
+}
+
+TEST_F(ExplainTest, RocchioTermsSumToTheScore) {
+  Explainer explainer(*categorizer_);
+  ClassifyOptions classify;
+  classify.method = Method::kRocchio;
+  for (const char* text : {kSportsText, "The chemistry lab measured the reaction of the particle.",
+                           "Bake the bread with butter, flour and a pinch of salt."}) {
+    const DocumentTerms doc = terms_of(text);
+    const Explanation e = explainer.explain(doc, all_of(Method::kRocchio));
+    const std::vector<double> scores = categorizer_->scores(doc, classify);
+    ASSERT_EQ(e.assigned.size(), 1u) << text;
+    EXPECT_EQ(e.category, e.assigned[0].name);
+    EXPECT_NEAR(e.terms_total, scores[category_index(e.category)], 1e-5) << text;
+    double sum = 0;
+    for (const TermContribution& term : e.terms) sum += term.contribution;
+    EXPECT_NEAR(sum, e.terms_total, 1e-12) << text;
+    EXPECT_TRUE(e.neighbours.empty());
+    EXPECT_EQ(e.base, 0.0);
+  }
+}
+
+TEST_F(ExplainTest, NaiveBayesTermsSumToTheLogScoreGap) {
+  Explainer explainer(*categorizer_);
+  const struct {
+    Method method;
+    const NaiveBayesModel& model;
+  } cases[] = {{Method::kNaiveBayes, categorizer_->model().multinomial_nb},
+               {Method::kBernoulliNaiveBayes, categorizer_->model().bernoulli_nb},
+               {Method::kComplementNaiveBayes, categorizer_->model().complement_nb}};
+  for (const auto& c : cases) {
+    const DocumentTerms doc = terms_of(kSportsText);
+    const Explanation e = explainer.explain(doc, all_of(c.method));
+    ClassifyOptions classify;
+    classify.method = c.method;
+    const std::vector<Category> ranked = categorizer_->ranked(categorizer_->scores(doc, classify));
+    ASSERT_EQ(e.assigned.size(), 1u);
+    EXPECT_EQ(e.category, "sports") << method_name(c.method);
+    EXPECT_EQ(e.versus, ranked[1].name) << method_name(c.method);
+
+    std::vector<double> log_scores;
+    NaiveBayesClassifier(c.model).log_scores(doc, &log_scores);
+    const double gap =
+        log_scores[category_index(e.category)] - log_scores[category_index(e.versus)];
+    EXPECT_GT(gap, 0.0);
+    EXPECT_NEAR(e.terms_total + e.base, gap, 1e-4) << method_name(c.method);
+    double sum = 0;
+    for (const TermContribution& term : e.terms) sum += term.contribution;
+    EXPECT_NEAR(sum, e.terms_total, 1e-9) << method_name(c.method);
+    for (size_t i = 1; i < e.terms.size(); ++i) {
+      EXPECT_GE(e.terms[i - 1].contribution, e.terms[i].contribution);
+    }
+  }
+}
+
+TEST_F(ExplainTest, LimitsApply) {
+  Explainer explainer(*categorizer_);
+  ExplainOptions options;
+  options.classify.method = Method::kKnn;
+  options.max_categories = 2;
+  options.max_neighbours = 2;
+  options.max_terms = 2;
+  const Explanation e = explainer.explain(terms_of(kSportsText), options);
+  EXPECT_EQ(e.top.size(), 2u);
+  EXPECT_EQ(e.neighbours.size(), 2u);
+  EXPECT_EQ(e.terms.size(), 2u);
+  EXPECT_EQ(e.num_contributing_terms, 5u);
+  const Explanation all = explainer.explain(terms_of(kSportsText), all_of(Method::kKnn));
+  EXPECT_EQ(e.terms_total, all.terms_total);
+  EXPECT_EQ(e.terms[0].term, all.terms[0].term);
+}
+
+TEST_F(ExplainTest, NoKnownTerms) {
+  Explainer explainer(*categorizer_);
+  for (Method method : all_methods()) {
+    const Explanation e = explainer.explain(terms_of("Zyxwv qqqq plorble."), all_of(method));
+    EXPECT_FALSE(e.has_known_terms);
+    EXPECT_TRUE(e.assigned.empty());
+    EXPECT_TRUE(e.neighbours.empty());
+    EXPECT_TRUE(e.terms.empty());
+    EXPECT_EQ(e.note, "no term of this document is in the model's vocabulary");
+  }
+}
+
+TEST_F(ExplainTest, CliHumanOutput) {
+  const CliResult result = run_autocat({"explain", "--model", model_, input("s1", kSportsText)});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  const std::vector<std::string> lines = lines_of(result.out);
+  ASSERT_GE(lines.size(), 15u) << result.out;
+  EXPECT_EQ(lines[0], "s1: sports");
+  EXPECT_EQ(lines[1], "  method knn, k 50; 6 of 6 tokens in the vocabulary");
+  EXPECT_EQ(lines[2], "  scores:");
+  EXPECT_EQ(lines[3], "    sports   1.0000");
+  EXPECT_EQ(lines[6], "  nearest neighbours (similarity, labels):");
+  EXPECT_EQ(lines[7].rfind("    sp-01  0.6", 0), 0u) << lines[7];
+  EXPECT_NE(result.out.find("terms shared with sp-01, the nearest sports neighbour"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST_F(ExplainTest, CliJsonHasTheFields) {
+  const std::string path = scratch_.file("two.jsonl");
+  write_file(path, "{\"id\": \"s1\", \"text\": \"" + std::string(kSportsText) +
+                       "\"}\n"
+                       "{\"id\": \"f1\", \"text\": \"Bake the bread with butter and flour.\"}\n");
+  for (const std::string method : {"knn", "rocchio", "nb", "bnb", "cnb"}) {
+    const CliResult result =
+        run_autocat({"explain", "--model", model_, "--method", method, "--json", path});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::vector<std::string> lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 2u) << result.out;
+    const JsonValue first = parse_line(lines[0]);
+    EXPECT_EQ(string_at(first, "id"), "s1");
+    EXPECT_EQ(string_at(first, "method"), method);
+    EXPECT_EQ(string_at(parse_line(lines[1]), "id"), "f1");
+    const JsonValue* categories = first.find("categories");
+    ASSERT_TRUE(categories != nullptr && categories->is_array());
+    ASSERT_EQ(categories->as_array().size(), 1u);
+    EXPECT_EQ(string_at(categories->as_array()[0], "name"), "sports");
+    EXPECT_GT(number_at(categories->as_array()[0], "score"), 0.0);
+    const JsonValue* top = first.find("top");
+    ASSERT_TRUE(top != nullptr && top->is_array());
+    EXPECT_EQ(top->as_array().size(), 3u);
+
+    const JsonValue* terms = first.find("terms");
+    ASSERT_TRUE(terms != nullptr && terms->is_array());
+    ASSERT_FALSE(terms->as_array().empty());
+    EXPECT_LE(terms->as_array().size(), 5u);
+    for (const JsonValue& term : terms->as_array()) {
+      EXPECT_NE(string_at(term, "term"), "<missing>");
+      EXPECT_FALSE(std::isnan(number_at(term, "contribution")));
+    }
+    const JsonValue* basis = first.find("terms_for");
+    ASSERT_NE(basis, nullptr);
+    EXPECT_EQ(string_at(*basis, "category"), "sports");
+
+    const JsonValue* neighbours = first.find("neighbours");
+    if (method != "knn") {
+      EXPECT_EQ(neighbours, nullptr);
+      continue;
+    }
+    ASSERT_TRUE(neighbours != nullptr && neighbours->is_array());
+    ASSERT_FALSE(neighbours->as_array().empty());
+    EXPECT_LE(neighbours->as_array().size(), 5u);
+    const JsonValue& nearest = neighbours->as_array()[0];
+    EXPECT_EQ(string_at(nearest, "id"), "sp-01");
+    EXPECT_GT(number_at(nearest, "similarity"), 0.0);
+    const JsonValue* labels = nearest.find("labels");
+    ASSERT_TRUE(labels != nullptr && labels->is_array());
+    ASSERT_EQ(labels->as_array().size(), 1u);
+    EXPECT_EQ(labels->as_array()[0].as_string(), "sports");
+    EXPECT_EQ(string_at(*basis, "neighbour"), "sp-01");
+  }
+}
+
+TEST_F(ExplainTest, CliNoKnownTermsExitsZero) {
+  const std::string path = scratch_.file("unknown.txt");
+  write_file(path, "Zyxwv qqqq plorble.\n");
+  const CliResult human = run_autocat({"explain", "--model", model_, path});
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("no term of this document is in the model's vocabulary"),
+            std::string::npos)
+      << human.out;
+  const CliResult json = run_autocat({"explain", "--model", model_, "--json", path});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  const JsonValue line = parse_line(lines_of(json.out).at(0));
+  EXPECT_EQ(string_at(line, "note"), "no term of this document is in the model's vocabulary");
+  EXPECT_TRUE(line.find("categories")->as_array().empty());
+}
+
+TEST_F(ExplainTest, CliReadsStandardInput) {
+  const CliResult result = run_autocat({"explain", "--model", model_, "--method", "rocchio", "-"},
+                                       input("s1", kSportsText));
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(lines_of(result.out).at(0), "s1: sports");
+}
+
+TEST_F(ExplainTest, CliHelpAndErrors) {
+  const CliResult help = run_autocat({"explain", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out.rfind("usage: autocat explain --model DIR", 0), 0u) << help.out;
+
+  const std::string path = input("s1", kSportsText);
+  const CliResult unknown = run_autocat({"explain", "--model", model_, "--method", "svm", path});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.err.rfind("autocat explain: unknown method 'svm'", 0), 0u) << unknown.err;
+  EXPECT_EQ(lines_of(unknown.err).size(), 1u);
+
+  EXPECT_EQ(run_autocat({"explain", path}).exit_code, 2);  // no --model
+  EXPECT_EQ(run_autocat({"explain", "--model", model_, "--top", "0", path}).exit_code, 2);
+
+  const std::string missing = scratch_.file("missing.jsonl");
+  const CliResult not_found = run_autocat({"explain", "--model", model_, missing});
+  EXPECT_EQ(not_found.exit_code, 1);
+  EXPECT_EQ(not_found.err.rfind("autocat: " + missing, 0), 0u) << not_found.err;
+  EXPECT_EQ(lines_of(not_found.err).size(), 1u);
+
+  const CliResult no_model = run_autocat({"explain", "--model", scratch_.file("none"), path});
+  EXPECT_EQ(no_model.exit_code, 1);
+  EXPECT_EQ(no_model.err.rfind("autocat: " + scratch_.file("none") + ": ", 0), 0u) << no_model.err;
+}
+
+}  // namespace
+}  // namespace autocat::internal
