@@ -117,8 +117,9 @@ internal::JsonValue explanation_json(const std::string& id, const internal::Expl
 
 // The heading of the term table: what the contributions are shares of.
 std::string terms_heading(const internal::Explanation& e) {
-  const std::string summary =
-      std::to_string(e.num_contributing_terms) + " terms, sum " + format_fixed(e.terms_total, 4);
+  const std::string summary = std::to_string(e.num_contributing_terms) +
+                              (e.num_contributing_terms == 1 ? " term, sum " : " terms, sum ") +
+                              format_fixed(e.terms_total, 4);
   switch (e.method) {
     case Method::kKnn:
       return "terms shared with " + one_line(e.neighbour) + ", the nearest " + e.category +
