@@ -75,9 +75,7 @@ RunResult run(const Categorizer& categorizer, const std::vector<TestDoc>& docs,
       const std::vector<autocat::Category> chosen = categorizer.decide(scores, options);
       std::vector<uint32_t> assigned;
       for (const auto& category : chosen) {
-        const auto& names = categorizer.categories();
-        assigned.push_back(static_cast<uint32_t>(
-            std::lower_bound(names.begin(), names.end(), category.name) - names.begin()));
+        assigned.push_back(static_cast<uint32_t>(categorizer.category_index(category.name)));
       }
       current.add(doc.truth, assigned);
     }
@@ -194,11 +192,9 @@ int main(int argc, char** argv) try {
   for (const auto& doc : raw) {
     TestDoc test;
     test.terms = categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
-    const auto& names = categorizer.categories();
     for (const auto& label : doc.labels) {
-      auto it = std::lower_bound(names.begin(), names.end(), label);
-      if (it != names.end() && *it == label)
-        test.truth.push_back(static_cast<uint32_t>(it - names.begin()));
+      const int64_t c = categorizer.category_index(label);
+      if (c >= 0) test.truth.push_back(static_cast<uint32_t>(c));
     }
     bytes += doc.text.size();
     docs.push_back(std::move(test));

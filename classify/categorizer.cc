@@ -84,6 +84,12 @@ const Classifier& Categorizer::classifier(Method method) const {
   return *classifiers_[slot];
 }
 
+int64_t Categorizer::category_index(const std::string& name) const {
+  const auto& names = model_.categories;
+  const auto it = std::lower_bound(names.begin(), names.end(), name);
+  return it != names.end() && *it == name ? it - names.begin() : -1;
+}
+
 DocumentTerms Categorizer::document_terms(const std::vector<Token>& tokens) const {
   return make_document_terms(vocabulary_, tokens);
 }
@@ -129,10 +135,7 @@ std::vector<Category> Categorizer::decide(const std::vector<double>& scores,
     if (category.score <= 0.0) break;
     double threshold = options.min_score;
     if (tuned) {
-      const auto c = static_cast<size_t>(
-          std::lower_bound(model_.categories.begin(), model_.categories.end(), category.name) -
-          model_.categories.begin());
-      threshold = model_.thresholds[method][c];
+      threshold = model_.thresholds[method][static_cast<size_t>(category_index(category.name))];
     }
     if (category.score >= threshold) chosen.push_back(category);
   }

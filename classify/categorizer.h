@@ -32,6 +32,8 @@ class Categorizer {
   const std::vector<std::string>& categories() const { return model_.categories; }
   Method default_method() const { return model_.training.default_method; }
   const Vocabulary& vocabulary() const { return vocabulary_; }
+  // Index of `name` in categories(), or -1 if the model has no such category.
+  int64_t category_index(const std::string& name) const;
 
   DocumentTerms document_terms(const std::vector<Token>& tokens) const;
   // Scores of every category, indexed like categories(). Builds the kNN index

@@ -42,12 +42,6 @@ double inverse_query_norm(const DocumentTerms& doc, const std::vector<float>& id
   return norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
 }
 
-// Index of `name` in the sorted category list.
-uint32_t category_index(const std::vector<std::string>& categories, const std::string& name) {
-  return static_cast<uint32_t>(std::lower_bound(categories.begin(), categories.end(), name) -
-                               categories.begin());
-}
-
 // Fills out->terms (non-zero contributions, largest first, ties by term),
 // terms_total and num_contributing_terms.
 void set_terms(const std::vector<TermValue>& contributions, const std::vector<std::string>& terms,
@@ -176,7 +170,7 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
 
   // The nearest neighbour that voted for the assigned category.
   out->category = out->assigned.front().name;
-  const uint32_t best = category_index(categories, out->category);
+  const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   const KnnIndex::Neighbour* nearest = nullptr;
   for (const KnnIndex::Neighbour& neighbour : neighbours) {
     const std::vector<uint32_t>& labels = index.doc_categories(neighbour.doc);
@@ -227,7 +221,7 @@ void Explainer::explain_rocchio(const DocumentTerms& doc, const ExplainOptions& 
                                 Explanation* out) const {
   const RocchioModel& model = categorizer_.model().rocchio;
   out->category = out->assigned.front().name;
-  const uint32_t best = category_index(categorizer_.categories(), out->category);
+  const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   const double inverse_norm = inverse_query_norm(doc, idf_);
   const size_t vocabulary = model.term_start.empty() ? 0 : model.term_start.size() - 1;
   std::vector<TermValue> contributions;
@@ -254,13 +248,13 @@ void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptio
   const size_t num_terms = model.term_weight.size() / num_categories;
   const std::vector<std::string>& categories = categorizer_.categories();
   out->category = out->assigned.front().name;
-  const uint32_t best = category_index(categories, out->category);
+  const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   // The runner-up: the second of the full ranking.
   bool has_second = false;
   uint32_t second = 0;
   for (const Category& category : ranking) {
     if (category.name == out->category) continue;
-    second = category_index(categories, category.name);
+    second = static_cast<uint32_t>(categorizer_.category_index(category.name));
     has_second = true;
     break;
   }

@@ -51,12 +51,9 @@ class NewsgroupsTest : public testing::Test {
         [](InputDocument&& doc) {
           LabelledTestDoc labelled;
           labelled.terms = categorizer_->document_terms(categorizer_->analyzer().analyze(doc.text));
-          const auto& names = categorizer_->categories();
           for (const auto& label : doc.labels) {
-            auto it = std::lower_bound(names.begin(), names.end(), label);
-            if (it != names.end() && *it == label) {
-              labelled.truth.push_back(static_cast<uint32_t>(it - names.begin()));
-            }
+            const int64_t c = categorizer_->category_index(label);
+            if (c >= 0) labelled.truth.push_back(static_cast<uint32_t>(c));
           }
           docs_->push_back(std::move(labelled));
         },
@@ -80,9 +77,7 @@ class NewsgroupsTest : public testing::Test {
       std::vector<uint32_t> assigned;
       for (const Category& c :
            categorizer_->decide(categorizer_->scores(doc.terms, options), options)) {
-        const auto& names = categorizer_->categories();
-        assigned.push_back(static_cast<uint32_t>(
-            std::lower_bound(names.begin(), names.end(), c.name) - names.begin()));
+        assigned.push_back(static_cast<uint32_t>(categorizer_->category_index(c.name)));
       }
       evaluation.add(doc.truth, assigned);
     }
