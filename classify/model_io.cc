@@ -114,13 +114,20 @@ void write_model_file(const std::string& path, const ModelState& state) {
   }
 }
 
-ModelState read_model_file(const std::string& path) {
+namespace {
+
+// The payload of a model file after every header check and the CRC.
+std::string verified_payload(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw NotFoundError(path + ": no such model file");
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw IOError(path + ": cannot open model file: " + std::strerror(errno));
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw IOError(path + ": cannot read model file");
+  // One read into a buffer of the file's size: tens of megabytes.
+  std::string data(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) {
+    throw IOError(path + ": cannot read model file");
+  }
 
   if (data.size() < sizeof kModelMagic ||
       std::memcmp(data.data(), kModelMagic, sizeof kModelMagic) != 0) {
@@ -144,12 +151,16 @@ ModelState read_model_file(const std::string& path) {
   if (data.size() - kHeaderBytes > length) corrupt(path, "model file has trailing bytes");
   data.erase(0, kHeaderBytes);
   if (crc32_of(data) != expected_crc) corrupt(path, "model file is corrupted (checksum mismatch)");
+  return data;
+}
 
-  ModelState state;
+// Decodes `payload` into `object`, translating Boost's failures.
+template <class T>
+void decode(const std::string& path, const std::string& payload, T* object) {
   try {
-    std::istringstream payload(data, std::ios::binary);
-    boost::archive::binary_iarchive archive(payload);
-    archive >> state;
+    std::istringstream stream(payload, std::ios::binary);
+    boost::archive::binary_iarchive archive(stream);
+    archive >> *object;
   } catch (const boost::archive::archive_exception& e) {
     corrupt(path, std::string("model file cannot be decoded (") + e.what() + ")");
   } catch (const std::bad_alloc&) {
@@ -157,8 +168,31 @@ ModelState read_model_file(const std::string& path) {
   } catch (const std::length_error&) {
     corrupt(path, "model file cannot be decoded (absurd sizes)");
   }
+}
+
+// Reads like ModelState (same class header) but stops after its first
+// member, so the vocabulary and classifier state are never decoded.
+struct AnalyzerOnly {
+  AnalyzerSettings analyzer;
+  template <class Archive>
+  void serialize(Archive& ar, const unsigned int /*version*/) {
+    ar& analyzer;
+  }
+};
+
+}  // namespace
+
+ModelState read_model_file(const std::string& path) {
+  ModelState state;
+  decode(path, verified_payload(path), &state);
   check_consistency(path, state);
   return state;
+}
+
+AnalyzerSettings read_analyzer_settings(const std::string& path) {
+  AnalyzerOnly head;
+  decode(path, verified_payload(path), &head);
+  return head.analyzer;
 }
 
 }  // namespace autocat::internal

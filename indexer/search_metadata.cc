@@ -31,8 +31,7 @@ std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model
   if (!std::filesystem::is_directory(model_dir, ec)) {
     throw NotFoundError(model_dir + ": no such model directory");
   }
-  const internal::ModelState state = internal::read_model_file(file.string());
-  return std::make_unique<internal::Analyzer>(state.analyzer);
+  return std::make_unique<internal::Analyzer>(internal::read_analyzer_settings(file.string()));
 }
 
 }  // namespace autocat::cli

@@ -65,6 +65,16 @@ TEST_F(ModelIoTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(loaded.thresholds, model_.thresholds);
 }
 
+TEST_F(ModelIoTest, AnalyzerSettingsReadAlone) {
+  const AnalyzerSettings settings = read_analyzer_settings(path_);
+  EXPECT_EQ(settings.stopwords, (std::vector<std::string>{"a", "the"}));
+  EXPECT_EQ(settings.stemmer, model_.analyzer.stemmer);
+  EXPECT_EQ(settings.max_term_bytes, model_.analyzer.max_term_bytes);
+  write_file(path_, read_file(path_).substr(0, 40));
+  ExpectRefused("truncated");
+  EXPECT_THROW(read_analyzer_settings(path_), ModelFormatError);
+}
+
 TEST_F(ModelIoTest, FileStartsWithMagicAndVersion) {
   const std::string bytes = read_file(path_);
   ASSERT_GE(bytes.size(), 12u);
