@@ -30,6 +30,18 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
                         train_hint(model_dir));
   }
   model_ = read_model_file(model_file.string());
+  build_classifiers();
+}
+
+Categorizer::Categorizer(ModelState model, std::shared_ptr<const TrainingCorpus> corpus)
+    : model_(std::move(model)), corpus_(std::move(corpus)) {
+  if (!corpus_ || corpus_->num_docs() != model_.num_docs || corpus_->terms != model_.terms) {
+    throw InvalidArgumentError("in-memory categorizer: the corpus is not the model's");
+  }
+  build_classifiers();
+}
+
+void Categorizer::build_classifiers() {
   analyzer_ = std::make_unique<Analyzer>(model_.analyzer);
   vocabulary_ = Vocabulary(model_.terms);
   idf_ = compute_idf(model_.df, model_.num_docs, model_.selected);
@@ -50,6 +62,12 @@ Categorizer::~Categorizer() = default;
 const KnnIndex& Categorizer::knn_index() const {
   // If building throws, call_once lets the next caller try again.
   std::call_once(knn_once_, [this] {
+    if (corpus_) {
+      auto index = std::make_shared<const KnnIndex>(*corpus_, idf_);
+      knn_classifier_ = std::make_unique<KnnClassifier>(index);
+      knn_index_ = std::move(index);
+      return;
+    }
     const std::string path = (fs::path(model_dir_) / kTrainingDbName).string();
     Xapian::Database db;
     try {

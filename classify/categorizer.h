@@ -24,6 +24,9 @@ class Categorizer {
  public:
   // Throws NotFoundError (missing/empty directory) or ModelFormatError.
   explicit Categorizer(const std::string& model_dir);
+  // A model fitted in memory (cross-validation, threshold tuning): kNN's
+  // postings come from `corpus`, the corpus `model` was fitted on.
+  Categorizer(ModelState model, std::shared_ptr<const TrainingCorpus> corpus);
   ~Categorizer();
 
   const std::string& model_dir() const { return model_dir_; }
@@ -53,8 +56,11 @@ class Categorizer {
   const KnnIndex& knn_index() const;
 
  private:
-  std::string model_dir_;
+  void build_classifiers();
+
+  std::string model_dir_;  // empty for a model fitted in memory
   ModelState model_;
+  std::shared_ptr<const TrainingCorpus> corpus_;  // in-memory models only
   std::unique_ptr<Analyzer> analyzer_;
   Vocabulary vocabulary_;
   std::vector<float> idf_;
