@@ -1,11 +1,13 @@
 #include "classify/categorizer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "autocat/error.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
+#include "classify/thresholds.h"
 #include "classify/weighting.h"
 
 namespace autocat::internal {
@@ -134,30 +136,111 @@ std::vector<Category> Categorizer::ranked(const std::vector<double>& scores) con
   return result;
 }
 
+Decision Categorizer::decision_mode(const ClassifyOptions& options) const {
+  return options.decision.value_or(model_.decision);
+}
+
+bool Categorizer::other_enabled(const ClassifyOptions& options) const {
+  return options.other.value_or(model_.has_unlabelled);
+}
+
+Method Categorizer::method(const ClassifyOptions& options) const {
+  return options.method.value_or(default_method());
+}
+
 std::vector<Category> Categorizer::decide(const std::vector<double>& scores,
                                           const ClassifyOptions& options) const {
-  std::vector<Category> all = ranked(scores);
-  std::vector<Category> chosen;
-  if (options.decision == Decision::kOneOf) {
-    if (!all.empty() && all[0].score > 0.0 && all[0].score >= options.min_score) {
-      chosen.push_back(all[0]);
+  return explain_decision(scores, options).assigned;
+}
+
+namespace {
+
+std::string score_text(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g", value);
+  return buffer;
+}
+
+}  // namespace
+
+DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
+                                            const ClassifyOptions& options) const {
+  DecisionTrace trace;
+  trace.method = method(options);
+  trace.mode = decision_mode(options);
+  trace.other = trace.mode == Decision::kOneOf && other_enabled(options);
+  trace.min_score = options.min_score;
+  const auto slot = static_cast<size_t>(trace.method);
+  const bool uses_thresholds = trace.mode == Decision::kAnyOf || trace.other;
+  trace.tuned = uses_thresholds && options.tuned_thresholds && slot < model_.thresholds.size() &&
+                !model_.thresholds[slot].empty();
+  const size_t limit =
+      trace.mode == Decision::kOneOf ? 1 : static_cast<size_t>(std::max(options.max_categories, 1));
+  const bool radius = trace.method == Method::kRocchio;
+
+  const std::vector<Category> all = ranked(scores);
+  bool capped = false;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Category& category = all[i];
+    DecisionTrace::Candidate candidate{category.name, category.score, options.min_score, false};
+    if (trace.tuned) {
+      const auto c = static_cast<size_t>(category_index(category.name));
+      candidate.threshold = std::max(candidate.threshold, model_.thresholds[slot][c]);
     }
-    return chosen;
-  }
-  const auto limit = static_cast<size_t>(std::max(options.max_categories, 1));
-  const auto method = static_cast<size_t>(options.method.value_or(default_method()));
-  const bool tuned = options.tuned_thresholds && method < model_.thresholds.size() &&
-                     !model_.thresholds[method].empty();
-  for (const Category& category : all) {
-    if (chosen.size() >= limit) break;
-    if (category.score <= 0.0) break;
-    double threshold = options.min_score;
-    if (tuned) {
-      threshold = model_.thresholds[method][static_cast<size_t>(category_index(category.name))];
+    bool passes = category.score > 0.0 && category.score >= candidate.threshold;
+    if (!uses_thresholds && i > 0) passes = false;  // plain one-of: the best or nothing
+    if (passes && trace.assigned.size() < limit) {
+      candidate.assigned = true;
+      trace.assigned.push_back(category);
+    } else if (passes) {
+      capped = true;
     }
-    if (category.score >= threshold) chosen.push_back(category);
+    if (trace.candidates.size() < std::max<size_t>(5, trace.assigned.size())) {
+      trace.candidates.push_back(std::move(candidate));
+    }
   }
-  return chosen;
+  const DecisionTrace::Candidate* best_rejected = nullptr;
+  for (const auto& candidate : trace.candidates) {
+    if (!candidate.assigned) {
+      best_rejected = &candidate;
+      break;
+    }
+  }
+
+  const std::string what_threshold =
+      trace.tuned ? (radius ? "its radius" : "its threshold") : "the minimum score";
+  if (all.empty() || all.front().score <= 0.0) {
+    trace.reason = "no category scored above 0 (no evidence)";
+  } else if (!trace.assigned.empty()) {
+    if (trace.mode == Decision::kAnyOf) {
+      trace.reason = std::to_string(trace.assigned.size()) +
+                     (trace.assigned.size() == 1 ? " category reached " : " categories reached ") +
+                     (trace.tuned ? (radius ? "their radius" : "their threshold") : what_threshold);
+      if (capped) trace.reason += "; capped at " + std::to_string(limit);
+    } else if (trace.other && trace.assigned.front().name != all.front().name) {
+      trace.reason = "best-scoring category within " + what_threshold + "; " + all.front().name +
+                     " scored higher but not enough";
+    } else {
+      trace.reason = trace.other ? "best score, within " + what_threshold : "best score";
+    }
+  } else {
+    const std::string outcome = trace.other ? "other" : "none";
+    std::string best;
+    if (best_rejected) {
+      const bool never = best_rejected->threshold >= kNeverAssign;
+      best = "; the best, " + best_rejected->name + ", scored " + score_text(best_rejected->score) +
+             (never ? " but too few training examples calibrate it"
+                    : " < " + score_text(best_rejected->threshold));
+    }
+    if (trace.mode == Decision::kOneOf && !trace.other) {
+      trace.reason = "none: the best category is under the minimum score" + best;
+    } else {
+      trace.reason = outcome + ": no category reached " +
+                     (trace.tuned ? (radius ? "its radius" : "its threshold") : what_threshold) +
+                     best;
+    }
+  }
+  return trace;
 }
 
 std::vector<Category> Categorizer::classify(std::string_view text,

@@ -20,6 +20,24 @@
 
 namespace autocat::internal {
 
+// Why a decision came out as it did.
+struct DecisionTrace {
+  Method method = Method::kKnn;
+  Decision mode = Decision::kOneOf;
+  bool other = false;  // one-of choosing among categories that reach their thresholds
+  bool tuned = false;  // per-category tuned thresholds applied
+  double min_score = 0;
+  struct Candidate {
+    std::string name;
+    double score = 0;
+    double threshold = 0;  // the score it had to reach (>= kNeverAssign: never assigned)
+    bool assigned = false;
+  };
+  std::vector<Candidate> candidates;  // best scores first: every assigned one, at least 5
+  std::vector<Category> assigned;
+  std::string reason;  // one line, e.g. "other: no category reached its threshold; ..."
+};
+
 class Categorizer {
  public:
   // Throws NotFoundError (missing/empty directory) or ModelFormatError.
@@ -44,9 +62,19 @@ class Categorizer {
   std::vector<double> scores(const DocumentTerms& doc, const ClassifyOptions& options) const;
   // Every category with its score, best first (ties by name).
   std::vector<Category> ranked(const std::vector<double>& scores) const;
-  // The categories assigned by options.decision / min_score / max_categories.
+  // The decision mode, "other" switch and method `options` resolve to.
+  Decision decision_mode(const ClassifyOptions& options) const;
+  bool other_enabled(const ClassifyOptions& options) const;
+  Method method(const ClassifyOptions& options) const;
+
+  // The categories assigned (see ClassifyOptions: decision, other,
+  // min_score, tuned_thresholds, max_categories).
   std::vector<Category> decide(const std::vector<double>& scores,
                                const ClassifyOptions& options) const;
+  // The same decision with the rule applied, the threshold each leading
+  // category had to reach and a one-line reason.
+  DecisionTrace explain_decision(const std::vector<double>& scores,
+                                 const ClassifyOptions& options) const;
   // Analyze + score + decide.
   std::vector<Category> classify(std::string_view text, const ClassifyOptions& options) const;
 

@@ -6,6 +6,7 @@
 // Thread safety: free functions; ModelState is data.
 #pragma once
 
+#include <boost/serialization/version.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,13 +26,26 @@ void serialize(Archive& ar, autocat::AnalyzerOptions& options, const unsigned in
 }
 
 template <class Archive>
-void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int /*version*/) {
+void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int version) {
   ar& options.analyzer& options.default_method& options.nb_alpha& options.rocchio_gamma& options
       .feature_selection& options.num_features& options.features_per_category& options
       .tune_thresholds& options.keep_unlabelled& options.commit_batch;
+  if (version >= 1) {
+    int decision = options.decision ? static_cast<int>(*options.decision) : -1;  // -1 = detect
+    ar& decision& options.threshold_folds;
+    if (Archive::is_loading::value) {
+      options.decision =
+          decision < 0 ? std::nullopt
+                       : std::optional<autocat::Decision>(static_cast<autocat::Decision>(decision));
+    }
+  }
 }
 
 }  // namespace boost::serialization
+
+// Version 1 (2026-11): TrainOptions::decision and threshold_folds;
+// ModelState::decision. Version 0 files still load (one-of, no "other").
+BOOST_CLASS_VERSION(autocat::TrainOptions, 1)
 
 namespace autocat::internal {
 
@@ -56,8 +70,17 @@ struct ModelState {
   std::vector<uint8_t> selected;  // per term; empty = every term
   std::string icu_version;        // segmentation may differ across ICU versions
 
-  // Any-of thresholds tuned on held-out training documents:
-  // thresholds[method][category]; empty if not tuned.
+  // The decision mode the model was trained for (TrainOptions::decision,
+  // resolved from the data when unset).
+  Decision decision = Decision::kOneOf;
+  // True if training kept documents labelled "no category".
+  bool has_unlabelled = false;
+
+  // Thresholds tuned by cross-validation on the training documents:
+  // thresholds[method][category]; empty if not tuned. A category's
+  // threshold is the score it must reach to be assigned (any-of, and
+  // one-of with "other"); for Rocchio it is the cosine radius of the
+  // centroid. kNeverAssign marks a category the data cannot calibrate.
   std::vector<std::vector<double>> thresholds;
 
   RocchioModel rocchio;
@@ -66,12 +89,19 @@ struct ModelState {
   NaiveBayesModel complement_nb;
 
   template <class Archive>
-  void serialize(Archive& ar, const unsigned int /*version*/) {
+  void serialize(Archive& ar, const unsigned int version) {
     ar& analyzer& training;
     ar& categories& category_doc_counts& num_docs& num_postings& terms& df& selected& icu_version;
     ar& thresholds& rocchio& multinomial_nb& bernoulli_nb& complement_nb;
+    if (version >= 1) ar& decision& has_unlabelled;
   }
 };
+
+}  // namespace autocat::internal
+
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 1)
+
+namespace autocat::internal {
 
 // Throws IOError if the file cannot be written.
 void write_model_file(const std::string& path, const ModelState& state);

@@ -53,6 +53,12 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.terms = corpus.terms;
   model.df = corpus.df;
   model.icu_version = U_ICU_VERSION;
+  bool multi_label = false;
+  for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
+    model.has_unlabelled = model.has_unlabelled || labels.empty();
+    multi_label = multi_label || labels.size() != 1;
+  }
+  model.decision = options.decision.value_or(multi_label ? Decision::kAnyOf : Decision::kOneOf);
 
   if (options.feature_selection != FeatureSelection::kNone && options.num_features > 0) {
     const std::vector<double> utility = term_class_utility(corpus, options.feature_selection);

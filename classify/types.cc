@@ -60,4 +60,14 @@ std::optional<FeatureSelection> parse_feature_selection(const std::string& name)
   return std::nullopt;
 }
 
+std::string decision_name(Decision decision) {
+  return decision == Decision::kAnyOf ? "any-of" : "one-of";
+}
+
+std::optional<Decision> parse_decision(const std::string& name) {
+  if (name == "one-of") return Decision::kOneOf;
+  if (name == "any-of") return Decision::kAnyOf;
+  return std::nullopt;
+}
+
 }  // namespace autocat

@@ -124,15 +124,59 @@ internal::ReadOptions read_options(const ParsedArgs& args) {
   return options;
 }
 
+const std::vector<OptionSpec>& decision_option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"any-of", false},   {"one-of", false},   {"other", false},
+      {"no-other", false}, {"min-score", true}, {"threshold", true},
+  };
+  return specs;
+}
+
+const char kDecisionHelp[] =
+    "  --one-of             assign the single best category (default for models trained\n"
+    "                       on single-label data)\n"
+    "  --any-of             assign every category that reaches its threshold (default\n"
+    "                       for models trained on multi-label data; thresholds tuned per\n"
+    "                       category at training time)\n"
+    "  --other / --no-other one-of: choose only among categories that reach their\n"
+    "                       threshold (Rocchio: documents inside the centroid's radius),\n"
+    "                       so a document unlike every category gets none (default: on\n"
+    "                       for models trained with unlabelled documents)\n"
+    "  --min-score S        never assign a category scoring below S, 0..1 (default 0)\n"
+    "  --threshold T        one threshold T for every category instead of the tuned ones\n";
+
 ClassifyOptions classify_options(const ParsedArgs& args) {
   ClassifyOptions options;
   options.method = args.method();
   options.k = static_cast<int>(args.integer("k", options.k, 1, 100000));
+  if (args.has("any-of") && args.has("one-of")) {
+    throw UsageError("--any-of and --one-of exclude each other");
+  }
+  if (args.has("other") && args.has("no-other")) {
+    throw UsageError("--other and --no-other exclude each other");
+  }
+  if (args.has("min-score") && args.has("threshold")) {
+    throw UsageError(
+        "--min-score and --threshold exclude each other (--threshold T is "
+        "--min-score T without the tuned thresholds)");
+  }
   if (args.has("any-of")) options.decision = Decision::kAnyOf;
-  options.min_score = args.number("threshold", options.min_score, 0.0, 1.0);
-  // An explicit threshold replaces the per-category ones tuned at training.
-  if (args.has("threshold")) options.tuned_thresholds = false;
+  if (args.has("one-of")) options.decision = Decision::kOneOf;
+  if (args.has("other")) options.other = true;
+  if (args.has("no-other")) options.other = false;
+  options.min_score = args.number("min-score", options.min_score, 0.0, 1.0);
+  if (args.has("threshold")) {
+    // One explicit threshold replaces the per-category ones tuned at training.
+    options.min_score = args.number("threshold", options.min_score, 0.0, 1.0);
+    options.tuned_thresholds = false;
+  }
   return options;
+}
+
+std::vector<OptionSpec> with_options(std::vector<OptionSpec> specs,
+                                     const std::vector<OptionSpec>& more) {
+  specs.insert(specs.end(), more.begin(), more.end());
+  return specs;
 }
 
 internal::WarningCallback warn_to(Messages& messages) {

@@ -40,9 +40,22 @@ Command explain_command();
 // --skip-malformed.
 internal::ReadOptions read_options(const ParsedArgs& args);
 
-// ClassifyOptions from --method, --k, --any-of and --threshold (the options
-// each command declares; absent ones keep their defaults).
+// The decision options every categorizing command accepts, and their help.
+const std::vector<OptionSpec>& decision_option_specs();
+extern const char kDecisionHelp[];
+// ClassifyOptions from --method, --k and kDecisionOptions (the options each
+// command declares; absent ones keep their defaults).
 ClassifyOptions classify_options(const ParsedArgs& args);
+
+// The training options of `autocat train` (and `eval --folds`), their help,
+// and TrainOptions from them.
+const std::vector<OptionSpec>& train_option_specs();
+extern const char kTrainHelp[];
+TrainOptions train_options(const ParsedArgs& args);
+
+// `specs` followed by `more`.
+std::vector<OptionSpec> with_options(std::vector<OptionSpec> specs,
+                                     const std::vector<OptionSpec>& more);
 
 // A callback passing reader warnings to `messages`.
 internal::WarningCallback warn_to(Messages& messages);

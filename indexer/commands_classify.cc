@@ -21,10 +21,9 @@ const char kUsage[] =
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 50)\n"
-    "  --any-of             assign every category over its threshold, not just the best\n"
-    "                       (thresholds tuned per category at training time)\n"
-    "  --threshold T        one minimum score for every category instead, 0..1\n"
+    "  --k N                kNN: neighbours that vote (default 50)\n";
+
+const char kUsageTail[] =
     "  --top N              also show the N best-scoring categories, assigned or not\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
@@ -38,11 +37,20 @@ const char kUsage[] =
     "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat classify --model m "
     "--json\n";
 
-const std::vector<OptionSpec> kOptions = {
-    {"model", true},   {"method", true},    {"k", true},
-    {"any-of", false}, {"threshold", true}, {"top", true},
-    {"json", false},   {"split", true},     {"skip-malformed", false},
-};
+const std::vector<OptionSpec>& command_options() {
+  static const std::vector<OptionSpec> specs = with_options(
+      {
+          {"model", true},
+          {"method", true},
+          {"k", true},
+          {"top", true},
+          {"json", false},
+          {"split", true},
+          {"skip-malformed", false},
+      },
+      decision_option_specs());
+  return specs;
+}
 
 internal::JsonValue category_list(const std::vector<Category>& categories) {
   internal::JsonValue list = internal::JsonValue::array();
@@ -65,7 +73,7 @@ std::string category_text(const std::vector<Category>& categories) {
 }
 
 int run_classify(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, kOptions);
+  const ParsedArgs args = parse_args(words, command_options());
   const std::string model_dir = args.required("model");
   const ClassifyOptions options = classify_options(args);
   const size_t top = static_cast<size_t>(args.integer("top", 0, 1, 1000000));
@@ -116,8 +124,8 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
 }  // namespace
 
 Command classify_command() {
-  return {"classify", "print the categories of documents (one line or JSON object each)", kUsage,
-          run_classify};
+  return {"classify", "print the categories of documents (one line or JSON object each)",
+          std::string(kUsage) + kDecisionHelp + kUsageTail, run_classify};
 }
 
 }  // namespace autocat::cli

@@ -26,10 +26,9 @@ const char kUsage[] =
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 50)\n"
-    "  --any-of             assign every category over its threshold, not just the best\n"
-    "                       (thresholds tuned per category at training time)\n"
-    "  --threshold T        one minimum score for every category instead, 0..1\n"
+    "  --k N                kNN: neighbours that vote (default 50)\n";
+
+const char kUsageTail[] =
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --json               one JSON object: method, documents, accuracy, macro_f1,\n"
@@ -40,10 +39,19 @@ const char kUsage[] =
     "example:\n"
     "  autocat eval --model news.model --split test news.jsonl\n";
 
-const std::vector<OptionSpec> kOptions = {
-    {"model", true},     {"method", true}, {"k", true},     {"any-of", false},
-    {"threshold", true}, {"split", true},  {"json", false}, {"skip-malformed", false},
-};
+const std::vector<OptionSpec>& command_options() {
+  static const std::vector<OptionSpec> specs = with_options(
+      {
+          {"model", true},
+          {"method", true},
+          {"k", true},
+          {"split", true},
+          {"json", false},
+          {"skip-malformed", false},
+      },
+      decision_option_specs());
+  return specs;
+}
 
 // Confusion matrices wider than this are left out of the human output.
 constexpr size_t kMaxConfusionCategories = 20;
@@ -99,7 +107,7 @@ void print_confusion(std::ostream& out, const internal::Evaluation& evaluation) 
 }
 
 int run_eval(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, kOptions);
+  const ParsedArgs args = parse_args(words, command_options());
   const std::string model_dir = args.required("model");
   require_inputs(args);
   const ClassifyOptions options = classify_options(args);
@@ -240,7 +248,8 @@ int run_eval(const std::vector<std::string>& words, std::ostream& out, Messages&
 }  // namespace
 
 Command eval_command() {
-  return {"eval", "measure accuracy, F1 and speed on labelled documents", kUsage, run_eval};
+  return {"eval", "measure accuracy, F1 and speed on labelled documents",
+          std::string(kUsage) + kDecisionHelp + kUsageTail, run_eval};
 }
 
 }  // namespace autocat::cli

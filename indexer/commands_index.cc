@@ -31,10 +31,9 @@ const char kUsage[] =
     "  --model DIR          model directory written by autocat train\n"
     "  --db DB              Xapian database to create or update\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 50)\n"
-    "  --any-of             assign every category over its threshold, not just the best\n"
-    "                       (thresholds tuned per category at training time)\n"
-    "  --threshold T        one minimum score for every category instead, 0..1\n"
+    "  --k N                kNN: neighbours that vote (default 50)\n";
+
+const char kUsageTail[] =
     "  --no-categories      index the text only (to measure the cost of categorizing)\n"
     "  --batch N            commit every N documents (default 1000)\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
@@ -47,15 +46,24 @@ const char kUsage[] =
     "example:\n"
     "  autocat index --model news.model --db news.db incoming/\n";
 
-const std::vector<OptionSpec> kOptions = {
-    {"model", true},          {"db", true},
-    {"method", true},         {"k", true},
-    {"any-of", false},        {"threshold", true},
-    {"no-categories", false}, {"batch", true},
-    {"split", true},          {"skip-malformed", false},
-    {"prefix", true},         {"slot", true},
-    {"json", false},
-};
+const std::vector<OptionSpec>& command_options() {
+  static const std::vector<OptionSpec> specs = with_options(
+      {
+          {"model", true},
+          {"db", true},
+          {"method", true},
+          {"k", true},
+          {"no-categories", false},
+          {"batch", true},
+          {"split", true},
+          {"skip-malformed", false},
+          {"prefix", true},
+          {"slot", true},
+          {"json", false},
+      },
+      decision_option_specs());
+  return specs;
+}
 
 // Xapian's glass backend refuses terms longer than this many bytes.
 constexpr size_t kMaxTermBytes = 245;
@@ -87,7 +95,7 @@ std::vector<std::pair<std::string, uint64_t>> sorted_counts(
 }
 
 int run_index(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, kOptions);
+  const ParsedArgs args = parse_args(words, command_options());
   const std::string model_dir = args.required("model");
   const std::string db_path = args.required("db");
   require_inputs(args);
@@ -99,7 +107,8 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
       args.integer("slot", kDefaultCategorySlot, 0, Xapian::BAD_VALUENO - 1));
   const int64_t batch = args.integer("batch", 1000, 1, 100000000);
   const bool no_categories = args.has("no-categories");
-  for (const char* option : {"method", "k", "any-of", "threshold"}) {
+  for (const char* option :
+       {"method", "k", "any-of", "one-of", "other", "no-other", "min-score", "threshold"}) {
     if (no_categories && args.has(option)) {
       throw UsageError(std::string("--no-categories cannot be combined with --") + option);
     }
@@ -185,7 +194,8 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
 }  // namespace
 
 Command index_command() {
-  return {"index", "categorize documents and add them to a Xapian database", kUsage, run_index};
+  return {"index", "categorize documents and add them to a Xapian database",
+          std::string(kUsage) + kDecisionHelp + kUsageTail, run_index};
 }
 
 }  // namespace autocat::cli

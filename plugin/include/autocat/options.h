@@ -40,6 +40,15 @@ enum class FeatureSelection {
 std::string feature_selection_name(FeatureSelection selection);  // mi, chi2, df, kl, none
 std::optional<FeatureSelection> parse_feature_selection(const std::string& name);
 
+// How categories are chosen from the scores.
+enum class Decision {
+  kOneOf,  // single-label: the best category (or none: see ClassifyOptions::other)
+  kAnyOf,  // multi-label: every category whose score reaches its threshold
+};
+
+std::string decision_name(Decision decision);  // one-of, any-of
+std::optional<Decision> parse_decision(const std::string& name);
+
 // How a model is trained.
 struct TrainOptions {
   AnalyzerOptions analyzer;
@@ -55,20 +64,20 @@ struct TrainOptions {
   int num_features = 0;
   // Keep the top N terms of each category instead of the top N overall.
   bool features_per_category = false;
-  // Tune a score threshold per category and method for any-of decisions,
-  // on every fifth training document held out (costs one more fit).
+  // The model's decision mode, used when ClassifyOptions name none. Unset =
+  // detected from the data: any-of if some training document has several
+  // labels or none (see keep_unlabelled), else one-of.
+  std::optional<Decision> decision;
+  // Tune a score threshold per category and method (any-of decisions,
+  // one-of's "other", Rocchio's radius) by cross-validation on the training
+  // documents: threshold_folds more fits.
   bool tune_thresholds = true;
+  int threshold_folds = 5;
   // Keep documents without labels as examples of "no category" (any-of
   // collections such as Reuters-21578); otherwise they are skipped.
   bool keep_unlabelled = false;
   // Training documents committed to the training database per batch.
   int commit_batch = 2000;
-};
-
-// How categories are chosen from the scores.
-enum class Decision {
-  kOneOf,  // the single best category (if it reaches min_score)
-  kAnyOf,  // every category whose score reaches min_score
 };
 
 // How a document is categorized at indexing or classification time.
@@ -84,11 +93,18 @@ struct ClassifyOptions {
   // kNN: skip query terms present in more than this share of training
   // documents (1.0 = skip none: exact cosine).
   double knn_max_df_ratio = 1.0;
-  Decision decision = Decision::kOneOf;
-  // Categories scoring below this are not assigned.
+  // One-of or any-of; unset = the model's mode (see TrainOptions::decision).
+  std::optional<Decision> decision;
+  // One-of only: choose the best category among those reaching their tuned
+  // thresholds (Rocchio: documents inside the category's radius), so a
+  // document unlike every category gets none ("other"). Unset = on for
+  // models trained with documents labelled "no category" (keep_unlabelled).
+  std::optional<bool> other;
+  // No category scoring below this is assigned, whatever the method or mode.
   double min_score = 0.0;
-  // Any-of: use each category's threshold tuned at training time (when the
-  // model has them; they were tuned with the default k) instead of min_score.
+  // Any-of (and one-of with `other`): each category's threshold tuned at
+  // training time applies on top of min_score (when the model has them;
+  // they were tuned with the default k). false: min_score alone decides.
   bool tuned_thresholds = true;
   // At most this many categories are assigned (any-of).
   int max_categories = 5;

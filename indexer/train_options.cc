@@ -1,0 +1,87 @@
+// The training options shared by `autocat train` and `autocat eval --folds`.
+#include <xapian.h>
+
+#include "indexer/commands.h"
+
+namespace autocat::cli {
+
+const std::vector<OptionSpec>& train_option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"method", true},   {"stopwords", true},     {"stemmer", true},
+      {"features", true}, {"select", true},        {"per-category", false},
+      {"alpha", true},    {"rocchio-gamma", true}, {"keep-unlabelled", false},
+      {"any-of", false},  {"one-of", false},       {"threshold-folds", true},
+  };
+  return specs;
+}
+
+const char kTrainHelp[] =
+    "  --method M           default method for index/classify: knn (default), rocchio,\n"
+    "                       nb, bnb, cnb\n"
+    "  --one-of / --any-of  the model's decision mode: one category per document, or\n"
+    "                       every category over its threshold (default: any-of if some\n"
+    "                       document has several labels, or none with --keep-unlabelled)\n"
+    "  --stopwords S        english (default), none, or a file with one word a line\n"
+    "  --stemmer LANG       Snowball stemmer language (english, german, ...) or none\n"
+    "                       (default)\n"
+    "  --features N         keep only the N most useful terms (feature selection)\n"
+    "  --select MEASURE     utility measure for --features: mi (default), chi2, df, kl\n"
+    "  --per-category       keep the top N terms of each category instead of overall\n"
+    "  --alpha A            additive smoothing of Naive Bayes (default 1 = Laplace)\n"
+    "  --rocchio-gamma G    Rocchio: subtract G times the other centroids (default 0)\n"
+    "  --keep-unlabelled    keep documents without labels as examples of \"no category\"\n"
+    "                       (multi-label collections such as Reuters-21578)\n"
+    "  --threshold-folds K  tune per-category thresholds by K-fold cross-validation\n"
+    "                       (default 5; 0 = do not tune)\n";
+
+namespace {
+
+// Checks the stemmer language up front so a typo is a usage error.
+void check_stemmer(const std::string& language) {
+  if (language == "none") return;
+  try {
+    Xapian::Stem stem(language);
+  } catch (const Xapian::InvalidArgumentError&) {
+    std::string choices;
+    for (char c : Xapian::Stem::get_available_languages()) {
+      choices += c == ' ' ? std::string(", ") : std::string(1, c);
+    }
+    throw UsageError("unknown stemmer language '" + language + "'; choose one of none, " + choices);
+  }
+}
+
+}  // namespace
+
+TrainOptions train_options(const ParsedArgs& args) {
+  TrainOptions options;
+  options.analyzer.stopwords = args.value("stopwords", options.analyzer.stopwords);
+  if (options.analyzer.stopwords.empty()) throw UsageError("--stopwords needs a value");
+  options.analyzer.stemmer = args.value("stemmer", options.analyzer.stemmer);
+  check_stemmer(options.analyzer.stemmer);
+  if (std::optional<Method> method = args.method()) options.default_method = *method;
+  options.nb_alpha = args.number("alpha", options.nb_alpha, 1e-9, 1e9);
+  options.rocchio_gamma = args.number("rocchio-gamma", options.rocchio_gamma, 0.0, 100.0);
+  options.keep_unlabelled = args.has("keep-unlabelled");
+  if (args.has("any-of") && args.has("one-of")) {
+    throw UsageError("--any-of and --one-of exclude each other");
+  }
+  if (args.has("any-of")) options.decision = Decision::kAnyOf;
+  if (args.has("one-of")) options.decision = Decision::kOneOf;
+  options.threshold_folds =
+      static_cast<int>(args.integer("threshold-folds", options.threshold_folds, 0, 100));
+  if (options.threshold_folds == 1) {
+    throw UsageError("--threshold-folds must be 0 (no tuning) or at least 2");
+  }
+  options.tune_thresholds = options.threshold_folds != 0;
+  if (args.has("features")) {
+    options.num_features = static_cast<int>(args.integer("features", 0, 1, 100000000));
+    options.feature_selection = parse_selection(args.value("select", "mi"));
+    options.features_per_category = args.has("per-category");
+  } else if (args.has("select") || args.has("per-category")) {
+    throw UsageError(std::string(args.has("select") ? "--select" : "--per-category") +
+                     " needs --features N");
+  }
+  return options;
+}
+
+}  // namespace autocat::cli
