@@ -4,6 +4,7 @@
 #include "classify/evaluation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "autocat/error.h"
@@ -87,6 +88,28 @@ double Evaluation::micro_recall() const {
 
 double Evaluation::micro_f1() const { return f1(sum(tp_), sum(fp_), sum(fn_)); }
 
+double Evaluation::macro_precision() const {
+  double total = 0;
+  size_t counted = 0;
+  for (const CategoryMetrics& metrics : per_category()) {
+    if (metrics.true_positives + metrics.false_positives + metrics.false_negatives == 0) continue;
+    total += metrics.precision;
+    ++counted;
+  }
+  return ratio(total, static_cast<double>(counted));
+}
+
+double Evaluation::macro_recall() const {
+  double total = 0;
+  size_t counted = 0;
+  for (const CategoryMetrics& metrics : per_category()) {
+    if (metrics.true_positives + metrics.false_positives + metrics.false_negatives == 0) continue;
+    total += metrics.recall;
+    ++counted;
+  }
+  return ratio(total, static_cast<double>(counted));
+}
+
 double Evaluation::macro_f1() const {
   double total = 0;
   size_t counted = 0;
@@ -106,6 +129,7 @@ std::vector<CategoryMetrics> Evaluation::per_category() const {
     m.true_positives = tp_[c];
     m.false_positives = fp_[c];
     m.false_negatives = fn_[c];
+    m.support = tp_[c] + fn_[c];
     const double tp = static_cast<double>(tp_[c]);
     m.precision = ratio(tp, tp + static_cast<double>(fp_[c]));
     m.recall = ratio(tp, tp + static_cast<double>(fn_[c]));
@@ -113,5 +137,33 @@ std::vector<CategoryMetrics> Evaluation::per_category() const {
   }
   return metrics;
 }
+
+bool gives_probabilities(Method method) {
+  switch (method) {
+    case Method::kNaiveBayes:
+    case Method::kBernoulliNaiveBayes:
+    case Method::kComplementNaiveBayes:
+      return true;
+    case Method::kKnn:
+    case Method::kRocchio:
+      return false;
+  }
+  return false;
+}
+
+void LogLoss::add(const std::vector<double>& scores, uint32_t truth) {
+  if (truth >= scores.size()) {
+    throw InvalidArgumentError("log-loss: category index " + std::to_string(truth) +
+                               " out of range (" + std::to_string(scores.size()) + " scores)");
+  }
+  if (std::all_of(scores.begin(), scores.end(), [](double score) { return score == 0.0; })) {
+    ++no_evidence_;
+    return;
+  }
+  total_ -= std::log(std::max(scores[truth], kMinProbability));
+  ++documents_;
+}
+
+double LogLoss::value() const { return ratio(total_, static_cast<double>(documents_)); }
 
 }  // namespace autocat::internal

@@ -1,18 +1,23 @@
-// Evaluation: accuracy, precision, recall and F1 (micro and macro averaged)
-// and the confusion matrix, for one-of and any-of decisions.
+// Evaluation: accuracy, precision, recall and F1 (per category, micro and
+// macro averaged), support and the confusion matrix, for one-of and any-of
+// decisions; and log-loss for methods whose scores are probabilities.
 //
-// Thread safety: an Evaluation is not synchronized; use one per thread.
+// Thread safety: an Evaluation or LogLoss is not synchronized; use one per
+// thread.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "autocat/types.h"
+
 namespace autocat::internal {
 
 struct CategoryMetrics {
   std::string name;
   uint64_t true_positives = 0, false_positives = 0, false_negatives = 0;
+  uint64_t support = 0;  // documents truly in the category (tp + fn)
   double precision = 0, recall = 0, f1 = 0;
 };
 
@@ -21,7 +26,8 @@ class Evaluation {
   explicit Evaluation(std::vector<std::string> categories);
   // Records one document: its true categories and the assigned ones (indexes
   // into the category list). A document counts as correct for accuracy when
-  // the two sets are equal.
+  // the two sets are equal (so a document with no true category is correct
+  // when nothing is assigned).
   void add(const std::vector<uint32_t>& truth, const std::vector<uint32_t>& assigned);
 
   uint64_t documents() const { return documents_; }
@@ -29,8 +35,10 @@ class Evaluation {
   double micro_precision() const;
   double micro_recall() const;
   double micro_f1() const;
-  // Mean of per-category F1 over categories with at least one true or
-  // assigned document.
+  // Means of the per-category values over the categories with at least one
+  // true or assigned document (the others have no evidence either way).
+  double macro_precision() const;
+  double macro_recall() const;
   double macro_f1() const;
   std::vector<CategoryMetrics> per_category() const;
   // confusion()[true][assigned] counts, for documents with exactly one true
@@ -43,6 +51,34 @@ class Evaluation {
   uint64_t documents_ = 0, exact_matches_ = 0;
   std::vector<uint64_t> tp_, fp_, fn_;
   std::vector<std::vector<uint64_t>> confusion_;
+};
+
+// True for the methods whose scores are posterior probabilities summing to 1
+// over the categories (the Naive Bayes family); kNN's votes and Rocchio's
+// cosines are not, so log-loss is undefined for them.
+bool gives_probabilities(Method method);
+
+// Log-loss (cross-entropy): the mean over documents of -ln p(true category),
+// p clipped to at least kMinProbability so one confident mistake costs a
+// finite 34.5 instead of infinity. Callers add only documents with exactly
+// one true category that the model knows (a multi-label document has no
+// single right answer); a document for which the method gives no
+// distribution (every score 0: no term known to the model) is counted apart
+// in no_evidence() and left out of the mean.
+class LogLoss {
+ public:
+  static constexpr double kMinProbability = 1e-15;
+  // `scores`: the method's probability of every model category; `truth`:
+  // the index of the document's true category among them.
+  void add(const std::vector<double>& scores, uint32_t truth);
+  uint64_t documents() const { return documents_; }
+  uint64_t no_evidence() const { return no_evidence_; }
+  // The mean; 0 when no document was added (check documents()).
+  double value() const;
+
+ private:
+  double total_ = 0;
+  uint64_t documents_ = 0, no_evidence_ = 0;
 };
 
 }  // namespace autocat::internal

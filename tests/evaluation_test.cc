@@ -63,6 +63,17 @@ TEST_F(EvaluationTest, PerCategoryMetrics) {
   EXPECT_DOUBLE_EQ(metrics[2].f1, 0.5);
 }
 
+// Macro precision = (1 + 2/3 + 1/2) / 3 = 13/18, macro recall =
+// (2/3 + 2/3 + 1/2) / 3 = 11/18; support: a 3 (d1-d3), b 3 (d4 d5 d8), c 2.
+TEST_F(EvaluationTest, MacroPrecisionRecallAndSupport) {
+  EXPECT_DOUBLE_EQ(evaluation_.macro_precision(), 13.0 / 18);
+  EXPECT_DOUBLE_EQ(evaluation_.macro_recall(), 11.0 / 18);
+  const std::vector<CategoryMetrics> metrics = evaluation_.per_category();
+  EXPECT_EQ(metrics[0].support, 3u);
+  EXPECT_EQ(metrics[1].support, 3u);
+  EXPECT_EQ(metrics[2].support, 2u);
+}
+
 // Rows: true a, b, c; columns: assigned a, b, c, none.
 TEST_F(EvaluationTest, ConfusionMatrix) {
   const std::vector<Row> expected = {{2, 1, 0, 0}, {0, 2, 1, 0}, {0, 0, 1, 1}};
@@ -91,7 +102,14 @@ TEST(EvaluationAnyOfTest, MultiLabelDocuments) {
   EXPECT_DOUBLE_EQ(evaluation.micro_recall(), 0.8);
   EXPECT_DOUBLE_EQ(evaluation.micro_f1(), 0.8);
   EXPECT_DOUBLE_EQ(evaluation.macro_f1(), 7.0 / 9);
+  // a: P 1, R 1; b: P 1, R 1/2; c: P 1/2, R 1 -> both macro averages 5/6.
+  EXPECT_DOUBLE_EQ(evaluation.macro_precision(), 5.0 / 6);
+  EXPECT_DOUBLE_EQ(evaluation.macro_recall(), 5.0 / 6);
   const std::vector<CategoryMetrics> metrics = evaluation.per_category();
+  EXPECT_EQ(metrics[0].support, 2u);
+  EXPECT_EQ(metrics[1].support, 2u);
+  EXPECT_EQ(metrics[2].support, 1u);
+  EXPECT_EQ(metrics[3].support, 0u);
   EXPECT_EQ(metrics[3].true_positives + metrics[3].false_positives + metrics[3].false_negatives,
             0u);
   EXPECT_DOUBLE_EQ(metrics[3].f1, 0.0);
@@ -131,11 +149,72 @@ TEST(EvaluationEdgeTest, NothingAssigned) {
   EXPECT_EQ(evaluation.confusion(), (std::vector<Row>{{0, 0, 1}, {0, 0, 1}}));
 }
 
+// A document with no true category and nothing assigned is an exact match;
+// one with something assigned is not, and counts a false positive.
+TEST(EvaluationEdgeTest, NoCategoryDocuments) {
+  Evaluation evaluation({"a", "b"});
+  evaluation.add({}, {});
+  evaluation.add({}, {1});
+  evaluation.add({0}, {0});
+  EXPECT_DOUBLE_EQ(evaluation.accuracy(), 2.0 / 3);
+  EXPECT_EQ(evaluation.per_category()[1].false_positives, 1u);
+  EXPECT_EQ(evaluation.per_category()[1].support, 0u);
+  EXPECT_DOUBLE_EQ(evaluation.micro_precision(), 0.5);
+  EXPECT_DOUBLE_EQ(evaluation.micro_recall(), 1.0);
+}
+
 TEST(EvaluationEdgeTest, RejectsUnknownCategory) {
   Evaluation evaluation({"a", "b"});
   EXPECT_THROW(evaluation.add({2}, {0}), InvalidArgumentError);
   EXPECT_THROW(evaluation.add({0}, {5}), InvalidArgumentError);
   EXPECT_EQ(evaluation.documents(), 0u);
+}
+
+// Hand-computed: -ln 0.7 = 0.356675, -ln 0.25 = 1.386294, and a true
+// category given probability 0 costs -ln 1e-15 = 34.538776; mean 12.093915.
+TEST(LogLossTest, MeanOfNegativeLogProbabilityOfTheTruth) {
+  LogLoss log_loss;
+  log_loss.add({0.7, 0.2, 0.1}, 0);
+  EXPECT_NEAR(log_loss.value(), 0.356675, 1e-6);
+  log_loss.add({0.5, 0.25, 0.25}, 2);
+  EXPECT_NEAR(log_loss.value(), (0.356675 + 1.386294) / 2, 1e-6);
+  log_loss.add({1.0, 0.0, 0.0}, 1);
+  EXPECT_EQ(log_loss.documents(), 3u);
+  EXPECT_NEAR(log_loss.value(), 12.093915, 1e-6);
+  EXPECT_EQ(log_loss.no_evidence(), 0u);
+}
+
+TEST(LogLossTest, CertainAndRightCostsNothing) {
+  LogLoss log_loss;
+  log_loss.add({0.0, 1.0}, 1);
+  EXPECT_EQ(log_loss.value(), 0.0);
+}
+
+// All zeros is "no term known to the model", not a distribution: counted
+// apart, left out of the mean.
+TEST(LogLossTest, DocumentsWithoutEvidenceAreLeftOut) {
+  LogLoss log_loss;
+  EXPECT_EQ(log_loss.value(), 0.0);
+  log_loss.add({0.0, 0.0}, 0);
+  EXPECT_EQ(log_loss.documents(), 0u);
+  EXPECT_EQ(log_loss.no_evidence(), 1u);
+  log_loss.add({0.5, 0.5}, 0);
+  EXPECT_EQ(log_loss.documents(), 1u);
+  EXPECT_NEAR(log_loss.value(), 0.693147, 1e-6);
+}
+
+TEST(LogLossTest, RejectsATruthOutsideTheScores) {
+  LogLoss log_loss;
+  EXPECT_THROW(log_loss.add({0.5, 0.5}, 2), InvalidArgumentError);
+  EXPECT_EQ(log_loss.documents(), 0u);
+}
+
+TEST(LogLossTest, OnlyNaiveBayesScoresAreProbabilities) {
+  EXPECT_TRUE(gives_probabilities(Method::kNaiveBayes));
+  EXPECT_TRUE(gives_probabilities(Method::kBernoulliNaiveBayes));
+  EXPECT_TRUE(gives_probabilities(Method::kComplementNaiveBayes));
+  EXPECT_FALSE(gives_probabilities(Method::kKnn));
+  EXPECT_FALSE(gives_probabilities(Method::kRocchio));
 }
 
 }  // namespace
