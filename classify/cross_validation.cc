@@ -1,0 +1,225 @@
+#include "classify/cross_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "autocat/error.h"
+#include "classify/categorizer.h"
+#include "classify/thresholds.h"
+#include "classify/trainer.h"
+
+namespace autocat::internal {
+namespace {
+
+// A uniform draw from [0, bound) by rejection: std::uniform_int_distribution
+// is implementation-defined, and folds must not change with the library.
+uint32_t uniform_below(std::mt19937& generator, uint32_t bound) {
+  constexpr uint64_t kRange = uint64_t{1} << 32;   // mt19937 draws 32-bit values
+  const uint64_t limit = kRange - kRange % bound;  // a multiple of bound
+  for (;;) {
+    const uint64_t draw = generator();
+    if (draw < limit) return static_cast<uint32_t>(draw % bound);
+  }
+}
+
+void fisher_yates(std::vector<uint32_t>* items, std::mt19937& generator) {
+  for (size_t i = items->size(); i > 1; --i) {
+    const uint32_t j = uniform_below(generator, static_cast<uint32_t>(i));
+    std::swap((*items)[i - 1], (*items)[j]);
+  }
+}
+
+// Any-of when some document has several labels or none, as fit_model()
+// detects it for a whole collection: every fold must decide alike, whatever
+// its share of such documents.
+Decision detected_decision(const TrainingCorpus& corpus) {
+  for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
+    if (labels.size() != 1) return Decision::kAnyOf;
+  }
+  return Decision::kOneOf;
+}
+
+bool has_unlabelled(const TrainingCorpus& corpus) {
+  return std::any_of(corpus.doc_categories.begin(), corpus.doc_categories.end(),
+                     [](const std::vector<uint32_t>& labels) { return labels.empty(); });
+}
+
+}  // namespace
+
+std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds,
+                                       uint32_t seed) {
+  if (folds < 2) {
+    throw InvalidArgumentError("cross-validation needs at least 2 folds, got " +
+                               std::to_string(folds));
+  }
+  const std::vector<uint32_t> counts = corpus.category_doc_counts();
+  for (uint32_t c = 0; c < corpus.num_categories(); ++c) {
+    if (counts[c] < folds) {
+      throw InvalidArgumentError(std::to_string(folds) + " folds need at least " +
+                                 std::to_string(folds) +
+                                 " documents in every category; category '" + corpus.categories[c] +
+                                 "' has " + std::to_string(counts[c]) + " (use fewer folds)");
+    }
+  }
+  // Group c holds the documents whose rarest label is c; the last group the
+  // unlabelled documents.
+  std::vector<std::vector<uint32_t>> groups(corpus.num_categories() + 1);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    const std::vector<uint32_t>& labels = corpus.doc_categories[d];
+    uint32_t group = corpus.num_categories();
+    for (uint32_t label : labels) {
+      if (group == corpus.num_categories() || counts[label] < counts[group] ||
+          (counts[label] == counts[group] && label < group)) {
+        group = label;
+      }
+    }
+    groups[group].push_back(d);
+  }
+  std::mt19937 generator(seed);
+  std::vector<uint32_t> fold_of(corpus.num_docs(), 0);
+  uint64_t dealt = 0;
+  for (std::vector<uint32_t>& group : groups) {
+    fisher_yates(&group, generator);
+    for (uint32_t d : group) fold_of[d] = static_cast<uint32_t>(dealt++ % folds);
+  }
+  return fold_of;
+}
+
+FoldCorpus fold_corpus(const TrainingCorpus& corpus, const std::vector<uint8_t>& keep) {
+  FoldCorpus fold;
+  TrainingCorpus& out = fold.corpus;
+  out.categories = corpus.categories;
+  constexpr uint32_t kDropped = std::numeric_limits<uint32_t>::max();
+  std::vector<uint32_t> renumber(corpus.num_docs(), kDropped);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    if (!keep[d]) continue;
+    renumber[d] = out.num_docs();
+    out.doc_length.push_back(corpus.doc_length[d]);
+    out.doc_categories.push_back(corpus.doc_categories[d]);
+  }
+  fold.fold_term.assign(corpus.num_terms(), -1);
+  out.postings_start.push_back(0);
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    const size_t first = out.posting_doc.size();
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const uint32_t d = renumber[corpus.posting_doc[p]];
+      if (d == kDropped) continue;
+      out.posting_doc.push_back(d);
+      out.posting_wdf.push_back(corpus.posting_wdf[p]);
+    }
+    const size_t df = out.posting_doc.size() - first;
+    if (df == 0) continue;  // no training document of the fold has it
+    fold.fold_term[t] = static_cast<int64_t>(out.terms.size());
+    out.terms.push_back(corpus.terms[t]);
+    out.df.push_back(static_cast<uint32_t>(df));
+    out.postings_start.push_back(out.posting_doc.size());
+  }
+  return fold;
+}
+
+DocumentTerms fold_document(const DocumentTerms& doc, const std::vector<int64_t>& fold_term) {
+  DocumentTerms mapped;
+  mapped.total_tokens = doc.total_tokens;
+  for (const TermCount& term : doc.terms) {
+    const int64_t id = fold_term[term.term];
+    if (id < 0) continue;
+    // Renumbering keeps the term order, so the list stays sorted by id.
+    mapped.terms.push_back(TermCount{static_cast<TermId>(id), term.count});
+    mapped.known_tokens += term.count;
+  }
+  return mapped;
+}
+
+CrossValidationResult cross_validate(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
+                                     const TrainOptions& train,
+                                     const CrossValidationOptions& options,
+                                     const std::function<void(uint64_t)>& on_progress) {
+  if (options.methods.empty()) throw InvalidArgumentError("cross-validation: no method given");
+  CrossValidationResult result;
+  result.folds = options.folds;
+  result.seed = options.seed;
+  result.fold_of = stratified_folds(corpus, options.folds, options.seed);
+  result.fold_documents.assign(options.folds, 0);
+  for (uint32_t fold : result.fold_of) ++result.fold_documents[fold];
+
+  // Fix what each fold would otherwise detect from its own share of the data.
+  TrainOptions fold_train = train;
+  fold_train.decision =
+      options.classify.decision.value_or(train.decision.value_or(detected_decision(corpus)));
+  ClassifyOptions classify = options.classify;
+  classify.decision = fold_train.decision;
+  if (!classify.other) classify.other = has_unlabelled(corpus);
+  result.decision = *classify.decision;
+  result.count_unlabelled = options.count_unlabelled.value_or(result.decision == Decision::kAnyOf);
+
+  for (Method method : options.methods) {
+    MethodFolds folds;
+    folds.method = method;
+    folds.pooled = Evaluation(corpus.categories);
+    result.methods.push_back(std::move(folds));
+  }
+
+  const std::vector<DocumentTerms> documents = corpus_documents(corpus);
+  uint64_t evaluated = 0;
+  for (uint32_t fold = 0; fold < options.folds; ++fold) {
+    std::vector<uint8_t> keep(corpus.num_docs());
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) keep[d] = result.fold_of[d] != fold;
+    FoldCorpus training = fold_corpus(corpus, keep);
+    ModelState model = fit_model(training.corpus, analyzer, fold_train);
+    const Categorizer categorizer(
+        std::move(model), std::make_shared<const TrainingCorpus>(std::move(training.corpus)));
+
+    for (MethodFolds& folds : result.methods) {
+      folds.folds.emplace_back(corpus.categories);
+      if (gives_probabilities(folds.method)) folds.fold_log_loss.emplace_back();
+    }
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      if (keep[d]) continue;
+      const std::vector<uint32_t>& truth = corpus.doc_categories[d];
+      if (truth.empty() && !result.count_unlabelled) {
+        ++result.unlabelled_skipped;
+        continue;
+      }
+      if (truth.empty()) ++result.unlabelled_counted;
+      const DocumentTerms doc = fold_document(documents[d], training.fold_term);
+      for (MethodFolds& folds : result.methods) {
+        ClassifyOptions method_options = classify;
+        method_options.method = folds.method;
+        const std::vector<double> scores = categorizer.scores(doc, method_options);
+        std::vector<uint32_t> assigned;
+        for (const Category& category : categorizer.decide(scores, method_options)) {
+          assigned.push_back(static_cast<uint32_t>(categorizer.category_index(category.name)));
+        }
+        folds.folds.back().add(truth, assigned);
+        folds.pooled.add(truth, assigned);
+        if (gives_probabilities(folds.method) && truth.size() == 1) {
+          folds.fold_log_loss.back().add(scores, truth.front());
+          folds.pooled_log_loss.add(scores, truth.front());
+        }
+      }
+      ++evaluated;
+      if (on_progress && evaluated % 256 == 0) on_progress(evaluated);
+    }
+  }
+  if (on_progress) on_progress(evaluated);
+  return result;
+}
+
+MeanStd mean_and_std(const std::vector<double>& values) {
+  MeanStd result;
+  if (values.empty()) return result;
+  double sum = 0;
+  for (double value : values) sum += value;
+  result.mean = sum / static_cast<double>(values.size());
+  if (values.size() < 2) return result;
+  double squares = 0;
+  for (double value : values) squares += (value - result.mean) * (value - result.mean);
+  result.std = std::sqrt(squares / static_cast<double>(values.size() - 1));
+  return result;
+}
+
+}  // namespace autocat::internal
