@@ -66,7 +66,8 @@ const KnnIndex& Categorizer::knn_index() const {
   std::call_once(knn_once_, [this] {
     if (corpus_) {
       auto index = std::make_shared<const KnnIndex>(*corpus_, idf_);
-      knn_classifier_ = std::make_unique<KnnClassifier>(index);
+      knn_classifier_ =
+          std::make_unique<KnnClassifier>(index, model_.knn_similarity_power, model_.knn_k);
       knn_index_ = std::move(index);
       return;
     }
@@ -86,7 +87,8 @@ const KnnIndex& Categorizer::knn_index() const {
                              "run autocat train again");
     }
     auto index = std::make_shared<const KnnIndex>(corpus, idf_);
-    knn_classifier_ = std::make_unique<KnnClassifier>(index);
+    knn_classifier_ =
+        std::make_unique<KnnClassifier>(index, model_.knn_similarity_power, model_.knn_k);
     knn_index_ = std::move(index);
   });
   return *knn_index_;
@@ -116,12 +118,12 @@ DocumentTerms Categorizer::document_terms(const std::vector<Token>& tokens) cons
 
 std::vector<double> Categorizer::scores(const DocumentTerms& doc,
                                         const ClassifyOptions& options) const {
-  if (options.k < 1) throw InvalidArgumentError("k must be at least 1");
+  if (options.k < 0) throw InvalidArgumentError("k must be at least 1 (or 0: the model's k)");
   std::vector<double> result(model_.categories.size(), 0.0);
   // No known term means no evidence: every method says so with all zeros
   // rather than, say, Naive Bayes falling back to the priors.
   if (doc.terms.empty()) return result;
-  classifier(options.method.value_or(default_method())).score(doc, options, &result);
+  classifier(method(options)).score(doc, options, &result);
   return result;
 }
 

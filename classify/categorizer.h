@@ -66,6 +66,10 @@ class Categorizer {
   Decision decision_mode(const ClassifyOptions& options) const;
   bool other_enabled(const ClassifyOptions& options) const;
   Method method(const ClassifyOptions& options) const;
+  // kNN's k when options leave it 0.
+  int knn_k() const { return model_.knn_k; }
+  int knn_k(const ClassifyOptions& options) const { return knn_k(options.k); }
+  int knn_k(int k) const { return k > 0 ? k : knn_k(); }
 
   // The categories assigned (see ClassifyOptions: decision, other,
   // min_score, tuned_thresholds, max_categories).

@@ -120,6 +120,8 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
   const Method method = classify.method.value_or(categorizer_.default_method());
   classify.method = method;
   classify.decision = Decision::kOneOf;
+  classify.other = false;
+  classify.min_score = 0.0;
   out.method = method;
   out.has_known_terms = !doc.terms.empty();
 
@@ -151,8 +153,8 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
   open_training_database();
   const KnnIndex& index = categorizer_.knn_index();
   const ClassifyOptions& classify = options.classify;
-  const std::vector<KnnIndex::Neighbour> neighbours =
-      index.neighbours(doc, classify.k, classify.knn_max_query_terms, classify.knn_max_df_ratio);
+  const std::vector<KnnIndex::Neighbour> neighbours = index.neighbours(
+      doc, categorizer_.knn_k(classify), classify.knn_max_query_terms, classify.knn_max_df_ratio);
   const std::vector<std::string>& categories = categorizer_.categories();
 
   for (size_t i = 0; i < neighbours.size() && i < options.max_neighbours; ++i) {

@@ -252,8 +252,13 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
   return top.sorted();
 }
 
-KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index) : index_(std::move(index)) {
+KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index, int similarity_power,
+                             int default_k)
+    : index_(std::move(index)), similarity_power_(similarity_power), default_k_(default_k) {
   if (!index_) throw InvalidArgumentError("kNN classifier: no index");
+  if (similarity_power_ != 1 && similarity_power_ != 2) {
+    throw InvalidArgumentError("kNN classifier: similarity power must be 1 or 2");
+  }
 }
 
 void KnnClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
@@ -261,12 +266,14 @@ void KnnClassifier::score(const DocumentTerms& doc, const ClassifyOptions& optio
   const uint32_t num_categories = index_->num_categories();
   scores->assign(num_categories, 0.0);
   const std::vector<KnnIndex::Neighbour> neighbours =
-      index_->neighbours(doc, options.k, options.knn_max_query_terms, options.knn_max_df_ratio);
+      index_->neighbours(doc, options.k > 0 ? options.k : default_k_, options.knn_max_query_terms,
+                         options.knn_max_df_ratio);
   double total = 0.0;
   for (const KnnIndex::Neighbour& neighbour : neighbours) {
-    total += neighbour.similarity;
+    const double vote = knn_vote_weight(neighbour.similarity, similarity_power_);
+    total += vote;
     for (uint32_t category : index_->doc_categories(neighbour.doc)) {
-      if (category < num_categories) (*scores)[category] += neighbour.similarity;
+      if (category < num_categories) (*scores)[category] += vote;
     }
   }
   if (!(total > 0.0)) return;

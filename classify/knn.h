@@ -56,15 +56,28 @@ class KnnIndex {
 
 class KnnClassifier : public Classifier {
  public:
-  explicit KnnClassifier(std::shared_ptr<const KnnIndex> index);
+  // Each neighbour votes with similarity^similarity_power (1 or 2; chosen by
+  // cross-validation at training time).
+  // `default_k` applies when ClassifyOptions::k is 0.
+  explicit KnnClassifier(std::shared_ptr<const KnnIndex> index, int similarity_power = 1,
+                         int default_k = kDefaultKnnK);
   Method method() const override { return Method::kKnn; }
-  // Score of c = (sum of similarities of the k neighbours labelled c) /
-  // (sum of similarities of all k neighbours).
+  // Score of c = (sum of votes of the k neighbours labelled c) / (sum of the
+  // votes of all k neighbours).
   void score(const DocumentTerms& doc, const ClassifyOptions& options,
              std::vector<double>* scores) const override;
 
  private:
   std::shared_ptr<const KnnIndex> index_;
+  int similarity_power_;
+  int default_k_;
 };
+
+// A neighbour's vote: its similarity raised to `power` (1 or 2). Squaring
+// lets the nearest neighbours outvote a long tail of weak ones at large k.
+inline double knn_vote_weight(float similarity, int power) {
+  const double s = similarity;
+  return power == 2 ? s * s : s;
+}
 
 }  // namespace autocat::internal

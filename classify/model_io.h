@@ -6,9 +6,11 @@
 // Thread safety: free functions; ModelState is data.
 #pragma once
 
+#include <boost/serialization/utility.hpp>
 #include <boost/serialization/version.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autocat/options.h"
@@ -32,7 +34,7 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
       .tune_thresholds& options.keep_unlabelled& options.commit_batch;
   if (version >= 1) {
     int decision = options.decision ? static_cast<int>(*options.decision) : -1;  // -1 = detect
-    ar& decision& options.threshold_folds;
+    ar& decision& options.threshold_folds& options.knn_k& options.knn_similarity_power;
     if (Archive::is_loading::value) {
       options.decision =
           decision < 0 ? std::nullopt
@@ -57,6 +59,18 @@ inline constexpr uint32_t kModelFormatVersion = 1;
 inline const std::string kModelFileName = "model.autocat";
 inline const std::string kTrainingDbName = "training";
 
+// One kNN setting tried by cross-validation and its objective.
+struct KnnCandidate {
+  int k = 0;
+  int similarity_power = 1;
+  double objective = 0;
+
+  template <class Archive>
+  void serialize(Archive& ar, const unsigned int /*version*/) {
+    ar& k& similarity_power& objective;
+  }
+};
+
 struct ModelState {
   AnalyzerSettings analyzer;  // what training.analyzer resolved to
   TrainOptions training;      // as the model was trained; `train --add` reuses them
@@ -75,6 +89,14 @@ struct ModelState {
   Decision decision = Decision::kOneOf;
   // True if training kept documents labelled "no category".
   bool has_unlabelled = false;
+  // kNN's k and Rocchio's gamma in force (chosen by cross-validation unless
+  // the training options set them).
+  int knn_k = kDefaultKnnK;
+  int knn_similarity_power = 1;  // a neighbour votes with similarity^power
+  double rocchio_gamma = 0.0;
+  // The cross-validated objective of every candidate tried.
+  std::vector<KnnCandidate> knn_objective;
+  std::vector<std::pair<double, double>> rocchio_gamma_objective;
 
   // Thresholds tuned by cross-validation on the training documents:
   // thresholds[method][category]; empty if not tuned. A category's
@@ -93,7 +115,12 @@ struct ModelState {
     ar& analyzer& training;
     ar& categories& category_doc_counts& num_docs& num_postings& terms& df& selected& icu_version;
     ar& thresholds& rocchio& multinomial_nb& bernoulli_nb& complement_nb;
-    if (version >= 1) ar& decision& has_unlabelled;
+    if (version >= 1) {
+      ar& decision& has_unlabelled& knn_k& knn_similarity_power& rocchio_gamma& knn_objective&
+          rocchio_gamma_objective;
+    } else {
+      rocchio_gamma = training.rocchio_gamma;
+    }
   }
 };
 

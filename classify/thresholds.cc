@@ -1,10 +1,14 @@
 #include "classify/thresholds.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "classify/knn.h"
 #include "classify/naive_bayes.h"
@@ -57,18 +61,20 @@ std::vector<DocumentTerms> corpus_documents(const TrainingCorpus& corpus) {
 }
 
 double best_f1_threshold(const std::vector<double>& scores, const std::vector<uint8_t>& positive,
-                         double min_f1) {
+                         double min_f1, size_t missed_positives) {
   const size_t n = scores.size();
-  const auto positives = static_cast<size_t>(std::count(positive.begin(), positive.end(), 1));
-  if (n == 0 || positives == 0) return kNeverAssign;
+  const size_t positives =
+      static_cast<size_t>(std::count(positive.begin(), positive.end(), 1)) + missed_positives;
+  if (positives == 0) return kNeverAssign;
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  // Accept the top i documents; only cut between distinct scores.
+  // Accept the top i documents; only cut between distinct scores, and never
+  // accept a score of 0 (no evidence).
   size_t best_accepted = 0, true_positives = 0;
   double best_f1 = -1;
-  for (size_t i = 1; i <= n; ++i) {
+  for (size_t i = 1; i <= n && scores[order[i - 1]] > 0.0; ++i) {
     true_positives += positive[order[i - 1]] ? 1 : 0;
     if (i < n && scores[order[i]] == scores[order[i - 1]]) continue;
     const double f1 = 2.0 * true_positives / double(i + positives);  // 2tp / (2tp + fp + fn)
@@ -77,67 +83,317 @@ double best_f1_threshold(const std::vector<double>& scores, const std::vector<ui
       best_accepted = i;
     }
   }
-  if (best_f1 < min_f1) return kNeverAssign;
+  if (best_accepted == 0 || best_f1 < min_f1) return kNeverAssign;
   const double lowest_accepted = scores[order[best_accepted - 1]];
   if (best_accepted == n) return lowest_accepted / 2;
   return (lowest_accepted + scores[order[best_accepted]]) / 2;
 }
 
-std::vector<std::vector<double>> tune_thresholds(const TrainingCorpus& corpus,
-                                                 const AnalyzerSettings& analyzer,
-                                                 const TrainOptions& options,
-                                                 const ClassifyOptions& classify) {
-  constexpr uint32_t kFold = 5;  // hold out every fifth document
-  // Below this held-out F1 a cut is noise. Reuters-21578 any-of micro-F1 moved
-  // by under 0.01 for floors from 0.2 to 0.5 (BENCHMARKS.md).
-  constexpr double kMinUsefulF1 = 0.3;
-  if (corpus.num_docs() < 2 * kFold) return {};
-  std::vector<uint8_t> keep(corpus.num_docs());
-  std::vector<uint32_t> held_out;
-  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
-    keep[d] = d % kFold != kFold - 1;
-    if (!keep[d]) held_out.push_back(d);
+std::vector<uint32_t> round_robin_folds(uint32_t num_docs, uint32_t folds) {
+  std::vector<uint32_t> fold(num_docs);
+  for (uint32_t d = 0; d < num_docs; ++d) fold[d] = d % folds;
+  return fold;
+}
+
+const std::vector<int>& knn_k_candidates() {
+  static const std::vector<int> candidates = {10, 20, 30, 50, 75, 100, 150, 200, 300};
+  return candidates;
+}
+
+const std::vector<double>& rocchio_gamma_candidates() {
+  static const std::vector<double> candidates = {0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0};
+  return candidates;
+}
+
+namespace {
+
+// Below this cross-validated F1 a per-category cut is noise.
+constexpr double kMinUsefulF1 = 0.3;
+// Categories with fewer training documents than this get a fallback cut.
+constexpr size_t kMinPositives = 5;
+// The best scores of each document, for every category that could be
+// assigned: keeping a few per document (not all K) bounds memory by
+// documents x kKeptScores, whatever the number of categories. Decisions
+// assign at most ClassifyOptions::max_categories (5) anyway.
+constexpr size_t kKeptScores = 64;
+
+struct ScoredCategory {
+  uint32_t category;
+  double score;
+};
+// A document's best scores, and the largest score left out: a category
+// missing from `best` scored at most `dropped` there.
+struct DocScores {
+  std::vector<ScoredCategory> best;
+  double dropped = 0.0;
+};
+using ScoreLists = std::vector<DocScores>;  // per training document
+
+void keep_best(const std::vector<double>& scores, DocScores* kept_scores) {
+  std::vector<ScoredCategory>* out = &kept_scores->best;
+  out->clear();
+  for (uint32_t c = 0; c < scores.size(); ++c) {
+    if (scores[c] > 0.0) out->push_back({c, scores[c]});
   }
-  const TrainingCorpus fitted_on = subset_corpus(corpus, keep);
-  TrainOptions sub_options = options;
-  sub_options.tune_thresholds = false;
-  const ModelState model = fit_model(fitted_on, analyzer, sub_options);
-  const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), model.selected);
+  const size_t kept = std::min(out->size(), kKeptScores);
+  std::partial_sort(out->begin(), out->begin() + static_cast<std::ptrdiff_t>(kept), out->end(),
+                    [](const ScoredCategory& a, const ScoredCategory& b) {
+                      return a.score > b.score || (a.score == b.score && a.category < b.category);
+                    });
+  kept_scores->dropped = 0.0;
+  for (size_t i = kept; i < out->size(); ++i) {
+    kept_scores->dropped = std::max<double>(kept_scores->dropped, (*out)[i].score);
+  }
+  out->resize(kept);
+}
 
-  std::vector<std::unique_ptr<Classifier>> classifiers;
-  classifiers.push_back(
-      std::make_unique<KnnClassifier>(std::make_shared<const KnnIndex>(fitted_on, idf)));
-  classifiers.push_back(std::make_unique<RocchioClassifier>(model.rocchio, idf));
-  classifiers.push_back(std::make_unique<NaiveBayesClassifier>(model.multinomial_nb));
-  classifiers.push_back(std::make_unique<NaiveBayesClassifier>(model.bernoulli_nb));
-  classifiers.push_back(std::make_unique<NaiveBayesClassifier>(model.complement_nb));
+bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category) {
+  const auto& labels = corpus.doc_categories[doc];
+  return std::find(labels.begin(), labels.end(), category) != labels.end();
+}
 
-  const std::vector<DocumentTerms> docs = corpus_documents(corpus);
+// Per-category SCut thresholds from out-of-fold scores; categories with too
+// few documents get the median cut of the others.
+std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists) {
   const uint32_t num_categories = corpus.num_categories();
-  std::vector<std::vector<uint8_t>> positive(num_categories,
-                                             std::vector<uint8_t>(held_out.size(), 0));
-  for (size_t i = 0; i < held_out.size(); ++i) {
-    for (uint32_t c : corpus.doc_categories[held_out[i]]) positive[c][i] = 1;
-  }
-
-  std::vector<std::vector<double>> thresholds(all_methods().size());
-  std::vector<double> scores;
-  for (const auto& classifier : classifiers) {
-    const auto method = static_cast<size_t>(classifier->method());
-    std::vector<std::vector<double>> by_category(num_categories,
-                                                 std::vector<double>(held_out.size(), 0.0));
-    for (size_t i = 0; i < held_out.size(); ++i) {
-      const DocumentTerms& doc = docs[held_out[i]];
-      scores.assign(num_categories, 0.0);
-      if (!doc.terms.empty()) classifier->score(doc, classify, &scores);
-      for (uint32_t c = 0; c < num_categories; ++c) by_category[c][i] = scores[c];
+  const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
+  std::vector<std::vector<double>> category_scores(num_categories);
+  std::vector<std::vector<uint8_t>> category_positive(num_categories);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    for (const ScoredCategory& entry : lists[d].best) {
+      const uint8_t positive = has_label(corpus, d, entry.category) ? 1 : 0;
+      category_scores[entry.category].push_back(entry.score);
+      category_positive[entry.category].push_back(positive);
     }
-    thresholds[method].resize(num_categories);
-    for (uint32_t c = 0; c < num_categories; ++c) {
-      thresholds[method][c] = best_f1_threshold(by_category[c], positive[c], kMinUsefulF1);
+  }
+  std::vector<double> thresholds(num_categories, kNeverAssign);
+  std::vector<double> calibrated;
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    if (doc_counts[c] < kMinPositives) continue;
+    const auto scored = static_cast<size_t>(
+        std::count(category_positive[c].begin(), category_positive[c].end(), 1));
+    thresholds[c] = best_f1_threshold(category_scores[c], category_positive[c], kMinUsefulF1,
+                                      doc_counts[c] - scored);
+    if (thresholds[c] < kNeverAssign) calibrated.push_back(thresholds[c]);
+  }
+  // Categories too rare to calibrate take the median cut of those that could
+  // be: on Reuters-21578 this beat both never assigning them and the pooled
+  // cut (which, for Naive Bayes, lets nearly every posterior through).
+  double fallback = kNeverAssign;
+  if (!calibrated.empty()) {
+    std::nth_element(calibrated.begin(),
+                     calibrated.begin() + static_cast<std::ptrdiff_t>(calibrated.size() / 2),
+                     calibrated.end());
+    fallback = calibrated[calibrated.size() / 2];
+  }
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    if (doc_counts[c] < kMinPositives) thresholds[c] = fallback;
+  }
+  // Scores left out of the lists were not seen by the cuts above: a cut at
+  // or below one of them would accept documents it never counted. Raise
+  // each cut above the largest score left out for its category.
+  std::vector<uint32_t> by_dropped(corpus.num_docs());
+  std::iota(by_dropped.begin(), by_dropped.end(), 0);
+  std::sort(by_dropped.begin(), by_dropped.end(),
+            [&](uint32_t a, uint32_t b) { return lists[a].dropped > lists[b].dropped; });
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    for (uint32_t d : by_dropped) {
+      if (!(lists[d].dropped > 0.0)) break;
+      const auto& best = lists[d].best;
+      const bool listed = std::any_of(best.begin(), best.end(),
+                                      [c](const ScoredCategory& e) { return e.category == c; });
+      if (listed) continue;  // its own score was seen
+      if (thresholds[c] <= lists[d].dropped) {
+        thresholds[c] = std::nextafter(lists[d].dropped, kNeverAssign);
+      }
+      break;
     }
   }
   return thresholds;
+}
+
+// How well out-of-fold decisions match the labels: micro-F1 of any-of
+// decisions with `thresholds`, or the accuracy of one-of decisions.
+double objective(const TrainingCorpus& corpus, const ScoreLists& lists,
+                 const std::vector<double>& thresholds, Decision decision) {
+  const size_t max_assigned = static_cast<size_t>(ClassifyOptions().max_categories);
+  uint64_t true_positives = 0, assigned = 0, relevant = 0, correct = 0, labelled = 0;
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    const auto& labels = corpus.doc_categories[d];
+    if (decision == Decision::kOneOf) {
+      if (labels.empty()) continue;
+      ++labelled;
+      const auto& best = lists[d].best;
+      if (!best.empty() && has_label(corpus, d, best.front().category)) ++correct;
+      continue;
+    }
+    relevant += labels.size();
+    size_t taken = 0;
+    for (const ScoredCategory& entry : lists[d].best) {
+      if (taken == max_assigned) break;
+      if (entry.score < thresholds[entry.category]) continue;
+      ++taken;
+      true_positives += has_label(corpus, d, entry.category) ? 1 : 0;
+    }
+    assigned += taken;
+  }
+  if (decision == Decision::kOneOf) return labelled ? double(correct) / double(labelled) : 0.0;
+  const uint64_t denominator = assigned + relevant;
+  return denominator ? 2.0 * double(true_positives) / double(denominator) : 0.0;
+}
+
+// kNN's vote shares from the k nearest of a neighbour list (nearest first).
+void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbour>& neighbours,
+              size_t k, int power, std::vector<double>* scores) {
+  std::fill(scores->begin(), scores->end(), 0.0);
+  double total = 0.0;
+  for (size_t i = 0; i < std::min(k, neighbours.size()); ++i) {
+    const double w = knn_vote_weight(neighbours[i].similarity, power);
+    total += w;
+    for (uint32_t c : corpus.doc_categories[neighbours[i].doc]) {
+      (*scores)[c] += w;
+    }
+  }
+  if (!(total > 0.0)) return;
+  for (double& score : *scores) score = std::min(1.0, score / total);
+}
+
+}  // namespace
+
+TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
+                            const TrainOptions& options, Decision decision) {
+  TunedSettings tuned;
+  tuned.knn_k = options.knn_k > 0 ? options.knn_k : kDefaultKnnK;
+  tuned.knn_similarity_power = options.knn_similarity_power > 0 ? options.knn_similarity_power : 1;
+  tuned.rocchio_gamma = std::max(options.rocchio_gamma, 0.0);
+  const auto num_folds = static_cast<uint32_t>(std::max(options.threshold_folds, 2));
+  if (!options.tune_thresholds || corpus.num_docs() < 2 * num_folds) return tuned;
+
+  const std::vector<int> k_candidates =
+      options.knn_k > 0 ? std::vector<int>{options.knn_k} : knn_k_candidates();
+  const std::vector<double> gamma_candidates = options.rocchio_gamma >= 0
+                                                   ? std::vector<double>{options.rocchio_gamma}
+                                                   : rocchio_gamma_candidates();
+  const int max_k = *std::max_element(k_candidates.begin(), k_candidates.end());
+  const uint32_t num_categories = corpus.num_categories();
+  const std::vector<uint32_t> fold = round_robin_folds(corpus.num_docs(), num_folds);
+  const std::vector<DocumentTerms> docs = corpus_documents(corpus);
+
+  // Out-of-fold results of every training document: kNN's neighbours (as
+  // documents of the full corpus) and the best scores of the other methods.
+  std::vector<std::vector<KnnIndex::Neighbour>> neighbours(corpus.num_docs());
+  std::vector<ScoreLists> rocchio(gamma_candidates.size(), ScoreLists(corpus.num_docs()));
+  const std::vector<Method> nb_methods = {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
+                                          Method::kComplementNaiveBayes};
+  std::vector<ScoreLists> nb(nb_methods.size(), ScoreLists(corpus.num_docs()));
+
+  TrainOptions fold_options = options;
+  fold_options.tune_thresholds = false;
+  fold_options.rocchio_gamma = 0.0;
+  ClassifyOptions classify;
+  std::vector<double> scores(num_categories);
+  // Folds are independent and write disjoint documents' entries: run them
+  // on every core (training is otherwise single-threaded).
+  auto run_fold = [&](uint32_t f) {
+    std::vector<double> fold_scores(num_categories);
+    std::vector<uint8_t> keep(corpus.num_docs());
+    std::vector<uint32_t> original;  // fold-corpus document -> corpus document
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      keep[d] = fold[d] != f;
+      if (keep[d]) original.push_back(d);
+    }
+    const TrainingCorpus fitted_on = subset_corpus(corpus, keep);
+    const ModelState model = fit_model(fitted_on, analyzer, fold_options);
+    const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), model.selected);
+    const KnnIndex knn(fitted_on, idf);
+    std::vector<RocchioModel> centroids;
+    for (double gamma : gamma_candidates) centroids.push_back(train_rocchio(fitted_on, idf, gamma));
+    std::vector<std::unique_ptr<RocchioClassifier>> rocchio_classifiers;
+    for (const RocchioModel& model_g : centroids) {
+      rocchio_classifiers.push_back(std::make_unique<RocchioClassifier>(model_g, idf));
+    }
+    const std::vector<NaiveBayesClassifier> nb_classifiers = {
+        NaiveBayesClassifier(model.multinomial_nb), NaiveBayesClassifier(model.bernoulli_nb),
+        NaiveBayesClassifier(model.complement_nb)};
+
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      if (keep[d] || docs[d].terms.empty()) continue;
+      neighbours[d] = knn.neighbours(docs[d], max_k);
+      for (KnnIndex::Neighbour& neighbour : neighbours[d]) neighbour.doc = original[neighbour.doc];
+      for (size_t g = 0; g < gamma_candidates.size(); ++g) {
+        rocchio_classifiers[g]->score(docs[d], classify, &fold_scores);
+        keep_best(fold_scores, &rocchio[g][d]);
+      }
+      for (size_t m = 0; m < nb_classifiers.size(); ++m) {
+        nb_classifiers[m].score(docs[d], classify, &fold_scores);
+        keep_best(fold_scores, &nb[m][d]);
+      }
+    }
+  };
+  std::atomic<uint32_t> next_fold{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (uint32_t f; (f = next_fold++) < num_folds;) {
+      try {
+        run_fold(f);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    }
+  };
+  const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), num_folds));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+
+  tuned.thresholds.resize(all_methods().size());
+  // kNN: every candidate (k, vote power) from the same neighbour lists;
+  // ties keep the earlier (smaller, faster) candidate.
+  double best = -1.0;
+  ScoreLists lists(corpus.num_docs());
+  const std::vector<int> power_candidates = options.knn_similarity_power > 0
+                                                ? std::vector<int>{options.knn_similarity_power}
+                                                : std::vector<int>{1, 2};
+  for (int power : power_candidates) {
+    for (int k : k_candidates) {
+      for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+        if (neighbours[d].empty()) {
+          lists[d] = DocScores();
+          continue;
+        }
+        knn_vote(corpus, neighbours[d], static_cast<size_t>(k), power, &scores);
+        keep_best(scores, &lists[d]);
+      }
+      std::vector<double> thresholds = thresholds_from(corpus, lists);
+      const double value = objective(corpus, lists, thresholds, decision);
+      tuned.knn_objective.push_back({k, power, value});
+      if (value > best) {
+        best = value;
+        tuned.knn_k = k;
+        tuned.knn_similarity_power = power;
+        tuned.thresholds[static_cast<size_t>(Method::kKnn)] = std::move(thresholds);
+      }
+    }
+  }
+  best = -1.0;
+  for (size_t g = 0; g < gamma_candidates.size(); ++g) {
+    std::vector<double> thresholds = thresholds_from(corpus, rocchio[g]);
+    const double value = objective(corpus, rocchio[g], thresholds, decision);
+    tuned.rocchio_gamma_objective.emplace_back(gamma_candidates[g], value);
+    if (value > best) {
+      best = value;
+      tuned.rocchio_gamma = gamma_candidates[g];
+      tuned.thresholds[static_cast<size_t>(Method::kRocchio)] = std::move(thresholds);
+    }
+  }
+  for (size_t m = 0; m < nb_methods.size(); ++m) {
+    tuned.thresholds[static_cast<size_t>(nb_methods[m])] = thresholds_from(corpus, nb[m]);
+  }
+  return tuned;
 }
 
 }  // namespace autocat::internal

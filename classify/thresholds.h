@@ -1,16 +1,21 @@
-// Per-category decision thresholds for any-of (multi-label) decisions, tuned
-// on held-out training data (Yang's SCut): every fifth training document is
-// held out, every classifier is fitted on the rest, and each category gets
-// the score threshold that maximizes its F1 on the held-out documents.
+// Per-category decision thresholds (any-of decisions, one-of's "other",
+// Rocchio's radius), tuned by k-fold cross-validation on the training data
+// (Yang's SCut): every classifier is fitted k times, each time without one
+// fold, and scores that fold; each category then gets the score threshold
+// that maximizes its F1 over these out-of-fold scores. Categories too rare to
+// calibrate fall back to the median threshold of the others. kNN's k and
+// vote power and Rocchio's gamma are chosen on the same folds.
 //
 // Thread safety: free functions over immutable data.
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "autocat/options.h"
 #include "classify/analyzer.h"
+#include "classify/model_io.h"
 #include "classify/training_collection.h"
 
 namespace autocat::internal {
@@ -24,23 +29,45 @@ TrainingCorpus subset_corpus(const TrainingCorpus& corpus, const std::vector<uin
 std::vector<DocumentTerms> corpus_documents(const TrainingCorpus& corpus);
 
 // The F1-maximizing threshold of one category: `scores` of held-out
-// documents, `positive` whether each is labelled with the category. Returns
-// the midpoint between the lowest accepted and the highest rejected score.
-// When no positive document is held out, or the best F1 is below `min_f1`,
-// returns kNeverAssign (Yang's SCut.fbr, taken to its safe end): a category
-// the held-out data cannot calibrate is not assigned by any-of decisions.
+// documents, `positive` whether each is labelled with the category;
+// `missed_positives` more positive documents scored 0 (they are never
+// accepted: a category needs a score above 0). Returns the midpoint between
+// the lowest accepted and the highest rejected score, or kNeverAssign when
+// there is no positive document or the best F1 is below `min_f1`.
 // "Just above the best held-out score" is no safe cut: posteriors of Naive
 // Bayes span hundreds of orders of magnitude, so any test document clears it.
 inline constexpr double kNeverAssign = 2.0;  // scores are at most 1
 double best_f1_threshold(const std::vector<double>& scores, const std::vector<uint8_t>& positive,
-                         double min_f1);
+                         double min_f1, size_t missed_positives = 0);
 
-// Thresholds[method][category] for every Method, tuned as described above
-// with `classify` options (kNN's k). Empty if the corpus has fewer than 10
-// documents (too few to hold any out).
-std::vector<std::vector<double>> tune_thresholds(const TrainingCorpus& corpus,
-                                                 const AnalyzerSettings& analyzer,
-                                                 const TrainOptions& options,
-                                                 const ClassifyOptions& classify);
+// Fold of each of `num_docs` documents for k-fold cross-validation:
+// round-robin in document order (documents are in collection order, which
+// spreads every category over the folds).
+std::vector<uint32_t> round_robin_folds(uint32_t num_docs, uint32_t folds);
+
+// What cross-validation chose.
+struct TunedSettings {
+  // thresholds[method][category]; empty if the corpus is too small to tune.
+  std::vector<std::vector<double>> thresholds;
+  int knn_k = kDefaultKnnK;
+  int knn_similarity_power = 1;
+  double rocchio_gamma = 0.0;
+  // The cross-validated objective of each candidate (micro-F1 for any-of
+  // models, accuracy for one-of), for the training report.
+  std::vector<KnnCandidate> knn_objective;
+  std::vector<std::pair<double, double>> rocchio_gamma_objective;
+};
+
+// Candidates tried when TrainOptions leave kNN's k or Rocchio's gamma unset.
+const std::vector<int>& knn_k_candidates();
+const std::vector<double>& rocchio_gamma_candidates();
+
+// Cross-validates every method over options.threshold_folds folds: chooses
+// kNN's k and Rocchio's gamma (when options leave them unset) by the
+// objective of `decision`, and tunes the thresholds of every method.
+// Without tuning (too few documents, or options.tune_thresholds false) the
+// options' values or the defaults are returned with no thresholds.
+TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
+                            const TrainOptions& options, Decision decision);
 
 }  // namespace autocat::internal

@@ -42,7 +42,9 @@ void check_label(const std::string& label, const std::string& source) {
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
                      const TrainOptions& options) {
   if (options.nb_alpha <= 0) throw InvalidArgumentError("--alpha must be greater than 0");
-  if (options.rocchio_gamma < 0) throw InvalidArgumentError("Rocchio gamma must be >= 0");
+  if (options.knn_similarity_power < 0 || options.knn_similarity_power > 2) {
+    throw InvalidArgumentError("kNN similarity power must be 1 or 2 (0: cross-validate)");
+  }
   ModelState model;
   model.analyzer = analyzer;
   model.training = options;
@@ -65,14 +67,20 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
     model.selected = select_features(utility, corpus.num_terms(), corpus.num_categories(),
                                      options.num_features, options.features_per_category);
   }
+  // Cross-validation first: it may choose Rocchio's gamma and kNN's k.
+  TunedSettings tuned = tune_settings(corpus, analyzer, options, model.decision);
+  model.thresholds = std::move(tuned.thresholds);
+  model.knn_k = tuned.knn_k;
+  model.knn_similarity_power = tuned.knn_similarity_power;
+  model.rocchio_gamma = tuned.rocchio_gamma;
+  model.knn_objective = std::move(tuned.knn_objective);
+  model.rocchio_gamma_objective = std::move(tuned.rocchio_gamma_objective);
+
   const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
-  model.rocchio = train_rocchio(corpus, idf, options.rocchio_gamma);
+  model.rocchio = train_rocchio(corpus, idf, model.rocchio_gamma);
   model.multinomial_nb = train_multinomial_nb(corpus, model.selected, options.nb_alpha);
   model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, options.nb_alpha);
   model.complement_nb = train_complement_nb(corpus, model.selected, options.nb_alpha);
-  if (options.tune_thresholds) {
-    model.thresholds = tune_thresholds(corpus, analyzer, options, ClassifyOptions());
-  }
   return model;
 }
 
@@ -154,6 +162,13 @@ void fit_and_install(const fs::path& model_dir, const fs::path& new_db,
 
   report->categories = static_cast<uint32_t>(model.categories.size());
   report->default_method = options.default_method;
+  report->decision = model.decision;
+  report->knn_k = model.knn_k;
+  report->knn_similarity_power = model.knn_similarity_power;
+  report->rocchio_gamma = model.rocchio_gamma;
+  report->tuned = !model.thresholds.empty();
+  report->knn_objective = model.knn_objective;
+  report->rocchio_gamma_objective = model.rocchio_gamma_objective;
   report->terms = static_cast<uint32_t>(model.terms.size());
   report->selected_terms = report->terms;
   if (!model.selected.empty()) {

@@ -24,6 +24,13 @@ struct TrainReport {
   uint64_t skipped_empty = 0;  // no terms after analysis
   uint32_t categories = 0;
   Method default_method = Method::kKnn;
+  Decision decision = Decision::kOneOf;  // the model's decision mode
+  int knn_k = kDefaultKnnK;              // chosen by cross-validation unless set
+  int knn_similarity_power = 1;
+  double rocchio_gamma = 0.0;
+  bool tuned = false;                       // thresholds (and the above) tuned by cross-validation
+  std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
+  std::vector<std::pair<double, double>> rocchio_gamma_objective;
   uint32_t terms = 0;
   uint32_t selected_terms = 0;
   double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;

@@ -148,7 +148,7 @@ const char kDecisionHelp[] =
 ClassifyOptions classify_options(const ParsedArgs& args) {
   ClassifyOptions options;
   options.method = args.method();
-  options.k = static_cast<int>(args.integer("k", options.k, 1, 100000));
+  options.k = static_cast<int>(args.integer("k", 0, 1, 100000));  // 0 = the model's
   if (args.has("any-of") && args.has("one-of")) {
     throw UsageError("--any-of and --one-of exclude each other");
   }

@@ -21,7 +21,8 @@ const char kUsage[] =
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 50)\n";
+    "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
+    "                       training)\n";
 
 const char kUsageTail[] =
     "  --top N              also show the N best-scoring categories, assigned or not\n"

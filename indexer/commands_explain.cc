@@ -30,7 +30,8 @@ const char kUsage[] =
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 50)\n"
+    "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
+    "                       training)\n"
     "  --top N              categories, neighbours and terms shown (default 5)\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
@@ -180,7 +181,7 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
   const std::string model_dir = args.required("model");
   internal::ExplainOptions options;
   options.classify.method = args.method();
-  options.classify.k = static_cast<int>(args.integer("k", options.classify.k, 1, 100000));
+  options.classify.k = static_cast<int>(args.integer("k", 0, 1, 100000));  // 0 = the model's
   const auto top = static_cast<size_t>(args.integer("top", 5, 1, 1000000));
   options.max_categories = top;
   options.max_neighbours = top;
@@ -190,6 +191,7 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
   if (inputs.empty()) inputs.push_back("-");
 
   const internal::Categorizer categorizer(model_dir);
+  options.classify.k = categorizer.knn_k(options.classify);
   internal::Explainer explainer(categorizer);
   bool first = true;
 

@@ -31,7 +31,8 @@ const char kUsage[] =
     "  --model DIR          model directory written by autocat train\n"
     "  --db DB              Xapian database to create or update\n"
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
-    "  --k N                kNN: neighbours that vote (default 50)\n";
+    "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
+    "                       training)\n";
 
 const char kUsageTail[] =
     "  --no-categories      index the text only (to measure the cost of categorizing)\n"

@@ -90,6 +90,29 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("terms", internal::JsonValue::number(report.terms));
     json.set("selected_terms", internal::JsonValue::number(report.selected_terms));
     json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
+    json.set("decision", internal::JsonValue::string(decision_name(report.decision)));
+    json.set("tuned", internal::JsonValue::boolean(report.tuned));
+    json.set("knn_k", internal::JsonValue::number(report.knn_k));
+    json.set("knn_similarity_power", internal::JsonValue::number(report.knn_similarity_power));
+    json.set("rocchio_gamma", internal::JsonValue::number(report.rocchio_gamma));
+    // What cross-validation compared (micro-F1 for any-of, accuracy for one-of).
+    internal::JsonValue knn_tried = internal::JsonValue::array();
+    for (const internal::KnnCandidate& candidate : report.knn_objective) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("k", internal::JsonValue::number(candidate.k));
+      entry.set("similarity_power", internal::JsonValue::number(candidate.similarity_power));
+      entry.set("objective", internal::JsonValue::number(candidate.objective));
+      knn_tried.push_back(std::move(entry));
+    }
+    json.set("knn_cross_validation", std::move(knn_tried));
+    internal::JsonValue gamma_tried = internal::JsonValue::array();
+    for (const auto& [gamma, objective] : report.rocchio_gamma_objective) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("gamma", internal::JsonValue::number(gamma));
+      entry.set("objective", internal::JsonValue::number(objective));
+      gamma_tried.push_back(std::move(entry));
+    }
+    json.set("rocchio_cross_validation", std::move(gamma_tried));
     json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
     json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
     json.set("seconds", internal::JsonValue::number(report.total_seconds));
@@ -113,6 +136,12 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                {"  categories", std::to_string(report.categories)},
                {"  terms", terms},
                {"  default method", method_name(report.default_method)},
+               {"  decision", decision_name(report.decision)},
+               {"  knn", "k = " + std::to_string(report.knn_k) + ", votes = similarity" +
+                             (report.knn_similarity_power == 2 ? "^2" : "") +
+                             (report.tuned ? " (cross-validated)" : "")},
+               {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) +
+                                 (report.tuned ? " (cross-validated)" : "")},
                {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
                                  format_fixed(report.analyze_seconds, 3) + ", fit " +
                                  format_fixed(report.fit_seconds, 3) + ")"}},

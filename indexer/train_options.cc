@@ -11,6 +11,7 @@ const std::vector<OptionSpec>& train_option_specs() {
       {"features", true}, {"select", true},        {"per-category", false},
       {"alpha", true},    {"rocchio-gamma", true}, {"keep-unlabelled", false},
       {"any-of", false},  {"one-of", false},       {"threshold-folds", true},
+      {"knn-k", true},
   };
   return specs;
 }
@@ -28,11 +29,14 @@ const char kTrainHelp[] =
     "  --select MEASURE     utility measure for --features: mi (default), chi2, df, kl\n"
     "  --per-category       keep the top N terms of each category instead of overall\n"
     "  --alpha A            additive smoothing of Naive Bayes (default 1 = Laplace)\n"
-    "  --rocchio-gamma G    Rocchio: subtract G times the other centroids (default 0)\n"
+    "  --rocchio-gamma G    Rocchio: subtract G times the mean of the other centroids\n"
+    "                       (default: chosen by cross-validation from 0 to 3)\n"
+    "  --knn-k K            kNN's default k (default: chosen by cross-validation\n"
+    "                       from 10 to 300)\n"
     "  --keep-unlabelled    keep documents without labels as examples of \"no category\"\n"
     "                       (multi-label collections such as Reuters-21578)\n"
-    "  --threshold-folds K  tune per-category thresholds by K-fold cross-validation\n"
-    "                       (default 5; 0 = do not tune)\n";
+    "  --threshold-folds K  tune per-category thresholds (and choose k and gamma) by\n"
+    "                       K-fold cross-validation (default 5; 0 = do not tune)\n";
 
 namespace {
 
@@ -61,6 +65,7 @@ TrainOptions train_options(const ParsedArgs& args) {
   if (std::optional<Method> method = args.method()) options.default_method = *method;
   options.nb_alpha = args.number("alpha", options.nb_alpha, 1e-9, 1e9);
   options.rocchio_gamma = args.number("rocchio-gamma", options.rocchio_gamma, 0.0, 100.0);
+  options.knn_k = static_cast<int>(args.integer("knn-k", options.knn_k, 1, 100000));
   options.keep_unlabelled = args.has("keep-unlabelled");
   if (args.has("any-of") && args.has("one-of")) {
     throw UsageError("--any-of and --one-of exclude each other");

@@ -154,7 +154,7 @@ TEST_F(ExplainTest, KnnNeighboursOfASportsText) {
 
   // Exactly KnnIndex::neighbours(), most similar first.
   const std::vector<KnnIndex::Neighbour> expected =
-      categorizer_->knn_index().neighbours(doc, ClassifyOptions().k);
+      categorizer_->knn_index().neighbours(doc, categorizer_->knn_k());
   ASSERT_EQ(e.neighbours.size(), expected.size());
   ASSERT_FALSE(e.neighbours.empty());
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -296,7 +296,8 @@ TEST_F(ExplainTest, CliHumanOutput) {
   const std::vector<std::string> lines = lines_of(result.out);
   ASSERT_GE(lines.size(), 15u) << result.out;
   EXPECT_EQ(lines[0], "s1: sports");
-  EXPECT_EQ(lines[1], "  method knn, k 50; 6 of 6 tokens in the vocabulary");
+  EXPECT_EQ(lines[1], "  method knn, k " + std::to_string(categorizer_->knn_k()) +
+                          "; 6 of 6 tokens in the vocabulary");
   EXPECT_EQ(lines[2], "  scores:");
   EXPECT_EQ(lines[3], "    sports   1.0000");
   EXPECT_EQ(lines[6], "  nearest neighbours (similarity, labels):");

@@ -70,11 +70,17 @@ class FacetsTest : public testing::Test {
     const std::string model_dir = temp_dir_->file("model");
     internal::ReadOptions read_options;
     read_options.split = "train";
+    // kNN settings fixed (not cross-validated) and one global threshold, so
+    // the scores above follow from the 24 training documents alone.
+    TrainOptions train_options;
+    train_options.knn_k = 50;
+    train_options.knn_similarity_power = 1;
     internal::train_model({testing_util::test_data("fixture_train.jsonl")}, model_dir,
-                          TrainOptions(), read_options, [](const std::string&) {});
+                          train_options, read_options, [](const std::string&) {});
     IndexOptions options;
     options.classify.decision = Decision::kAnyOf;
     options.classify.min_score = 0.25;
+    options.classify.tuned_thresholds = false;
     CategoryIndexer indexer(model_dir, options);
     db_ = new Xapian::WritableDatabase(std::string(), Xapian::DB_BACKEND_INMEMORY);
     for (const AppDocument& doc : kCorpus) indexer.index_document(*db_, doc.id, doc.text, doc.id);
