@@ -215,9 +215,11 @@ DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
     trace.reason = "no category scored above 0 (no evidence)";
   } else if (!trace.assigned.empty()) {
     if (trace.mode == Decision::kAnyOf) {
+      const bool one = trace.assigned.size() == 1;
+      const std::string own = one ? "its" : "their";
       trace.reason = std::to_string(trace.assigned.size()) +
-                     (trace.assigned.size() == 1 ? " category reached " : " categories reached ") +
-                     (trace.tuned ? (radius ? "their radius" : "their threshold") : what_threshold);
+                     (one ? " category reached " : " categories reached ") +
+                     (trace.tuned ? own + (radius ? " radius" : " threshold") : what_threshold);
       if (capped) trace.reason += "; capped at " + std::to_string(limit);
     } else if (trace.other && trace.assigned.front().name != all.front().name) {
       trace.reason = "best-scoring category within " + what_threshold + "; " + all.front().name +
@@ -237,9 +239,7 @@ DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
     if (trace.mode == Decision::kOneOf && !trace.other) {
       trace.reason = "none: the best category is under the minimum score" + best;
     } else {
-      trace.reason = outcome + ": no category reached " +
-                     (trace.tuned ? (radius ? "its radius" : "its threshold") : what_threshold) +
-                     best;
+      trace.reason = outcome + ": no category reached " + what_threshold + best;
     }
   }
   return trace;

@@ -4,6 +4,7 @@
 
 #include "classify/categorizer.h"
 #include "classify/json.h"
+#include "classify/thresholds.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -30,8 +31,11 @@ const char kUsageTail[] =
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --json               one JSON object per document:\n"
     "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}],\n"
-    "                        \"scores\": {CATEGORY: SCORE, ...}}  (scores of every category;\n"
-    "                       posterior probabilities for nb, bnb, cnb)\n"
+    "                        \"scores\": {CATEGORY: SCORE, ...}, \"decision\": {...}}\n"
+    "                       scores of every category (posterior probabilities for nb,\n"
+    "                       bnb, cnb); decision: mode, other, thresholds, min_score,\n"
+    "                       outcome (assigned, none, other), reason, and candidates\n"
+    "                       (name, score, threshold to reach, assigned)\n"
     "  -h, --help           show this help\n"
     "\n"
     "example:\n"
@@ -64,6 +68,37 @@ internal::JsonValue category_list(const std::vector<Category>& categories) {
   return list;
 }
 
+// What was decided and why: the rule in force, the outcome and the leading
+// categories with the threshold each had to reach (null: never assigned,
+// too few training examples to calibrate it).
+internal::JsonValue decision_json(const internal::DecisionTrace& trace) {
+  internal::JsonValue json = internal::JsonValue::object();
+  json.set("mode", internal::JsonValue::string(decision_name(trace.mode)));
+  json.set("other", internal::JsonValue::boolean(trace.other));
+  json.set("thresholds", internal::JsonValue::string(trace.tuned ? (trace.method == Method::kRocchio
+                                                                        ? "tuned radius"
+                                                                        : "tuned per category")
+                                                                 : "minimum score"));
+  json.set("min_score", internal::JsonValue::number(trace.min_score));
+  const bool none = trace.assigned.empty();
+  json.set("outcome",
+           internal::JsonValue::string(none ? (trace.other ? "other" : "none") : "assigned"));
+  json.set("reason", internal::JsonValue::string(trace.reason));
+  internal::JsonValue candidates = internal::JsonValue::array();
+  for (const internal::DecisionTrace::Candidate& candidate : trace.candidates) {
+    internal::JsonValue entry = internal::JsonValue::object();
+    entry.set("name", internal::JsonValue::string(candidate.name));
+    entry.set("score", internal::JsonValue::number(candidate.score));
+    entry.set("threshold", candidate.threshold >= internal::kNeverAssign
+                               ? internal::JsonValue()
+                               : internal::JsonValue::number(candidate.threshold));
+    entry.set("assigned", internal::JsonValue::boolean(candidate.assigned));
+    candidates.push_back(std::move(entry));
+  }
+  json.set("candidates", std::move(candidates));
+  return json;
+}
+
 std::string category_text(const std::vector<Category>& categories) {
   if (categories.empty()) return "(none)";
   std::vector<std::string> parts;
@@ -89,14 +124,13 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
     const internal::DocumentTerms terms =
         categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
     const std::vector<double> scores = categorizer.scores(terms, options);
-    std::vector<Category> assigned;
+    internal::DecisionTrace decision = categorizer.explain_decision(scores, options);
     if (terms.terms.empty()) {
-      messages.warning(doc.source + (is_blank(doc.text)
-                                         ? ": empty text; no category"
-                                         : ": no word known to the model; no category"));
-    } else {
-      assigned = categorizer.decide(scores, options);
+      const std::string why = is_blank(doc.text) ? "empty text" : "no word known to the model";
+      messages.warning(doc.source + ": " + why + "; no category");
+      decision.reason = why + "; no category";
     }
+    const std::vector<Category>& assigned = decision.assigned;
     std::vector<Category> ranked = categorizer.ranked(scores);
     if (ranked.size() > top) ranked.resize(top);
 
@@ -110,6 +144,7 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
         all.set(categorizer.categories()[c], internal::JsonValue::number(scores[c]));
       }
       line.set("scores", std::move(all));
+      line.set("decision", decision_json(decision));
       if (top != 0) line.set("top", category_list(ranked));
       out << line.dump() << '\n';
     } else {

@@ -28,6 +28,23 @@ TEST(BestF1ThresholdTest, AcceptingEverythingCutsBelowTheLowestScore) {
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.8, 0.4}, {1, 1}, 0.3), 0.2);
 }
 
+// Positives left out of the score lists still count against recall.
+TEST(BestF1ThresholdTest, MissedPositivesCountAsFalseNegatives) {
+  // Top 1 of 0.9+ 0.8- with one more positive missed: F1 = 2/(1+2) = 0.667;
+  // top 2: 2/(2+2) = 0.5. So a 0.7 floor rejects the category; without the
+  // missed positive, top 1 has F1 1 and passes it.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.3, 1), 0.85);
+  EXPECT_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.7, 1), kNeverAssign);
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.7, 0), 0.85);
+}
+
+TEST(BestF1ThresholdTest, ZeroScoresAreNeverAccepted) {
+  // A score of 0 is no evidence: the cut stays above it even though the
+  // zero-scored document is positive.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.5, 0.0}, {1, 1}, 0.3), 0.25);
+  EXPECT_EQ(best_f1_threshold({0.0, 0.0}, {1, 0}, 0.0), kNeverAssign);
+}
+
 TEST(BestF1ThresholdTest, UncalibratedCategoriesAreNeverAssigned) {
   EXPECT_EQ(best_f1_threshold({0.9, 0.1}, {0, 0}, 0.3), kNeverAssign);  // no positive
   EXPECT_EQ(best_f1_threshold({}, {}, 0.3), kNeverAssign);

@@ -1,0 +1,206 @@
+// Tests of the decision rules (one-of, one-of with "other", any-of, minimum
+// score, tuned thresholds) and of the decision mode a model is trained for.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "classify/categorizer.h"
+#include "classify/thresholds.h"
+#include "classify/trainer.h"
+#include "tests/test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+using testing_util::split;
+
+// A small corpus with categories a, b, c, fitted in memory.
+std::vector<LabelledTerms> documents(bool multi_label, bool unlabelled) {
+  std::vector<LabelledTerms> docs;
+  for (int i = 0; i < 6; ++i) {
+    docs.push_back({split("apple apricot avocado"), {"a"}});
+    docs.push_back({split("banana blueberry"), {"b"}});
+    docs.push_back({split("cherry coconut"), {"c"}});
+  }
+  if (multi_label) docs.push_back({split("apple banana"), {"a", "b"}});
+  if (unlabelled) docs.push_back({split("zucchini"), {}});
+  return docs;
+}
+
+std::unique_ptr<Categorizer> fitted(const std::vector<LabelledTerms>& docs,
+                                    TrainOptions options = TrainOptions()) {
+  auto corpus = std::make_shared<const TrainingCorpus>(make_training_corpus(docs));
+  ModelState model = fit_model(*corpus, resolve_analyzer_options(AnalyzerOptions()), options);
+  return std::make_unique<Categorizer>(std::move(model), corpus);
+}
+
+TEST(DecisionModeTest, DetectedFromTheTrainingData) {
+  const auto single = fitted(documents(false, false));
+  EXPECT_EQ(single->model().decision, Decision::kOneOf);
+  EXPECT_FALSE(single->model().has_unlabelled);
+  EXPECT_EQ(single->decision_mode(ClassifyOptions()), Decision::kOneOf);
+  EXPECT_FALSE(single->other_enabled(ClassifyOptions()));
+
+  const auto multi = fitted(documents(true, false));
+  EXPECT_EQ(multi->model().decision, Decision::kAnyOf);
+
+  // Documents labelled "no category" make the model any-of with "other".
+  const auto with_none = fitted(documents(false, true));
+  EXPECT_EQ(with_none->model().decision, Decision::kAnyOf);
+  EXPECT_TRUE(with_none->model().has_unlabelled);
+  EXPECT_TRUE(with_none->other_enabled(ClassifyOptions()));
+}
+
+TEST(DecisionModeTest, TrainingOptionAndClassifyOptionOverrideDetection) {
+  TrainOptions options;
+  options.decision = Decision::kOneOf;
+  const auto forced = fitted(documents(true, false), options);
+  EXPECT_EQ(forced->model().decision, Decision::kOneOf);
+  ClassifyOptions classify;
+  classify.decision = Decision::kAnyOf;
+  EXPECT_EQ(forced->decision_mode(classify), Decision::kAnyOf);
+  classify.other = false;
+  const auto with_none = fitted(documents(false, true));
+  EXPECT_FALSE(with_none->other_enabled(classify));
+}
+
+// Decisions over hand-set scores and thresholds (categories a, b, c, d).
+class DecisionRuleTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<LabelledTerms> docs = documents(false, false);
+    for (int i = 0; i < 6; ++i) docs.push_back({split("date durian"), {"d"}});
+    auto corpus = std::make_shared<const TrainingCorpus>(make_training_corpus(docs));
+    TrainOptions options;
+    options.tune_thresholds = false;
+    ModelState model = fit_model(*corpus, resolve_analyzer_options(AnalyzerOptions()), options);
+    // Rocchio thresholds: a 0.6, b 0.3, c 0.05, d never.
+    model.thresholds.assign(all_methods().size(), std::vector<double>(4, 0.5));
+    model.thresholds[static_cast<size_t>(Method::kRocchio)] = {0.6, 0.3, 0.05, kNeverAssign};
+    categorizer_ = std::make_unique<Categorizer>(std::move(model), corpus);
+    options_.method = Method::kRocchio;
+  }
+
+  std::vector<std::string> names(const std::vector<double>& scores) const {
+    std::vector<std::string> out;
+    for (const Category& category : categorizer_->decide(scores, options_)) {
+      out.push_back(category.name);
+    }
+    return out;
+  }
+
+  std::unique_ptr<Categorizer> categorizer_;
+  ClassifyOptions options_;
+  const std::vector<double> scores_ = {0.5, 0.4, 0.1, 0.9};  // a b c d
+};
+
+TEST_F(DecisionRuleTest, OneOfTakesTheBestWhateverItsThreshold) {
+  options_.decision = Decision::kOneOf;
+  options_.other = false;
+  EXPECT_EQ(names(scores_), (std::vector<std::string>{"d"}));
+  const DecisionTrace trace = categorizer_->explain_decision(scores_, options_);
+  EXPECT_EQ(trace.reason, "best score");
+  // The minimum score still applies.
+  options_.min_score = 0.95;
+  EXPECT_TRUE(names(scores_).empty());
+  EXPECT_EQ(categorizer_->explain_decision(scores_, options_).reason,
+            "none: the best category is under the minimum score; the best, d, scored 0.9 < "
+            "0.95");
+}
+
+TEST_F(DecisionRuleTest, OtherChoosesTheBestWithinItsRadius) {
+  options_.decision = Decision::kOneOf;
+  options_.other = true;
+  // d (0.9) can never be assigned, a (0.5) is under 0.6: b (0.4 >= 0.3) wins.
+  EXPECT_EQ(names(scores_), (std::vector<std::string>{"b"}));
+  const DecisionTrace trace = categorizer_->explain_decision(scores_, options_);
+  EXPECT_TRUE(trace.other);
+  EXPECT_TRUE(trace.tuned);
+  EXPECT_EQ(trace.reason,
+            "best-scoring category within its radius; d scored higher but not enough");
+  ASSERT_EQ(trace.candidates.size(), 4u);
+  EXPECT_EQ(trace.candidates[0].name, "d");
+  EXPECT_EQ(trace.candidates[0].threshold, kNeverAssign);
+  EXPECT_FALSE(trace.candidates[0].assigned);
+  EXPECT_TRUE(trace.candidates[2].assigned);  // b, third by score
+
+  // Outside every radius: "other".
+  const std::vector<double> far = {0.2, 0.1, 0.01, 0.3};
+  EXPECT_TRUE(names(far).empty());
+  EXPECT_EQ(categorizer_->explain_decision(far, options_).reason,
+            "other: no category reached its radius; the best, d, scored 0.3 but too few "
+            "training examples calibrate it");
+}
+
+TEST_F(DecisionRuleTest, AnyOfTakesEveryCategoryOverItsThreshold) {
+  options_.decision = Decision::kAnyOf;
+  EXPECT_EQ(names(scores_), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(categorizer_->explain_decision(scores_, options_).reason,
+            "2 categories reached their radius");
+  // The minimum score applies on top of the tuned thresholds.
+  options_.min_score = 0.2;
+  EXPECT_EQ(names(scores_), (std::vector<std::string>{"b"}));
+  // Without tuned thresholds the minimum score alone decides.
+  options_.tuned_thresholds = false;
+  EXPECT_EQ(names(scores_), (std::vector<std::string>{"d", "a", "b"}));
+  options_.max_categories = 2;
+  EXPECT_EQ(names(scores_), (std::vector<std::string>{"d", "a"}));
+  EXPECT_EQ(categorizer_->explain_decision(scores_, options_).reason,
+            "2 categories reached the minimum score; capped at 2");
+}
+
+TEST_F(DecisionRuleTest, NoEvidenceNoCategory) {
+  for (Decision decision : {Decision::kOneOf, Decision::kAnyOf}) {
+    options_.decision = decision;
+    const std::vector<double> zeros(4, 0.0);
+    EXPECT_TRUE(names(zeros).empty());
+    EXPECT_EQ(categorizer_->explain_decision(zeros, options_).reason,
+              "no category scored above 0 (no evidence)");
+  }
+}
+
+TEST(TunedSettingsTest, CrossValidationChoosesFromTheCandidates) {
+  std::vector<LabelledTerms> docs = documents(true, true);
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
+                                            TrainOptions(), Decision::kAnyOf);
+  ASSERT_EQ(tuned.thresholds.size(), all_methods().size());
+  // Every (k, power) and gamma candidate was scored; the chosen ones are
+  // among the best.
+  EXPECT_EQ(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
+  EXPECT_EQ(tuned.rocchio_gamma_objective.size(), rocchio_gamma_candidates().size());
+  double best_knn = 0, chosen_knn = -1;
+  for (const KnnCandidate& candidate : tuned.knn_objective) {
+    best_knn = std::max(best_knn, candidate.objective);
+    if (candidate.k == tuned.knn_k && candidate.similarity_power == tuned.knn_similarity_power) {
+      chosen_knn = candidate.objective;
+    }
+  }
+  EXPECT_EQ(chosen_knn, best_knn);
+  double best_gamma = 0, chosen_gamma = -1;
+  for (const auto& [gamma, objective] : tuned.rocchio_gamma_objective) {
+    best_gamma = std::max(best_gamma, objective);
+    if (gamma == tuned.rocchio_gamma) chosen_gamma = objective;
+  }
+  EXPECT_EQ(chosen_gamma, best_gamma);
+  // These clean categories separate perfectly.
+  EXPECT_GT(best_knn, 0.9);
+
+  // Settings given in the options are kept, not searched.
+  TrainOptions fixed;
+  fixed.knn_k = 7;
+  fixed.knn_similarity_power = 1;
+  fixed.rocchio_gamma = 0.5;
+  const TunedSettings kept =
+      tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()), fixed, Decision::kAnyOf);
+  EXPECT_EQ(kept.knn_k, 7);
+  EXPECT_EQ(kept.knn_similarity_power, 1);
+  EXPECT_EQ(kept.rocchio_gamma, 0.5);
+  EXPECT_EQ(kept.knn_objective.size(), 1u);
+  EXPECT_EQ(kept.rocchio_gamma_objective.size(), 1u);
+}
+
+}  // namespace
+}  // namespace autocat::internal
