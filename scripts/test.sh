@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
 if [ ! -d ../shared/data ]; then
-  echo "autocat: NOTE ../shared/data is missing: the 20 Newsgroups tests will report SKIPPED"
+  echo "autocat: NOTE ../shared/data is missing: the 20 Newsgroups and Reuters-21578 tests will report SKIPPED"
 fi
 
 echo "== formatting (clang-format --dry-run --Werror)"
