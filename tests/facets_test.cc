@@ -7,6 +7,8 @@
 #include <xapian.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -299,6 +301,135 @@ TEST_F(FacetsTest, CollectionCounts) {
   Xapian::WritableDatabase empty(std::string(), Xapian::DB_BACKEND_INMEMORY);
   EXPECT_TRUE(collection_category_counts(empty).empty());
   EXPECT_THROW(collection_category_counts(*db_, ""), InvalidArgumentError);
+}
+
+// The multi-label path end to end: a model trained on multi-label data
+// decides any-of by default, documents get several category terms, and
+// facet counts equal the counts of the terms themselves.
+class MultiLabelFacetsTest : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    temp_dir_ = new testing_util::TempDir();
+    const std::string train = temp_dir_->file("train.jsonl");
+    {
+      std::ofstream out(train);
+      const char* sports[] = {"the team won the match with a late goal",
+                              "players trained for the league final",
+                              "the striker scored twice in the match"};
+      const char* food[] = {"the chef cooked pasta with tomato sauce",
+                            "bake the bread with butter and flour",
+                            "the soup needs salt pepper and garlic"};
+      const char* both[] = {"the team chef cooked pasta for the players after the match",
+                            "players ate bread and soup before the league match",
+                            "the chef fed the team pasta with garlic before the final"};
+      int id = 0;
+      for (int round = 0; round < 4; ++round) {
+        for (const char* text : sports) {
+          out << "{\"id\":\"" << id++ << "\",\"labels\":[\"sports\"],\"text\":\"" << text
+              << "\"}\n";
+        }
+        for (const char* text : food) {
+          out << "{\"id\":\"" << id++ << "\",\"labels\":[\"food\"],\"text\":\"" << text << "\"}\n";
+        }
+        for (const char* text : both) {
+          out << "{\"id\":\"" << id++ << "\",\"labels\":[\"sports\",\"food\"],\"text\":\"" << text
+              << "\"}\n";
+        }
+      }
+    }
+    model_dir_ = new std::string(temp_dir_->file("model"));
+    internal::train_model({train}, *model_dir_, TrainOptions(), internal::ReadOptions(),
+                          [](const std::string&) {});
+    const CategoryIndexer indexer(*model_dir_);  // default options: the model's any-of
+    db_ = new Xapian::WritableDatabase(std::string(), Xapian::DB_BACKEND_INMEMORY);
+    const char* texts[] = {
+        "the goalkeeper saved the match for the team",
+        "the chef made tomato sauce and fresh pasta",
+        "after the match the team chef served pasta and bread to the players",
+        "a late goal won the league final",
+        "garlic bread with butter",
+        "the players had soup with the chef after training for the league match",
+    };
+    int id = 0;
+    for (const char* text : texts) indexer.index_document(*db_, std::to_string(id++), text);
+    db_->commit();
+  }
+  static void TearDownTestSuite() {
+    delete db_;
+    delete model_dir_;
+    delete temp_dir_;
+  }
+
+  static testing_util::TempDir* temp_dir_;
+  static std::string* model_dir_;
+  static Xapian::WritableDatabase* db_;
+};
+testing_util::TempDir* MultiLabelFacetsTest::temp_dir_ = nullptr;
+std::string* MultiLabelFacetsTest::model_dir_ = nullptr;
+Xapian::WritableDatabase* MultiLabelFacetsTest::db_ = nullptr;
+
+TEST_F(MultiLabelFacetsTest, DocumentsGetSeveralCategoryTerms) {
+  const CategoryIndexer indexer(*model_dir_);
+  EXPECT_EQ(indexer.categorize("the team chef cooked pasta for the players after the match").size(),
+            2u);
+  size_t with_two = 0;
+  for (Xapian::docid id = 1; id <= db_->get_lastdocid(); ++id) {
+    const Xapian::Document doc = db_->get_document(id);
+    std::vector<std::string> terms;
+    for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
+      if ((*t).rfind("XC", 0) == 0) terms.push_back((*t).substr(2));
+    }
+    with_two += terms.size() >= 2 ? 1 : 0;
+    // The value slot holds exactly the categories of the terms.
+    std::vector<std::string> stored;
+    for (const Category& c : decode_categories(doc.get_value(kDefaultCategorySlot))) {
+      stored.push_back(c.name);
+    }
+    std::sort(stored.begin(), stored.end());
+    EXPECT_EQ(stored, terms) << doc.get_data();
+  }
+  EXPECT_GE(with_two, 2u);
+}
+
+// Brute force: how many documents matching `query` carry each category term.
+std::map<std::string, Xapian::doccount> term_counts(const Xapian::Database& db,
+                                                    const Xapian::MSet& mset) {
+  std::map<std::string, Xapian::doccount> counts;
+  for (auto it = mset.begin(); it != mset.end(); ++it) {
+    const Xapian::Document doc = db.get_document(*it);
+    for (auto t = doc.termlist_begin(); t != doc.termlist_end(); ++t) {
+      if ((*t).rfind("XC", 0) == 0) ++counts[(*t).substr(2)];
+    }
+  }
+  return counts;
+}
+
+TEST_F(MultiLabelFacetsTest, FacetCountsEqualTermCounts) {
+  std::map<std::string, Xapian::doccount> everything;
+  for (const Xapian::Query& query :
+       {Xapian::Query::MatchAll, Xapian::Query("team"), Xapian::Query("pasta")}) {
+    Xapian::Enquire enquire(*db_);
+    enquire.set_query(query);
+    CategoryFacetSpy spy;
+    enquire.add_matchspy(&spy);
+    const Xapian::MSet mset = enquire.get_mset(0, db_->get_doccount());
+    const std::map<std::string, Xapian::doccount> expected = term_counts(*db_, mset);
+    std::map<std::string, Xapian::doccount> counted;
+    for (const FacetCount& count : spy.counts()) counted[count.category] = count.count;
+    EXPECT_EQ(counted, expected) << query.get_description();
+    EXPECT_EQ(spy.documents_seen(), mset.size());
+    if (query.get_type() == Xapian::Query::LEAF_MATCH_ALL) everything = expected;
+  }
+  // Collection-wide counts agree, and a document with two categories counts
+  // for both: the counts add up to more than the documents.
+  std::map<std::string, Xapian::doccount> collection;
+  Xapian::doccount total = 0;
+  for (const FacetCount& count : collection_category_counts(*db_)) {
+    collection[count.category] = count.count;
+    total += count.count;
+  }
+  EXPECT_EQ(collection, everything);
+  EXPECT_GT(total, db_->get_doccount());
 }
 
 }  // namespace
