@@ -326,6 +326,27 @@ TEST_F(CliErrorsTest, UsageErrors) {
        "--help)"},
       {{"features", "--model", model_, "--top", "3", "extra"},
        "autocat features: unexpected argument 'extra' (see autocat features --help)"},
+      {{"classify", "--model", model_, "--any-of", "--one-of", input},
+       "autocat classify: --any-of and --one-of exclude each other (see autocat classify "
+       "--help)"},
+      {{"classify", "--model", model_, "--other", "--no-other", input},
+       "autocat classify: --other and --no-other exclude each other (see autocat classify "
+       "--help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--min-score", "0.2",
+        "--threshold", "0.3", input},
+       "autocat index: --min-score and --threshold exclude each other (--threshold T is "
+       "--min-score T without the tuned thresholds) (see autocat index --help)"},
+      {{"classify", "--model", model_, "--min-score", "-0.1", input},
+       "autocat classify: --min-score must be between 0 and 1, got -0.1 (see autocat classify "
+       "--help)"},
+      {{"train", "--model", scratch_.file("m"), "--any-of", "--one-of", input},
+       "autocat train: --any-of and --one-of exclude each other (see autocat train --help)"},
+      {{"train", "--model", scratch_.file("m"), "--threshold-folds", "1", input},
+       "autocat train: --threshold-folds must be 0 (no tuning) or at least 2 (see autocat "
+       "train --help)"},
+      {{"train", "--model", model_, "--add", "--any-of", input},
+       "autocat train: --add keeps the model's settings; --any-of needs a new model (train "
+       "without --add) (see autocat train --help)"},
   };
   for (const Case& c : cases) {
     const CliResult result = run_autocat(c.args);
@@ -386,6 +407,30 @@ TEST_F(CliErrorsTest, EvalWithoutLabels) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(one_line(result.err),
             "autocat: " + input + ": no labelled documents to evaluate (1 without labels)");
+}
+
+// A label must be usable as a term and a line of the category slot: an
+// empty one or one with a control character stops training, naming the
+// file and line, and leaves no model behind.
+TEST_F(CliErrorsTest, BadLabelsNameTheLine) {
+  const std::string good = "{\"id\": \"1\", \"labels\": [\"a\"], \"text\": \"the team won\"}\n";
+  const struct {
+    std::string record;
+    std::string problem;
+  } cases[] = {
+      {"{\"id\": \"2\", \"labels\": [\"\"], \"text\": \"a goal\"}\n", "empty label"},
+      {"{\"id\": \"2\", \"labels\": [\"sp\\torts\"], \"text\": \"a goal\"}\n",
+       "label contains a control character"},
+  };
+  for (const auto& c : cases) {
+    const std::string input = scratch_.file("labels.jsonl");
+    write_file(input, good + c.record);
+    const std::string model = scratch_.file("bad-label-model");
+    const CliResult result = run_autocat({"train", "--model", model, input});
+    EXPECT_EQ(result.exit_code, 1) << c.problem;
+    EXPECT_EQ(one_line(result.err), "autocat: " + input + ":2: " + c.problem);
+    EXPECT_FALSE(fs::exists(model + "/model.autocat"));
+  }
 }
 
 TEST_F(CliErrorsTest, TrainWithoutLabels) {
