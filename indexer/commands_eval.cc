@@ -799,6 +799,7 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
 int run_eval(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
   bool all = false;
   const ParsedArgs args = parse_args(without_method_all(words, &all), command_options());
+  if (all && args.has("method")) throw UsageError("--method given more than once");
   if (!args.has("folds")) args.required("model");
   require_inputs(args);
   const std::string plot = plot_path(args);

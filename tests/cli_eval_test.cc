@@ -537,6 +537,9 @@ TEST_F(CliEvalTest, FoldsBadInput) {
        2,
        "autocat eval: unknown method 'best'; choose one of knn, rocchio, nb, bnb, cnb (see "
        "autocat eval --help)"},
+      {{"--folds", "3", "--method", "nb", "--method", "all", train},
+       2,
+       "autocat eval: --method given more than once (see autocat eval --help)"},
       {{"--model", model_, "--method", "all", train},
        2,
        "autocat eval: --method all needs --folds; with --model, evaluate one method at a time "
