@@ -92,6 +92,12 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
   EXPECT_GT(number_at(summary, "terms"), 0);
   EXPECT_GE(number_at(summary, "seconds"), 0);
   EXPECT_EQ(string_at(summary, "default_method"), "knn");
+  // One label per document: one-of, with the cross-validated settings.
+  EXPECT_EQ(string_at(summary, "decision"), "one-of");
+  EXPECT_TRUE(summary.find("tuned")->as_bool());
+  EXPECT_GE(number_at(summary, "knn_k"), 10);
+  EXPECT_EQ(summary.find("knn_cross_validation")->as_array().size(), 18u);  // 9 k x 2 powers
+  EXPECT_EQ(summary.find("rocchio_cross_validation")->as_array().size(), 7u);
   EXPECT_EQ(train_result_->err, "");
 }
 
@@ -253,6 +259,83 @@ TEST_F(CliTest, ClassifyAnyOfWithThreshold) {
     }
     EXPECT_GE(line.find("categories")->as_array().size(), 1u) << text;
   }
+}
+
+// classify --json says what was decided and why.
+TEST_F(CliTest, ClassifyJsonExplainsTheDecision) {
+  const std::string input = scratch_.file("decide.jsonl");
+  write_file(input, std::string("{\"id\": \"s1\", \"text\": \"") + kSportsText +
+                        "\"}\n{\"id\": \"z\", \"text\": \"qwzx plorble\"}\n");
+  CliResult result = run_autocat({"classify", "--model", model_, "--method", "rocchio", "--json",
+                                  "--min-score", "0.01", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::vector<std::string> lines = lines_of(result.out);
+  ASSERT_EQ(lines.size(), 2u);
+  JsonValue decision = *json(lines[0]).find("decision");
+  EXPECT_EQ(string_at(decision, "mode"), "one-of");
+  EXPECT_FALSE(decision.find("other")->as_bool());
+  EXPECT_EQ(string_at(decision, "thresholds"), "minimum score");
+  EXPECT_EQ(number_at(decision, "min_score"), 0.01);
+  EXPECT_EQ(string_at(decision, "outcome"), "assigned");
+  EXPECT_EQ(string_at(decision, "reason"), "best score");
+  const auto& candidates = decision.find("candidates")->as_array();
+  ASSERT_EQ(candidates.size(), 3u);
+  EXPECT_EQ(string_at(candidates[0], "name"), "sports");
+  EXPECT_TRUE(candidates[0].find("assigned")->as_bool());
+  EXPECT_FALSE(candidates[1].find("assigned")->as_bool());
+  // No known word: no evidence, said so.
+  decision = *json(lines[1]).find("decision");
+  EXPECT_EQ(string_at(decision, "outcome"), "none");
+  EXPECT_EQ(string_at(decision, "reason"), "no word known to the model; no category");
+
+  // Any-of and "other" use the thresholds tuned at training (Rocchio: radius).
+  result = run_autocat(
+      {"classify", "--model", model_, "--method", "rocchio", "--json", "--other", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  decision = *json(lines_of(result.out)[0]).find("decision");
+  EXPECT_TRUE(decision.find("other")->as_bool());
+  EXPECT_EQ(string_at(decision, "thresholds"), "tuned radius");
+  for (const JsonValue& candidate : decision.find("candidates")->as_array()) {
+    const JsonValue* threshold = candidate.find("threshold");
+    if (!candidate.find("assigned")->as_bool() || threshold->is_null()) continue;
+    EXPECT_GE(number_at(candidate, "score"), threshold->as_number());
+  }
+  result = run_autocat({"classify", "--model", model_, "--json", "--any-of", input});
+  decision = *json(lines_of(result.out)[0]).find("decision");
+  EXPECT_EQ(string_at(decision, "mode"), "any-of");
+  EXPECT_EQ(string_at(decision, "thresholds"), "tuned per category");
+}
+
+// A model trained on multi-label data decides any-of unless told otherwise.
+TEST_F(CliTest, MultiLabelTrainingDetectsAnyOf) {
+  const std::string input = scratch_.file("multi.jsonl");
+  std::string records;
+  for (int i = 0; i < 8; ++i) {
+    records += "{\"id\": \"s" + std::to_string(i) +
+               "\", \"labels\": [\"sports\"], \"text\": \"team match goal league\"}\n";
+    records += "{\"id\": \"f" + std::to_string(i) +
+               "\", \"labels\": [\"food\"], \"text\": \"chef pasta sauce bread\"}\n";
+    records += "{\"id\": \"b" + std::to_string(i) +
+               "\", \"labels\": [\"food\", \"sports\"], \"text\": \"team chef pasta "
+               "match\"}\n";
+  }
+  write_file(input, records);
+  const std::string model = scratch_.file("multi-model");
+  CliResult result = run_autocat({"train", "--model", model, "--json", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(string_at(json(lines_of(result.out)[0]), "decision"), "any-of");
+  const std::string query = scratch_.file("query.jsonl");
+  write_file(query, "{\"id\": \"q\", \"text\": \"the team chef cooked pasta before the match\"}\n");
+  result = run_autocat({"classify", "--model", model, "--json", query});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const JsonValue line = json(lines_of(result.out)[0]);
+  EXPECT_EQ(category_names(*line.find("categories")), (std::vector<std::string>{"food", "sports"}))
+      << result.out;
+  // --one-of overrides the model's mode; training with --one-of sets it.
+  result = run_autocat({"classify", "--model", model, "--json", "--one-of", query});
+  EXPECT_EQ(json(lines_of(result.out)[0]).find("categories")->as_array().size(), 1u);
+  result = run_autocat({"train", "--model", model, "--json", "--one-of", input});
+  EXPECT_EQ(string_at(json(lines_of(result.out)[0]), "decision"), "one-of");
 }
 
 TEST_F(CliTest, IndexSearchAndFacets) {
