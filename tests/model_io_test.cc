@@ -65,6 +65,58 @@ TEST_F(ModelIoTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(loaded.thresholds, model_.thresholds);
 }
 
+TEST_F(ModelIoTest, RoundTripKeepsDecisionSettings) {
+  model_.decision = Decision::kAnyOf;
+  model_.has_unlabelled = true;
+  model_.knn_k = 150;
+  model_.knn_similarity_power = 2;
+  model_.rocchio_gamma = 1.5;
+  model_.knn_objective = {{50, 1, 0.8}, {150, 2, 0.9}};
+  model_.rocchio_gamma_objective = {{0.0, 0.7}, {1.5, 0.75}};
+  model_.training.decision = Decision::kAnyOf;
+  model_.training.knn_k = 150;
+  model_.training.knn_similarity_power = 2;
+  model_.training.threshold_folds = 4;
+  write_model_file(path_, model_);
+  const ModelState loaded = read_model_file(path_);
+  EXPECT_EQ(loaded.decision, Decision::kAnyOf);
+  EXPECT_TRUE(loaded.has_unlabelled);
+  EXPECT_EQ(loaded.knn_k, 150);
+  EXPECT_EQ(loaded.knn_similarity_power, 2);
+  EXPECT_EQ(loaded.rocchio_gamma, 1.5);
+  ASSERT_EQ(loaded.knn_objective.size(), 2u);
+  EXPECT_EQ(loaded.knn_objective[1].k, 150);
+  EXPECT_EQ(loaded.knn_objective[1].similarity_power, 2);
+  EXPECT_EQ(loaded.knn_objective[1].objective, 0.9);
+  EXPECT_EQ(loaded.rocchio_gamma_objective, model_.rocchio_gamma_objective);
+  EXPECT_EQ(loaded.training.decision, std::optional<Decision>(Decision::kAnyOf));
+  EXPECT_EQ(loaded.training.knn_k, 150);
+  EXPECT_EQ(loaded.training.knn_similarity_power, 2);
+  EXPECT_EQ(loaded.training.threshold_folds, 4);
+  // Unset stays unset ("detect from the data").
+  model_.training.decision.reset();
+  write_model_file(path_, model_);
+  EXPECT_FALSE(read_model_file(path_).training.decision.has_value());
+}
+
+// A model file written before decision modes existed (tests/data, trained
+// on examples/data/train.jsonl on 2026-11-22) still loads, as a one-of
+// model with k 50 and no "other".
+TEST(ModelIoCompatibilityTest, ModelsFromBeforeDecisionModesLoad) {
+  const ModelState old = read_model_file(testing_util::test_data("model-2026-11-22-v0.autocat"));
+  EXPECT_EQ(old.categories, (std::vector<std::string>{"astronomy", "computing", "cooking",
+                                                      "football", "medicine"}));
+  EXPECT_EQ(old.num_docs, 112u);
+  EXPECT_EQ(old.decision, Decision::kOneOf);
+  EXPECT_FALSE(old.has_unlabelled);
+  EXPECT_EQ(old.knn_k, kDefaultKnnK);
+  EXPECT_EQ(old.knn_similarity_power, 1);
+  EXPECT_EQ(old.rocchio_gamma, 0.0);
+  EXPECT_FALSE(old.training.decision.has_value());
+  EXPECT_EQ(old.thresholds.size(), all_methods().size());
+  EXPECT_FALSE(old.rocchio.entry_weight.empty());
+}
+
 TEST_F(ModelIoTest, AnalyzerSettingsReadAlone) {
   const AnalyzerSettings settings = read_analyzer_settings(path_);
   EXPECT_EQ(settings.stopwords, (std::vector<std::string>{"a", "the"}));
