@@ -6,7 +6,7 @@
 //
 // usage: reuters_eval [--data FILE] [--work DIR] [--k N,N,...] [--stemmer LANG]
 //                     [--keep-unlabelled] [--threshold-folds K] [--alpha A] [--gamma G]
-//                     [--reuse]
+//                     [--knn-k K] [--labelled-test-only] [--reuse]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -85,6 +85,8 @@ int main(int argc, char** argv) try {
   std::string work = "/tmp/autocat-reuters-bench";
   std::vector<int> ks = {0};  // 0 = the model's k
   bool reuse = false;
+  // Yang & Liu's protocol: only test documents with a scored category.
+  bool labelled_test_only = false;
   autocat::TrainOptions train_options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -110,11 +112,14 @@ int main(int argc, char** argv) try {
       train_options.rocchio_gamma = std::stod(value());
     else if (arg == "--knn-k")
       train_options.knn_k = std::stoi(value());
+    else if (arg == "--labelled-test-only")
+      labelled_test_only = true;
     else if (arg == "--reuse")
       reuse = true;
     else {
       std::cerr << "usage: reuters_eval [--data FILE] [--work DIR] [--k N,N] [--stemmer L] "
-                   "[--keep-unlabelled] [--threshold-folds K] [--alpha A] [--gamma G] [--reuse]\n";
+                   "[--keep-unlabelled] [--threshold-folds K] [--alpha A] [--gamma G] [--knn-k K] "
+                   "[--labelled-test-only] [--reuse]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -174,6 +179,7 @@ int main(int argc, char** argv) try {
       if (c >= 0) test.truth.push_back(static_cast<uint32_t>(c));
     }
     no_category += test.truth.empty() ? 1 : 0;
+    if (labelled_test_only && test.truth.empty()) continue;
     docs.push_back(std::move(test));
   }
   std::printf("test: %zu documents (%zu with no scored category), %ld scored categories\n\n",

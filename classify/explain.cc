@@ -175,7 +175,7 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
   const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   const KnnIndex::Neighbour* nearest = nullptr;
   for (const KnnIndex::Neighbour& neighbour : neighbours) {
-    const std::vector<uint32_t>& labels = index.doc_categories(neighbour.doc);
+    const KnnIndex::CategoryRange labels = index.doc_categories(neighbour.doc);
     if (std::find(labels.begin(), labels.end(), best) != labels.end()) {
       nearest = &neighbour;
       break;

@@ -60,13 +60,14 @@ class TopK {
   void offer(uint32_t doc, float similarity) {
     if (!(similarity > 0.0f) || similarity < floor_) return;
     const Neighbour candidate{doc, similarity};
+    // A functor, not a function pointer: the comparisons inline, which
+    // matters at large k where many candidates enter the heap.
+    const auto order = [](const Neighbour& a, const Neighbour& b) { return better(a, b); };
     if (heap_.size() < keep_) {
       heap_.push_back(candidate);
-      std::push_heap(heap_.begin(), heap_.end(), better);
+      std::push_heap(heap_.begin(), heap_.end(), order);
     } else if (better(candidate, heap_.front())) {
-      std::pop_heap(heap_.begin(), heap_.end(), better);
-      heap_.back() = candidate;
-      std::push_heap(heap_.begin(), heap_.end(), better);
+      replace_worst(candidate);
     } else {
       return;
     }
@@ -75,11 +76,30 @@ class TopK {
 
   // The kept neighbours, most similar first.
   std::vector<Neighbour> sorted() {
-    std::sort(heap_.begin(), heap_.end(), better);
+    std::sort(heap_.begin(), heap_.end(),
+              [](const Neighbour& a, const Neighbour& b) { return better(a, b); });
     return std::vector<Neighbour>(heap_.begin(), heap_.end());
   }
 
  private:
+  // Puts `candidate` in place of the worst kept neighbour (the front) and
+  // restores the heap with one sift-down (pop_heap + push_heap take two).
+  void replace_worst(const Neighbour& candidate) {
+    const size_t size = heap_.size();
+    size_t hole = 0;
+    for (;;) {
+      const size_t left = 2 * hole + 1;
+      if (left >= size) break;
+      // The worse child moves up: the front stays the worst kept.
+      size_t child = left;
+      if (left + 1 < size && better(heap_[left], heap_[left + 1])) child = left + 1;
+      if (!better(candidate, heap_[child])) break;
+      heap_[hole] = heap_[child];
+      hole = child;
+    }
+    heap_[hole] = candidate;
+  }
+
   std::vector<Neighbour>& heap_;
   const size_t keep_;
   float floor_ = 0.0f;  // similarity of the worst kept neighbour once full
@@ -91,14 +111,21 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
     : num_docs_(corpus.num_docs()),
       num_categories_(corpus.num_categories()),
       idf_(idf),
-      df_(corpus.df),
-      doc_categories_(corpus.doc_categories) {
+      df_(corpus.df) {
   const uint32_t num_terms = corpus.num_terms();
   if (idf.size() != num_terms) {
     throw InvalidArgumentError("kNN index: " + std::to_string(idf.size()) + " idf values for " +
                                std::to_string(num_terms) + " terms");
   }
-  doc_categories_.resize(num_docs_);
+  doc_category_start_.reserve(size_t(num_docs_) + 1);
+  doc_category_start_.push_back(0);
+  for (uint32_t d = 0; d < num_docs_; ++d) {
+    if (d < corpus.doc_categories.size()) {
+      const auto& labels = corpus.doc_categories[d];
+      doc_category_.insert(doc_category_.end(), labels.begin(), labels.end());
+    }
+    doc_category_start_.push_back(static_cast<uint32_t>(doc_category_.size()));
+  }
 
   // Squared L2 norm of every document's tf-idf vector over the terms with idf > 0.
   std::vector<double> norm2(num_docs_, 0.0);
@@ -139,12 +166,11 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
 }
 
 size_t KnnIndex::memory_bytes() const {
-  size_t bytes = posting_doc_.capacity() * sizeof(uint32_t) +
-                 posting_weight_.capacity() * sizeof(float) +
-                 postings_start_.capacity() * sizeof(uint64_t) + idf_.capacity() * sizeof(float) +
-                 df_.capacity() * sizeof(uint32_t) +
-                 doc_categories_.capacity() * sizeof(std::vector<uint32_t>);
-  for (const auto& categories : doc_categories_) bytes += categories.capacity() * sizeof(uint32_t);
+  size_t bytes =
+      posting_doc_.capacity() * sizeof(uint32_t) + posting_weight_.capacity() * sizeof(float) +
+      postings_start_.capacity() * sizeof(uint64_t) + idf_.capacity() * sizeof(float) +
+      df_.capacity() * sizeof(uint32_t) + doc_category_start_.capacity() * sizeof(uint32_t) +
+      doc_category_.capacity() * sizeof(uint32_t);
   return bytes;
 }
 

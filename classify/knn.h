@@ -41,7 +41,18 @@ class KnnIndex {
   // by lower doc index.
   std::vector<Neighbour> neighbours(const DocumentTerms& query, int k, int max_query_terms = 0,
                                     double max_df_ratio = 1.0) const;
-  const std::vector<uint32_t>& doc_categories(uint32_t doc) const { return doc_categories_[doc]; }
+  // The categories of training document `doc` (a range of category indexes).
+  struct CategoryRange {
+    const uint32_t* first;
+    const uint32_t* last;
+    const uint32_t* begin() const { return first; }
+    const uint32_t* end() const { return last; }
+    std::vector<uint32_t> to_vector() const { return std::vector<uint32_t>(first, last); }
+  };
+  CategoryRange doc_categories(uint32_t doc) const {
+    const uint32_t* base = doc_category_.data();
+    return {base + doc_category_start_[doc], base + doc_category_start_[doc + 1]};
+  }
 
  private:
   uint32_t num_docs_ = 0;
@@ -51,7 +62,11 @@ class KnnIndex {
   std::vector<uint64_t> postings_start_;
   std::vector<uint32_t> posting_doc_;
   std::vector<float> posting_weight_;
-  std::vector<std::vector<uint32_t>> doc_categories_;
+  // Labels of every training document, flat (CSR): voting over hundreds of
+  // neighbours reads them from two small arrays instead of chasing one
+  // heap allocation per neighbour.
+  std::vector<uint32_t> doc_category_start_;
+  std::vector<uint32_t> doc_category_;
 };
 
 class KnnClassifier : public Classifier {

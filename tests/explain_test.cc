@@ -138,7 +138,7 @@ TEST_F(ExplainTest, DenseIndexesMapToTrainingDocidsInOrder) {
       if (term == "Q" + doc.get_data()) has_id_term = true;
     }
     std::sort(labels.begin(), labels.end());
-    EXPECT_EQ(labels, index.doc_categories(d)) << doc.get_data();
+    EXPECT_EQ(labels, index.doc_categories(d).to_vector()) << doc.get_data();
     EXPECT_TRUE(has_id_term) << doc.get_data();
   }
 }
