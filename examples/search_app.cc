@@ -24,7 +24,8 @@ int main(int argc, char** argv) try {
     return argc == 2 && string(argv[1]) == "--help" ? 0 : 1;
   }
   autocat::IndexOptions options;
-  options.classify.decision = autocat::Decision::kAnyOf;  // each category scoring >= 0.3
+  // Any-of: every category over its threshold tuned at training, and >= 0.3.
+  options.classify.decision = autocat::Decision::kAnyOf;
   options.classify.min_score = 0.3;
   autocat::CategoryIndexer indexer(argv[1], options);
   Xapian::WritableDatabase db(argv[2], Xapian::DB_CREATE_OR_OPEN);
