@@ -5,8 +5,9 @@
 // then the held-out fold is categorized and evaluated, with every requested
 // method on the same folds.
 //
-// Thread safety: free functions over immutable data; cross_validate() is
-// single-threaded.
+// Thread safety: free functions over immutable data; cross_validate() runs
+// its folds one after another (each fold's fit_model() cross-validates its
+// own settings on every core).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,10 @@
 // Training: reads labelled documents, writes the training collection, fits
 // every classifier from its posting lists and writes the model file.
 //
-// Thread safety: train_model() is single-threaded; do not train two models
-// into the same directory at once (the database lock refuses it).
+// Thread safety: call one training function at a time per model directory
+// (the database lock refuses a second). Reading and analysis run on the
+// calling thread; the cross-validation folds of fit_model() run on every
+// core (std::thread::hardware_concurrency()).
 #pragma once
 
 #include <cstdint>
