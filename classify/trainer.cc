@@ -169,6 +169,14 @@ void fit_and_install(const fs::path& model_dir, const fs::path& new_db,
   report->tuned = !model.thresholds.empty();
   report->knn_objective = model.knn_objective;
   report->rocchio_gamma_objective = model.rocchio_gamma_objective;
+  report->never_assigned.assign(model.thresholds.size(), {});
+  for (size_t method = 0; method < model.thresholds.size(); ++method) {
+    for (size_t c = 0; c < model.thresholds[method].size(); ++c) {
+      if (model.thresholds[method][c] >= kNeverAssign) {
+        report->never_assigned[method].push_back(model.categories[c]);
+      }
+    }
+  }
   report->terms = static_cast<uint32_t>(model.terms.size());
   report->selected_terms = report->terms;
   if (!model.selected.empty()) {

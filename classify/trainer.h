@@ -33,6 +33,9 @@ struct TrainReport {
   bool tuned = false;                       // thresholds (and the above) tuned by cross-validation
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;
+  // Per method (indexed by Method): categories whose cross-validated F1 was
+  // too low to set a threshold; any-of and "other" never assign them.
+  std::vector<std::vector<std::string>> never_assigned;
   uint32_t terms = 0;
   uint32_t selected_terms = 0;
   double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;

@@ -113,6 +113,15 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
       gamma_tried.push_back(std::move(entry));
     }
     json.set("rocchio_cross_validation", std::move(gamma_tried));
+    internal::JsonValue never = internal::JsonValue::object();
+    for (size_t method = 0; method < report.never_assigned.size(); ++method) {
+      internal::JsonValue names = internal::JsonValue::array();
+      for (const std::string& name : report.never_assigned[method]) {
+        names.push_back(internal::JsonValue::string(name));
+      }
+      never.set(method_name(all_methods()[method]), std::move(names));
+    }
+    json.set("never_assigned", std::move(never));
     json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
     json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
     json.set("seconds", internal::JsonValue::number(report.total_seconds));
@@ -146,6 +155,17 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                                  format_fixed(report.analyze_seconds, 3) + ", fit " +
                                  format_fixed(report.fit_seconds, 3) + ")"}},
               {});
+  // Categories the thresholds shut out deserve a word: any-of will never
+  // assign them with the default method.
+  const auto method_slot = static_cast<size_t>(report.default_method);
+  if (report.decision == Decision::kAnyOf && method_slot < report.never_assigned.size() &&
+      !report.never_assigned[method_slot].empty()) {
+    const auto& names = report.never_assigned[method_slot];
+    messages.warning(std::to_string(names.size()) + " of " + std::to_string(report.categories) +
+                     " categories scored too low in cross-validation to get a threshold; " +
+                     method_name(report.default_method) +
+                     " any-of decisions never assign them (train --json lists them)");
+  }
   return 0;
 }
 

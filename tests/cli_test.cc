@@ -98,6 +98,9 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
   EXPECT_GE(number_at(summary, "knn_k"), 10);
   EXPECT_EQ(summary.find("knn_cross_validation")->as_array().size(), 18u);  // 9 k x 2 powers
   EXPECT_EQ(summary.find("rocchio_cross_validation")->as_array().size(), 7u);
+  const JsonValue* never = summary.find("never_assigned");
+  ASSERT_TRUE(never != nullptr && never->is_object());
+  EXPECT_EQ(never->members().size(), 5u);  // one list per method
   EXPECT_EQ(train_result_->err, "");
 }
 
