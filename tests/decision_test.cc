@@ -2,6 +2,7 @@
 // score, tuned thresholds) and of the decision mode a model is trained for.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -200,6 +201,30 @@ TEST(TunedSettingsTest, CrossValidationChoosesFromTheCandidates) {
   EXPECT_EQ(kept.rocchio_gamma, 0.5);
   EXPECT_EQ(kept.knn_objective.size(), 1u);
   EXPECT_EQ(kept.rocchio_gamma_objective.size(), 1u);
+}
+
+// A category that cross-validation cannot tell from another gets no
+// threshold: its 5 documents read exactly like 30 documents of "a", so at
+// best F1 = 2*5 / (35 + 5) = 0.25 < 0.3.
+TEST(TunedSettingsTest, IndistinguishableCategoryIsNeverAssigned) {
+  std::vector<LabelledTerms> docs;
+  for (int i = 0; i < 30; ++i) docs.push_back({split("apple apricot avocado"), {"a"}});
+  for (int i = 0; i < 5; ++i) docs.push_back({split("apple apricot avocado"), {"x"}});
+  for (int i = 0; i < 30; ++i) docs.push_back({split("banana blueberry"), {"b"}});
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
+                                            TrainOptions(), Decision::kAnyOf);
+  const auto x =
+      static_cast<size_t>(std::find(corpus.categories.begin(), corpus.categories.end(), "x") -
+                          corpus.categories.begin());
+  for (Method method : {Method::kKnn, Method::kRocchio}) {
+    const std::vector<double>& thresholds = tuned.thresholds[static_cast<size_t>(method)];
+    EXPECT_EQ(thresholds[x], kNeverAssign) << method_name(method);
+    for (size_t c = 0; c < thresholds.size(); ++c) {
+      if (c == x) continue;
+      EXPECT_LT(thresholds[c], kNeverAssign) << corpus.categories[c];
+    }
+  }
 }
 
 }  // namespace
