@@ -116,7 +116,8 @@ struct ClassifyOptions {
   double min_score = 0.0;
   // Any-of (and one-of with `other`): each category's threshold tuned at
   // training time applies on top of min_score (when the model has them;
-  // they were tuned with the default k). false: min_score alone decides.
+  // kNN's were tuned with the model's k, so a different `k` may want
+  // retraining with TrainOptions::knn_k). false: min_score alone decides.
   bool tuned_thresholds = true;
   // At most this many categories are assigned (any-of).
   int max_categories = 5;
