@@ -4,12 +4,12 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <thread>
 
+#include "classify/cross_validation.h"
 #include "classify/knn.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
@@ -17,34 +17,6 @@
 #include "classify/weighting.h"
 
 namespace autocat::internal {
-
-TrainingCorpus subset_corpus(const TrainingCorpus& corpus, const std::vector<uint8_t>& keep) {
-  TrainingCorpus subset;
-  subset.terms = corpus.terms;
-  subset.categories = corpus.categories;
-  constexpr uint32_t kDropped = std::numeric_limits<uint32_t>::max();
-  std::vector<uint32_t> renumber(corpus.num_docs(), kDropped);
-  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
-    if (!keep[d]) continue;
-    renumber[d] = subset.num_docs();
-    subset.doc_length.push_back(corpus.doc_length[d]);
-    subset.doc_categories.push_back(corpus.doc_categories[d]);
-  }
-  subset.postings_start.push_back(0);
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
-    uint32_t df = 0;
-    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      const uint32_t d = renumber[corpus.posting_doc[p]];
-      if (d == kDropped) continue;
-      subset.posting_doc.push_back(d);
-      subset.posting_wdf.push_back(corpus.posting_wdf[p]);
-      ++df;
-    }
-    subset.df.push_back(df);
-    subset.postings_start.push_back(subset.posting_doc.size());
-  }
-  return subset;
-}
 
 std::vector<DocumentTerms> corpus_documents(const TrainingCorpus& corpus) {
   std::vector<DocumentTerms> docs(corpus.num_docs());
@@ -302,7 +274,10 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
       keep[d] = fold[d] != f;
       if (keep[d]) original.push_back(d);
     }
-    const TrainingCorpus fitted_on = subset_corpus(corpus, keep);
+    // The fold's own vocabulary, as `autocat train` on these documents would
+    // read it (Naive Bayes smoothing depends on the vocabulary size).
+    const FoldCorpus fold_training = fold_corpus(corpus, keep);
+    const TrainingCorpus& fitted_on = fold_training.corpus;
     const ModelState model = fit_model(fitted_on, analyzer, fold_options);
     const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), model.selected);
     const KnnIndex knn(fitted_on, idf);
@@ -318,14 +293,16 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
 
     for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
       if (keep[d] || docs[d].terms.empty()) continue;
-      neighbours[d] = knn.neighbours(docs[d], max_k);
+      const DocumentTerms doc = fold_document(docs[d], fold_training.fold_term);
+      if (doc.terms.empty()) continue;  // no term the fold knows: no evidence
+      neighbours[d] = knn.neighbours(doc, max_k);
       for (KnnIndex::Neighbour& neighbour : neighbours[d]) neighbour.doc = original[neighbour.doc];
       for (size_t g = 0; g < gamma_candidates.size(); ++g) {
-        rocchio_classifiers[g]->score(docs[d], classify, &fold_scores);
+        rocchio_classifiers[g]->score(doc, classify, &fold_scores);
         keep_best(fold_scores, &rocchio[g][d]);
       }
       for (size_t m = 0; m < nb_classifiers.size(); ++m) {
-        nb_classifiers[m].score(docs[d], classify, &fold_scores);
+        nb_classifiers[m].score(doc, classify, &fold_scores);
         keep_best(fold_scores, &nb[m][d]);
       }
     }

@@ -20,11 +20,6 @@
 
 namespace autocat::internal {
 
-// The corpus restricted to the documents with keep[d] != 0, renumbered
-// densely. Terms keep their ids (df may become 0) so documents of the full
-// corpus can be scored by classifiers fitted on the subset.
-TrainingCorpus subset_corpus(const TrainingCorpus& corpus, const std::vector<uint8_t>& keep);
-
 // The terms of training document `doc`, as a classifier sees a new document.
 std::vector<DocumentTerms> corpus_documents(const TrainingCorpus& corpus);
 

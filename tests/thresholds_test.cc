@@ -59,26 +59,14 @@ TEST(BestF1ThresholdTest, UncalibratedCategoriesAreNeverAssigned) {
   EXPECT_LT(best_f1_threshold(scores, positive, 0.1), 1.0);
 }
 
-class SubsetCorpusTest : public testing::Test {
+class CorpusDocumentsTest : public testing::Test {
  protected:
   std::vector<LabelledTerms> docs_ = {
       {{"a", "b", "b"}, {"x"}}, {{"b", "c"}, {"y"}}, {{"c", "c", "d"}, {"x", "y"}}, {{"a"}, {}}};
   TrainingCorpus corpus_ = make_training_corpus(docs_);
 };
 
-TEST_F(SubsetCorpusTest, KeepsTermIdsAndRenumbersDocuments) {
-  const TrainingCorpus subset = subset_corpus(corpus_, {1, 0, 1, 0});
-  const TrainingCorpus direct = make_training_corpus({docs_[0], docs_[2]});
-  EXPECT_EQ(subset.terms, corpus_.terms);  // "a".."d", even those now absent
-  EXPECT_EQ(subset.num_docs(), 2u);
-  EXPECT_EQ(subset.df, (std::vector<uint32_t>{1, 1, 1, 1}));
-  EXPECT_EQ(subset.posting_doc, direct.posting_doc);
-  EXPECT_EQ(subset.posting_wdf, direct.posting_wdf);
-  EXPECT_EQ(subset.doc_categories, (std::vector<std::vector<uint32_t>>{{0}, {0, 1}}));
-  EXPECT_EQ(subset.doc_length, (std::vector<uint32_t>{3, 3}));
-}
-
-TEST_F(SubsetCorpusTest, DocumentsAreTheTransposedPostings) {
+TEST_F(CorpusDocumentsTest, DocumentsAreTheTransposedPostings) {
   const std::vector<DocumentTerms> docs = corpus_documents(corpus_);
   ASSERT_EQ(docs.size(), 4u);
   // Document 2 = "c c d": term ids 2 (c) twice, 3 (d) once.
