@@ -83,10 +83,11 @@ namespace {
 constexpr double kMinUsefulF1 = 0.3;
 // Categories with fewer training documents than this get a fallback cut.
 constexpr size_t kMinPositives = 5;
-// The best scores of each document, for every category that could be
-// assigned: keeping a few per document (not all K) bounds memory by
-// documents x kKeptScores, whatever the number of categories. Decisions
-// assign at most ClassifyOptions::max_categories (5) anyway.
+// The best scores of each document: keeping a few per document (not all K)
+// bounds memory by documents x kKeptScores, whatever the number of
+// categories. A cut never goes below a score left out (thresholds_from), so
+// leaving scores out can only make cuts stricter, never let unseen
+// documents through.
 constexpr size_t kKeptScores = 64;
 
 struct ScoredCategory {
