@@ -13,34 +13,24 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "autocat/error.h"
+#include "bench/bench_util.h"
 #include "classify/categorizer.h"
 #include "classify/document_reader.h"
 #include "classify/evaluation.h"
 #include "classify/trainer.h"
 
 namespace fs = std::filesystem;
+using autocat::bench::Clock;
+using autocat::bench::parse_list;
+using autocat::bench::since;
 using autocat::internal::Categorizer;
 using autocat::internal::DocumentTerms;
-using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::vector<int> parse_list(const std::string& text) {
-  std::vector<int> values;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) values.push_back(std::stoi(item));
-  return values;
-}
 
 struct TestDoc {
   DocumentTerms terms;

@@ -187,6 +187,17 @@ void require_inputs(const ParsedArgs& args, const std::string& what) {
   if (args.positional().empty()) throw UsageError("no " + what + " given");
 }
 
+internal::JsonValue categories_json(const std::vector<Category>& categories) {
+  internal::JsonValue list = internal::JsonValue::array();
+  for (const Category& category : categories) {
+    internal::JsonValue entry = internal::JsonValue::object();
+    entry.set("name", internal::JsonValue::string(category.name));
+    entry.set("score", internal::JsonValue::number(category.score));
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
 bool is_blank(const std::string& text) {
   for (char c : text) {
     if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;

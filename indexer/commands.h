@@ -12,6 +12,7 @@
 
 #include "autocat/options.h"
 #include "classify/document_reader.h"
+#include "classify/json.h"
 #include "indexer/args.h"
 #include "indexer/output.h"
 
@@ -62,6 +63,9 @@ internal::WarningCallback warn_to(Messages& messages);
 
 // Throws UsageError if no positional argument was given.
 void require_inputs(const ParsedArgs& args, const std::string& what = "INPUT");
+
+// [{"name", "score"}, ...] for --json output.
+internal::JsonValue categories_json(const std::vector<Category>& categories);
 
 // True if `text` holds only ASCII whitespace.
 bool is_blank(const std::string& text);

@@ -57,17 +57,6 @@ const std::vector<OptionSpec>& command_options() {
   return specs;
 }
 
-internal::JsonValue category_list(const std::vector<Category>& categories) {
-  internal::JsonValue list = internal::JsonValue::array();
-  for (const Category& category : categories) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("name", internal::JsonValue::string(category.name));
-    entry.set("score", internal::JsonValue::number(category.score));
-    list.push_back(std::move(entry));
-  }
-  return list;
-}
-
 // What was decided and why: the rule in force, the outcome and the leading
 // categories with the threshold each had to reach (null: never assigned,
 // too few training examples to calibrate it).
@@ -138,14 +127,14 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
       internal::JsonValue line = internal::JsonValue::object();
       line.set("id", internal::JsonValue::string(doc.id));
       line.set("method", internal::JsonValue::string(method));
-      line.set("categories", category_list(assigned));
+      line.set("categories", categories_json(assigned));
       internal::JsonValue all = internal::JsonValue::object();
       for (size_t c = 0; c < scores.size(); ++c) {
         all.set(categorizer.categories()[c], internal::JsonValue::number(scores[c]));
       }
       line.set("scores", std::move(all));
       line.set("decision", decision_json(decision));
-      if (top != 0) line.set("top", category_list(ranked));
+      if (top != 0) line.set("top", categories_json(ranked));
       out << line.dump() << '\n';
     } else {
       out << one_line(doc.id) << '\t' << category_text(assigned);

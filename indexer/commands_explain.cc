@@ -54,17 +54,6 @@ const std::vector<OptionSpec> kOptions = {
     {"split", true}, {"skip-malformed", false},
 };
 
-internal::JsonValue category_list(const std::vector<Category>& categories) {
-  internal::JsonValue list = internal::JsonValue::array();
-  for (const Category& category : categories) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("name", internal::JsonValue::string(category.name));
-    entry.set("score", internal::JsonValue::number(category.score));
-    list.push_back(std::move(entry));
-  }
-  return list;
-}
-
 internal::JsonValue string_list(const std::vector<std::string>& items) {
   internal::JsonValue list = internal::JsonValue::array();
   for (const std::string& item : items) list.push_back(internal::JsonValue::string(item));
@@ -79,8 +68,8 @@ internal::JsonValue explanation_json(const std::string& id, const internal::Expl
   if (e.method == Method::kKnn) line.set("k", internal::JsonValue::number(k));
   line.set("known_tokens", internal::JsonValue::number(terms.known_tokens));
   line.set("tokens", internal::JsonValue::number(terms.total_tokens));
-  line.set("categories", category_list(e.assigned));
-  line.set("top", category_list(e.top));
+  line.set("categories", categories_json(e.assigned));
+  line.set("top", categories_json(e.top));
   if (e.method == Method::kKnn) {
     internal::JsonValue neighbours = internal::JsonValue::array();
     for (const internal::ExplainedNeighbour& neighbour : e.neighbours) {

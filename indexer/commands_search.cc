@@ -99,17 +99,6 @@ std::unique_ptr<internal::Analyzer> query_analyzer(const ParsedArgs& args,
   return std::make_unique<internal::Analyzer>(settings);
 }
 
-internal::JsonValue categories_json(const std::vector<Category>& categories) {
-  internal::JsonValue list = internal::JsonValue::array();
-  for (const Category& category : categories) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("name", internal::JsonValue::string(category.name));
-    entry.set("score", internal::JsonValue::number(category.score));
-    list.push_back(std::move(entry));
-  }
-  return list;
-}
-
 int run_search(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
   const ParsedArgs args = parse_args(words, kOptions);
   const std::string db_path = args.required("db");
