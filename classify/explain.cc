@@ -119,9 +119,6 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
   ClassifyOptions classify = options.classify;
   const Method method = classify.method.value_or(categorizer_.default_method());
   classify.method = method;
-  classify.decision = Decision::kOneOf;
-  classify.other = false;
-  classify.min_score = 0.0;
   out.method = method;
   out.has_known_terms = !doc.terms.empty();
 
@@ -129,11 +126,15 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
   const std::vector<Category> ranking = categorizer_.ranked(scores);
   out.top.assign(ranking.begin(), ranking.begin() + static_cast<std::ptrdiff_t>(std::min(
                                                         options.max_categories, ranking.size())));
+  const DecisionTrace trace = categorizer_.explain_decision(scores, classify);
+  out.assigned = trace.assigned;
+  out.decision = trace.mode;
+  out.other = trace.other;
+  out.decision_reason = trace.reason;
   if (!out.has_known_terms) {
     out.note = "no term of this document is in the model's vocabulary";
     return out;
   }
-  out.assigned = categorizer_.decide(scores, classify);
 
   if (method == Method::kKnn) {
     explain_knn(doc, options, &out);
@@ -144,7 +145,7 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
       explain_naive_bayes(doc, options, method, ranking, &out);
     }
   }
-  if (out.assigned.empty()) out.note = "no category scores above zero";
+  if (out.assigned.empty()) out.note = trace.reason;
   return out;
 }
 

@@ -1,11 +1,10 @@
 // Explanations of a categorization: the ranked category scores, the
-// one-of decision, and the evidence behind the best category for each
-// method. kNN: the nearest training documents, and the query terms shared
-// with the nearest one of the best category (q_t * d_t, summing to their
-// cosine). Rocchio: the terms' shares of the cosine to the best centroid
-// (q_t * centroid_t, summing to the score). Naive Bayes family: the terms'
-// shares of the log-score gap between the best category and the runner-up
-// (count * (w[t][best] - w[t][second])).
+// decision (as classify makes it), and the evidence behind the first
+// assigned category for each method. kNN: the nearest training documents, and the query terms
+// shared with the nearest one of the best category (q_t * d_t, summing to their cosine). Rocchio:
+// the terms' shares of the cosine to the best centroid (q_t * centroid_t, summing to the score).
+// Naive Bayes family: the terms' shares of the log-score gap between the best category and the
+// runner-up (count * (w[t][best] - w[t][second])).
 //
 // Thread safety: an Explainer holds a Xapian::Database (kNN, opened on first
 // use) and is not thread-safe; use one per thread. Explanations are data.
@@ -26,8 +25,8 @@
 namespace autocat::internal {
 
 struct ExplainOptions {
-  // Method (unset = the model's default) and kNN's k. The decision is always
-  // one-of: the best category, if it scores above zero.
+  // Method, kNN's k and the decision options (unset = the model's), as
+  // classify uses them.
   ClassifyOptions classify;
   // Categories reported in Explanation::top, best first.
   size_t max_categories = 5;
@@ -52,10 +51,13 @@ struct TermContribution {
 
 struct Explanation {
   Method method = Method::kKnn;
-  bool has_known_terms = false;    // false: the document has no term in the vocabulary
-  std::string note;                // why there is no evidence to show; empty otherwise
-  std::vector<Category> top;       // best scores first, at most max_categories
-  std::vector<Category> assigned;  // the one-of decision: the best category, or none
+  bool has_known_terms = false;          // false: the document has no term in the vocabulary
+  std::string note;                      // why there is no evidence to show; empty otherwise
+  std::vector<Category> top;             // best scores first, at most max_categories
+  std::vector<Category> assigned;        // the decision's categories, best first; may be none
+  Decision decision = Decision::kOneOf;  // the mode applied
+  bool other = false;                    // one-of with "other"
+  std::string decision_reason;           // DecisionTrace::reason
 
   // kNN: the k nearest neighbours (at most max_neighbours of them).
   std::vector<ExplainedNeighbour> neighbours;

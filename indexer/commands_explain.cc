@@ -13,16 +13,18 @@ namespace {
 const char kUsage[] =
     "usage: autocat explain --model DIR [OPTIONS] [INPUT... | -]\n"
     "\n"
-    "Explains the category the model DIR assigns to each document of INPUT (one-of:\n"
-    "the best category): the best category scores, then the evidence behind the\n"
-    "best category, one block per document.\n"
+    "Explains the categories the model DIR assigns to each document of INPUT, as\n"
+    "autocat classify decides them (the model's one-of or any-of, unless told\n"
+    "otherwise): the best category scores, the decision (with any-of or \"other\",\n"
+    "why), then the evidence behind the first assigned category, one block per\n"
+    "document.\n"
     "  knn       the nearest training documents (id, cosine similarity, labels), and\n"
-    "            the terms shared with the nearest one of the best category:\n"
+    "            the terms shared with the nearest one of that category:\n"
     "            query weight x document weight, summing to their cosine\n"
-    "  rocchio   the terms' shares of the cosine to the best category's centroid:\n"
+    "  rocchio   the terms' shares of the cosine to that category's centroid:\n"
     "            query weight x centroid weight, summing to the score\n"
-    "  nb, bnb, cnb  the terms' shares of the log-score gap between the best\n"
-    "            category and the runner-up: count x (w[term][best] - w[term][second]);\n"
+    "  nb, bnb, cnb  the terms' shares of the log-score gap between that category\n"
+    "            and the best other one: count x (w[term][it] - w[term][other]);\n"
     "            with the prior difference they sum to the gap\n"
     "Without INPUT, or with -, reads JSON Lines ({\"id\": ..., \"text\": ...}) from\n"
     "standard input. A plain text file is one document.\n"
@@ -32,12 +34,15 @@ const char kUsage[] =
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n"
-    "  --top N              categories, neighbours and terms shown (default 5)\n"
+    "  --top N              categories, neighbours and terms shown (default 5)\n";
+
+const char kUsageTail[] =
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --json               one JSON object per document:\n"
     "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}] "
     "(assigned),\n"
+    "                        \"decision\", \"other\", \"decision_reason\",\n"
     "                        \"top\": [{\"name\", \"score\"}] (best scores),\n"
     "                        \"neighbours\": [{\"id\", \"similarity\", \"labels\"}] (knn),\n"
     "                        \"terms\": [{\"term\", \"contribution\"}],\n"
@@ -49,10 +54,20 @@ const char kUsage[] =
     "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat explain --model m "
     "--method rocchio\n";
 
-const std::vector<OptionSpec> kOptions = {
-    {"model", true}, {"method", true},          {"k", true}, {"top", true}, {"json", false},
-    {"split", true}, {"skip-malformed", false},
-};
+const std::vector<OptionSpec>& command_options() {
+  static const std::vector<OptionSpec> specs = with_options(
+      {
+          {"model", true},
+          {"method", true},
+          {"k", true},
+          {"top", true},
+          {"json", false},
+          {"split", true},
+          {"skip-malformed", false},
+      },
+      decision_option_specs());
+  return specs;
+}
 
 internal::JsonValue string_list(const std::vector<std::string>& items) {
   internal::JsonValue list = internal::JsonValue::array();
@@ -69,6 +84,9 @@ internal::JsonValue explanation_json(const std::string& id, const internal::Expl
   line.set("known_tokens", internal::JsonValue::number(terms.known_tokens));
   line.set("tokens", internal::JsonValue::number(terms.total_tokens));
   line.set("categories", categories_json(e.assigned));
+  line.set("decision", internal::JsonValue::string(decision_name(e.decision)));
+  line.set("other", internal::JsonValue::boolean(e.other));
+  line.set("decision_reason", internal::JsonValue::string(e.decision_reason));
   line.set("top", categories_json(e.top));
   if (e.method == Method::kKnn) {
     internal::JsonValue neighbours = internal::JsonValue::array();
@@ -128,11 +146,18 @@ std::string terms_heading(const internal::Explanation& e) {
 
 void print_explanation(std::ostream& out, const std::string& id, const internal::Explanation& e,
                        const internal::DocumentTerms& terms, int k) {
-  out << one_line(id) << ": " << (e.assigned.empty() ? "(none)" : e.assigned.front().name) << '\n';
+  std::vector<std::string> assigned;
+  for (const Category& category : e.assigned) assigned.push_back(category.name);
+  out << one_line(id) << ": " << (assigned.empty() ? "(none)" : join(assigned)) << '\n';
   out << "  method " << method_name(e.method);
   if (e.method == Method::kKnn) out << ", k " << k;
   out << "; " << terms.known_tokens << " of " << terms.total_tokens
       << " tokens in the vocabulary\n";
+  // Thresholds decide any-of and "other": say why. Plain one-of needs no word.
+  if ((e.decision == Decision::kAnyOf || e.other) && e.note != e.decision_reason) {
+    out << "  " << decision_name(e.decision) << (e.other ? " with other" : "") << ": "
+        << e.decision_reason << '\n';
+  }
   if (!e.note.empty()) out << "  " << e.note << '\n';
   if (!e.has_known_terms) return;
 
@@ -166,11 +191,10 @@ void print_explanation(std::ostream& out, const std::string& id, const internal:
 }
 
 int run_explain(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, kOptions);
+  const ParsedArgs args = parse_args(words, command_options());
   const std::string model_dir = args.required("model");
   internal::ExplainOptions options;
-  options.classify.method = args.method();
-  options.classify.k = static_cast<int>(args.integer("k", 0, 1, 100000));  // 0 = the model's
+  options.classify = classify_options(args);  // method, k (0 = the model's), decision
   const auto top = static_cast<size_t>(args.integer("top", 5, 1, 1000000));
   options.max_categories = top;
   options.max_neighbours = top;
@@ -205,8 +229,8 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
 }  // namespace
 
 Command explain_command() {
-  return {"explain", "show why documents get their categories (neighbours, terms)", kUsage,
-          run_explain};
+  return {"explain", "show why documents get their categories (neighbours, terms)",
+          std::string(kUsage) + kDecisionHelp + kUsageTail, run_explain};
 }
 
 }  // namespace autocat::cli

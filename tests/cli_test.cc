@@ -334,6 +334,17 @@ TEST_F(CliTest, MultiLabelTrainingDetectsAnyOf) {
   const JsonValue line = json(lines_of(result.out)[0]);
   EXPECT_EQ(category_names(*line.find("categories")), (std::vector<std::string>{"food", "sports"}))
       << result.out;
+  // explain decides as classify does, and says why.
+  result = run_autocat({"explain", "--model", model, "--method", "rocchio", query});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> explained = lines_of(result.out);
+  ASSERT_GE(explained.size(), 3u) << result.out;
+  EXPECT_EQ(explained[0], "q: food, sports") << result.out;
+  EXPECT_EQ(explained[2], "  any-of: 2 categories reached their radius") << result.out;
+  result = run_autocat({"explain", "--model", model, "--json", query});
+  const JsonValue why = json(lines_of(result.out)[0]);
+  EXPECT_EQ(string_at(why, "decision"), "any-of");
+  EXPECT_EQ(category_names(*why.find("categories")), (std::vector<std::string>{"food", "sports"}));
   // --one-of overrides the model's mode; training with --one-of sets it.
   result = run_autocat({"classify", "--model", model, "--json", "--one-of", query});
   EXPECT_EQ(json(lines_of(result.out)[0]).find("categories")->as_array().size(), 1u);
