@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 using internal::JsonValue;
 using testing_util::CliResult;
 using testing_util::count_of;
+using testing_util::json;
 using testing_util::lines_of;
 using testing_util::number_at;
 using testing_util::read_file;
@@ -38,13 +39,6 @@ using testing_util::write_file;
 const char kSportsText[] = "The striker scored twice as the home team won the match 3-1.";
 const char kFoodText[] = "Bake the bread at high heat until the crust turns golden brown.";
 const char kScienceText[] = "Physicists measured the mass of the particle with a new detector.";
-
-JsonValue json(const std::string& text) {
-  std::string error;
-  JsonValue value = testing_util::parse(text, &error);
-  EXPECT_TRUE(error.empty()) << error << " in: " << text;
-  return value;
-}
 
 // The single JSON line of a successful run.
 JsonValue json_report(const CliResult& result) {

@@ -23,6 +23,7 @@ namespace {
 
 using internal::JsonValue;
 using testing_util::CliResult;
+using testing_util::json;
 using testing_util::lines_of;
 using testing_util::number_at;
 using testing_util::run_autocat;
@@ -32,14 +33,6 @@ using testing_util::test_data;
 using testing_util::write_file;
 
 const char kSportsText[] = "The striker scored in the match and the team won the final.";
-
-// Parses `text` as one JSON value, failing the test if it is not.
-JsonValue json(const std::string& text) {
-  std::string error;
-  JsonValue value = testing_util::parse(text, &error);
-  EXPECT_TRUE(error.empty()) << error << " in: " << text;
-  return value;
-}
 
 std::vector<std::string> category_names(const JsonValue& list) {
   std::vector<std::string> names;

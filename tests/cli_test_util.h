@@ -2,6 +2,7 @@
 // captured stdout/stderr, split lines, parse JSON.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -66,6 +67,14 @@ inline std::vector<std::string> lines_of(const std::string& text) {
 inline internal::JsonValue parse(const std::string& text, std::string* error) {
   internal::JsonValue value;
   if (!internal::parse_json(text, &value, error)) return internal::JsonValue();
+  return value;
+}
+
+// Parses `text` as one JSON value, failing the calling test if it is not.
+inline internal::JsonValue json(const std::string& text) {
+  std::string error;
+  internal::JsonValue value = parse(text, &error);
+  EXPECT_TRUE(error.empty()) << error << " in: " << text;
   return value;
 }
 

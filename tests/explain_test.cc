@@ -22,6 +22,7 @@ namespace autocat::internal {
 namespace {
 
 using testing_util::CliResult;
+using testing_util::json;
 using testing_util::lines_of;
 using testing_util::number_at;
 using testing_util::run_autocat;
@@ -59,13 +60,6 @@ std::map<std::string, std::vector<std::string>> fixture_training_labels() {
     }
   }
   return labels;
-}
-
-JsonValue parse_line(const std::string& text) {
-  std::string error;
-  JsonValue value = testing_util::parse(text, &error);
-  EXPECT_TRUE(error.empty()) << error << " in: " << text;
-  return value;
 }
 
 class ExplainTest : public testing::Test {
@@ -318,10 +312,10 @@ TEST_F(ExplainTest, CliJsonHasTheFields) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const std::vector<std::string> lines = lines_of(result.out);
     ASSERT_EQ(lines.size(), 2u) << result.out;
-    const JsonValue first = parse_line(lines[0]);
+    const JsonValue first = json(lines[0]);
     EXPECT_EQ(string_at(first, "id"), "s1");
     EXPECT_EQ(string_at(first, "method"), method);
-    EXPECT_EQ(string_at(parse_line(lines[1]), "id"), "f1");
+    EXPECT_EQ(string_at(json(lines[1]), "id"), "f1");
     const JsonValue* categories = first.find("categories");
     ASSERT_TRUE(categories != nullptr && categories->is_array());
     ASSERT_EQ(categories->as_array().size(), 1u);
@@ -370,9 +364,9 @@ TEST_F(ExplainTest, CliNoKnownTermsExitsZero) {
   EXPECT_NE(human.out.find("no term of this document is in the model's vocabulary"),
             std::string::npos)
       << human.out;
-  const CliResult json = run_autocat({"explain", "--model", model_, "--json", path});
-  EXPECT_EQ(json.exit_code, 0) << json.err;
-  const JsonValue line = parse_line(lines_of(json.out).at(0));
+  const CliResult machine = run_autocat({"explain", "--model", model_, "--json", path});
+  EXPECT_EQ(machine.exit_code, 0) << machine.err;
+  const JsonValue line = json(lines_of(machine.out).at(0));
   EXPECT_EQ(string_at(line, "note"), "no term of this document is in the model's vocabulary");
   EXPECT_TRUE(line.find("categories")->as_array().empty());
 }
