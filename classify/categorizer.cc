@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
 
 #include "autocat/error.h"
 #include "classify/naive_bayes.h"
@@ -152,7 +153,12 @@ Method Categorizer::method(const ClassifyOptions& options) const {
 
 std::vector<Category> Categorizer::decide(const std::vector<double>& scores,
                                           const ClassifyOptions& options) const {
-  return explain_decision(scores, options).assigned;
+  return decide_with(scores, options, /*explain=*/false).assigned;
+}
+
+DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
+                                            const ClassifyOptions& options) const {
+  return decide_with(scores, options, /*explain=*/true);
 }
 
 namespace {
@@ -165,8 +171,8 @@ std::string score_text(double value) {
 
 }  // namespace
 
-DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
-                                            const ClassifyOptions& options) const {
+DecisionTrace Categorizer::decide_with(const std::vector<double>& scores,
+                                       const ClassifyOptions& options, bool explain) const {
   DecisionTrace trace;
   trace.method = method(options);
   trace.mode = decision_mode(options);
@@ -180,27 +186,29 @@ DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
       trace.mode == Decision::kOneOf ? 1 : static_cast<size_t>(std::max(options.max_categories, 1));
   const bool radius = trace.method == Method::kRocchio;
 
-  const std::vector<Category> all = ranked(scores);
+  // Category indexes best score first; ties keep name order, as ranked() does.
+  std::vector<uint32_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return scores[a] > scores[b]; });
   bool capped = false;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Category& category = all[i];
-    DecisionTrace::Candidate candidate{category.name, category.score, options.min_score, false};
-    if (trace.tuned) {
-      const auto c = static_cast<size_t>(category_index(category.name));
-      candidate.threshold = std::max(candidate.threshold, model_.thresholds[slot][c]);
-    }
-    bool passes = category.score > 0.0 && category.score >= candidate.threshold;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint32_t c = order[i];
+    const double score = scores[c];
+    // Without a trace to fill, stop once nothing more can be assigned.
+    if (!explain && (score <= 0.0 || trace.assigned.size() == limit)) break;
+    double threshold = options.min_score;
+    if (trace.tuned) threshold = std::max(threshold, model_.thresholds[slot][c]);
+    bool passes = score > 0.0 && score >= threshold;
     if (!uses_thresholds && i > 0) passes = false;  // plain one-of: the best or nothing
-    if (passes && trace.assigned.size() < limit) {
-      candidate.assigned = true;
-      trace.assigned.push_back(category);
-    } else if (passes) {
-      capped = true;
-    }
-    if (trace.candidates.size() < std::max<size_t>(5, trace.assigned.size())) {
-      trace.candidates.push_back(std::move(candidate));
+    const bool assigned = passes && trace.assigned.size() < limit;
+    if (assigned) trace.assigned.push_back(Category{model_.categories[c], score});
+    capped = capped || (passes && !assigned);
+    if (explain && trace.candidates.size() < std::max<size_t>(5, trace.assigned.size())) {
+      trace.candidates.push_back({model_.categories[c], score, threshold, assigned});
     }
   }
+  if (!explain) return trace;
   const DecisionTrace::Candidate* best_rejected = nullptr;
   for (const auto& candidate : trace.candidates) {
     if (!candidate.assigned) {
@@ -211,7 +219,7 @@ DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
 
   const std::string what_threshold =
       trace.tuned ? (radius ? "its radius" : "its threshold") : "the minimum score";
-  if (all.empty() || all.front().score <= 0.0) {
+  if (order.empty() || scores[order.front()] <= 0.0) {
     trace.reason = "no category scored above 0 (no evidence)";
   } else if (!trace.assigned.empty()) {
     if (trace.mode == Decision::kAnyOf) {
@@ -221,9 +229,9 @@ DecisionTrace Categorizer::explain_decision(const std::vector<double>& scores,
                      (one ? " category reached " : " categories reached ") +
                      (trace.tuned ? own + (radius ? " radius" : " threshold") : what_threshold);
       if (capped) trace.reason += "; capped at " + std::to_string(limit);
-    } else if (trace.other && trace.assigned.front().name != all.front().name) {
-      trace.reason = "best-scoring category within " + what_threshold + "; " + all.front().name +
-                     " scored higher but not enough";
+    } else if (trace.other && trace.assigned.front().name != trace.candidates.front().name) {
+      trace.reason = "best-scoring category within " + what_threshold + "; " +
+                     trace.candidates.front().name + " scored higher but not enough";
     } else {
       trace.reason = trace.other ? "best score, within " + what_threshold : "best score";
     }

@@ -89,6 +89,9 @@ class Categorizer {
 
  private:
   void build_classifiers();
+  // The decision; with `explain`, also the candidates and the reason.
+  DecisionTrace decide_with(const std::vector<double>& scores, const ClassifyOptions& options,
+                            bool explain) const;
 
   std::string model_dir_;  // empty for a model fitted in memory
   ModelState model_;
