@@ -108,10 +108,12 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
       args.integer("slot", kDefaultCategorySlot, 0, Xapian::BAD_VALUENO - 1));
   const int64_t batch = args.integer("batch", 1000, 1, 100000000);
   const bool no_categories = args.has("no-categories");
-  for (const char* option :
-       {"method", "k", "any-of", "one-of", "other", "no-other", "min-score", "threshold"}) {
-    if (no_categories && args.has(option)) {
-      throw UsageError(std::string("--no-categories cannot be combined with --") + option);
+  // Every option that shapes categorization is meaningless without it.
+  std::vector<OptionSpec> categorizing = {{"method", true}, {"k", true}};
+  categorizing = with_options(categorizing, decision_option_specs());
+  for (const OptionSpec& option : categorizing) {
+    if (no_categories && args.has(option.name)) {
+      throw UsageError("--no-categories cannot be combined with --" + option.name);
     }
   }
 

@@ -58,11 +58,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   internal::TrainReport report;
   if (args.has("add")) {
     // The model's own settings apply; options that would change them are refused.
-    for (const char* option :
-         {"method", "stopwords", "stemmer", "features", "select", "per-category", "alpha",
-          "rocchio-gamma", "keep-unlabelled", "any-of", "one-of", "threshold-folds"}) {
-      if (args.has(option)) {
-        throw UsageError(std::string("--add keeps the model's settings; --") + option +
+    for (const OptionSpec& option : train_option_specs()) {
+      if (args.has(option.name)) {
+        throw UsageError("--add keeps the model's settings; --" + option.name +
                          " needs a new model (train without --add)");
       }
     }
