@@ -45,6 +45,32 @@ int hex_digit(char c) {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// The length of the well-formed UTF-8 sequence starting at text[pos] (a
+// non-ASCII lead byte), or 0 if it is not one (RFC 3629, Table 3-7 of
+// Unicode: no overlong forms, surrogates or values beyond U+10FFFF).
+size_t utf8_sequence_length(std::string_view text, size_t pos) {
+  const auto byte = [&](size_t i) {
+    return pos + i < text.size() ? static_cast<unsigned char>(text[pos + i]) : 0u;
+  };
+  const unsigned lead = byte(0);
+  const auto continuation = [&](size_t i, unsigned low = 0x80, unsigned high = 0xBF) {
+    const unsigned b = byte(i);
+    return pos + i < text.size() && b >= low && b <= high;
+  };
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    const unsigned low = lead == 0xE0 ? 0xA0 : 0x80;
+    const unsigned high = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(1, low, high) && continuation(2) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    const unsigned low = lead == 0xF0 ? 0x90 : 0x80;
+    const unsigned high = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(1, low, high) && continuation(2) && continuation(3) ? 4 : 0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 // Recursive-descent parser; a friend of JsonValue.
@@ -329,6 +355,7 @@ class JsonParser {
       return fail_at("invalid number", start);
     }
     *value = JsonValue::number(number);
+    value->string_.assign(first, last);
     return true;
   }
 
@@ -353,10 +380,17 @@ void dump_value(const JsonValue& value, std::string* out) {
         out->append("null");
         return;
       }
-      // Shortest representation that reads back as the same double;
-      // integral values are written without a fraction.
+      // Integral values that a double holds exactly are written as integers
+      // (to_chars would write 100000 as "1e+05"); others in the shortest form
+      // that reads back as the same double.
+      constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
       char buffer[64];
-      auto result = std::to_chars(buffer, buffer + sizeof(buffer), number);
+      std::to_chars_result result{};
+      if (std::trunc(number) == number && std::fabs(number) <= kExactIntegers) {
+        result = std::to_chars(buffer, buffer + sizeof(buffer), static_cast<int64_t>(number));
+      } else {
+        result = std::to_chars(buffer, buffer + sizeof(buffer), number);
+      }
       out->append(buffer, result.ptr);
       return;
     }
@@ -470,16 +504,34 @@ bool parse_json(std::string_view text, JsonValue* value, std::string* error) {
   return true;
 }
 
-void append_json_string(std::string_view text, std::string* out) {
+bool append_json_string(std::string_view text, std::string* out) {
   static const char kHex[] = "0123456789abcdef";
+  bool replaced = false;
   out->reserve(out->size() + text.size() + 2);
   out->push_back('"');
   size_t run_start = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
+  size_t i = 0;
+  while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (c >= 0x80) {
+      const size_t length = utf8_sequence_length(text, i);
+      if (length != 0) {
+        i += length;
+        continue;
+      }
+      // One U+FFFD per invalid byte, so the output parses.
+      out->append(text.data() + run_start, i - run_start);
+      out->append("\xEF\xBF\xBD");
+      replaced = true;
+      run_start = ++i;
+      continue;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
     out->append(text.data() + run_start, i - run_start);
-    run_start = i + 1;
+    run_start = ++i;
     switch (c) {
       case '"':
         out->append("\\\"");
@@ -511,6 +563,20 @@ void append_json_string(std::string_view text, std::string* out) {
   }
   out->append(text.data() + run_start, text.size() - run_start);
   out->push_back('"');
+  return !replaced;
+}
+
+bool is_valid_utf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t length = utf8_sequence_length(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
 }
 
 }  // namespace autocat::internal

@@ -1,6 +1,8 @@
 // A small JSON reader and writer: enough for JSON Lines input and the CLI's
 // --json output. Strict RFC 8259 syntax; strings are byte strings (\u escapes
-// are decoded to UTF-8, other bytes pass through unchanged).
+// are decoded to UTF-8, other bytes pass through unchanged). Output is always
+// valid JSON: invalid UTF-8 is written as U+FFFD, and integral numbers within
+// 2^53 are written as integers, never in exponent form.
 //
 // Thread safety: values are plain data.
 #pragma once
@@ -32,6 +34,9 @@ class JsonValue {
 
   bool as_bool() const { return bool_; }
   double as_number() const { return number_; }
+  // A parsed number exactly as written ("9007199254740993"); empty for
+  // numbers built with number().
+  const std::string& number_text() const { return string_; }
   const std::string& as_string() const { return string_; }
   const std::vector<JsonValue>& as_array() const { return array_; }
   // Object members in the order they were added or parsed.
@@ -61,7 +66,12 @@ class JsonValue {
 // description with the byte offset ("expected ':' at byte 17").
 bool parse_json(std::string_view text, JsonValue* value, std::string* error);
 
-// Appends `text` as a quoted JSON string (control characters escaped).
-void append_json_string(std::string_view text, std::string* out);
+// Appends `text` as a quoted JSON string: control characters escaped, each
+// invalid UTF-8 sequence replaced by U+FFFD. Returns false if any was.
+bool append_json_string(std::string_view text, std::string* out);
+
+// True if `text` is well-formed UTF-8 (no overlong forms, surrogates or code
+// points beyond U+10FFFF).
+bool is_valid_utf8(std::string_view text);
 
 }  // namespace autocat::internal

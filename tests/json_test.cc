@@ -111,11 +111,63 @@ TEST_F(JsonTest, WritesEscapedStrings) {
   append_json_string(std::string("a\"b\\c\nd\te\x01\x1f\0f", 13), &out);
   EXPECT_EQ(out, R"("a\"b\\c\nd\te\u0001\u001f\u0000f")");
   out.clear();
-  append_json_string("caf\xC3\xA9 / \xFF", &out);
-  EXPECT_EQ(out, "\"caf\xC3\xA9 / \xFF\"");  // other bytes pass through
+  EXPECT_TRUE(append_json_string("caf\xC3\xA9 / \xE2\x82\xAC", &out));
+  EXPECT_EQ(out, "\"caf\xC3\xA9 / \xE2\x82\xAC\"");  // valid UTF-8 passes through
   JsonValue object = JsonValue::object();
   object.set("k\"ey", JsonValue::string("line\nbreak"));
   EXPECT_EQ(object.dump(), R"({"k\"ey":"line\nbreak"})");
+}
+
+TEST_F(JsonTest, ReplacesInvalidUtf8SoOutputParses) {
+  const std::string kReplacement = "\xEF\xBF\xBD";
+  struct Case {
+    std::string input;
+    std::string written;  // between the quotes
+  };
+  const Case cases[] = {
+      {"a\xFF", "a" + kReplacement},                                 // never valid
+      {"\x80x", kReplacement + "x"},                                 // lone continuation
+      {"\xC0\xAF", kReplacement + kReplacement},                     // overlong '/'
+      {"\xED\xA0\x80", kReplacement + kReplacement + kReplacement},  // surrogate U+D800
+      {"\xF4\x90\x80\x80", std::string() + kReplacement + kReplacement + kReplacement +
+                               kReplacement},     // beyond U+10FFFF
+      {"\xE2\x82", kReplacement + kReplacement},  // truncated at the end
+      {"\xE2\x82x", kReplacement + kReplacement + "x"},
+      {"ok \xF0\x9F\x98\x80", "ok \xF0\x9F\x98\x80"},  // 4-byte sequence kept
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    const bool valid = append_json_string(c.input, &out);
+    EXPECT_EQ(out, "\"" + c.written + "\"") << c.input;
+    EXPECT_EQ(valid, c.input == c.written) << c.input;
+    EXPECT_EQ(is_valid_utf8(c.input), valid) << c.input;
+  }
+  // Keys and values of a dumped document: what a label read from raw bytes
+  // becomes in --json output.
+  JsonValue object = JsonValue::object();
+  object.set("id\xFE", JsonValue::string("label \xC3"));
+  EXPECT_EQ(object.dump(), "{\"id" + kReplacement + "\":\"label " + kReplacement + "\"}");
+  EXPECT_TRUE(is_valid_utf8(object.dump()));
+}
+
+TEST_F(JsonTest, WritesIntegersWithoutExponent) {
+  EXPECT_EQ(JsonValue::number(100000).dump(), "100000");  // to_chars alone gives 1e+05
+  EXPECT_EQ(JsonValue::number(1e15).dump(), "1000000000000000");
+  EXPECT_EQ(JsonValue::number(-2e6).dump(), "-2000000");
+  EXPECT_EQ(JsonValue::number(9007199254740992.0).dump(), "9007199254740992");  // 2^53
+  EXPECT_EQ(JsonValue::number(-0.0).dump(), "0");
+  EXPECT_EQ(JsonValue::number(2.5e5).dump(), "250000");
+  EXPECT_EQ(JsonValue::number(1e-5).dump(), "1e-05");  // not an integer: shortest form
+  EXPECT_EQ(round_trip(R"({"documents":1e5})"), R"({"documents":100000})");
+}
+
+TEST_F(JsonTest, KeepsNumbersAsWritten) {
+  // Beyond 2^53 two ids would become the same double.
+  EXPECT_EQ(parse("9007199254740993").number_text(), "9007199254740993");
+  EXPECT_EQ(parse("9007199254740992").number_text(), "9007199254740992");
+  EXPECT_EQ(parse(" -1.50e3 ").number_text(), "-1.50e3");
+  EXPECT_EQ(parse("-1.50e3").as_number(), -1500.0);
+  EXPECT_TRUE(JsonValue::number(7).number_text().empty());
 }
 
 TEST_F(JsonTest, BuildsValues) {
