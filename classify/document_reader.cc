@@ -13,6 +13,7 @@
 #include <memory>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 #include "autocat/error.h"
@@ -120,10 +121,16 @@ std::unique_ptr<ByteSource> open_jsonl(const std::string& path) {
   return std::make_unique<GzipSource>(path, gz);
 }
 
-std::string basename_of(const std::string& path) {
-  std::string name = fs::path(path).filename().string();
-  return name.empty() ? path : name;
+// The name ids are derived from: the input as given, lexically normalized,
+// without a trailing slash.
+std::string id_base_of(const std::string& input) {
+  if (input == "-") return "stdin";
+  std::string base = fs::path(input).lexically_normal().generic_string();
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return base.empty() ? input : base;
 }
+
+std::string display_name(const std::string& input) { return input == "-" ? "<stdin>" : input; }
 
 // Fills `doc` from one parsed JSONL record. Returns an empty string on
 // success, else the reason the record is malformed.
@@ -137,7 +144,8 @@ std::string record_to_document(const JsonValue& record, InputDocument* doc) {
     if (id->is_string()) {
       doc->id = id->as_string();
     } else if (id->type() == JsonValue::Type::kNumber) {
-      doc->id = id->dump();
+      // As written: a double would merge ids beyond 2^53.
+      doc->id = id->number_text();
     } else {
       return "\"id\" is not a string or a number";
     }
@@ -166,187 +174,118 @@ bool is_blank(std::string_view line) {
                      [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; });
 }
 
-uint64_t read_jsonl(const std::string& path, const ReadOptions& options,
-                    const DocumentCallback& on_document, const WarningCallback& on_warning) {
-  std::unique_ptr<ByteSource> source = open_jsonl(path);
-  const std::string name = path == "-" ? "<stdin>" : path;
-  const std::string id_base = path == "-" ? "stdin" : basename_of(path);
-  uint64_t delivered = 0;
-  uint64_t line_number = 0;
-
-  auto handle_line = [&](std::string_view line) {
-    ++line_number;
-    if (line_number == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (is_blank(line)) return;
-    const std::string where = name + ":" + std::to_string(line_number);
-    JsonValue record;
-    std::string error;
-    std::string reason;
-    InputDocument doc;
-    if (!parse_json(line, &record, &error)) {
-      reason = "invalid JSON: " + error;
-    } else {
-      reason = record_to_document(record, &doc);
-    }
-    if (!reason.empty()) {
-      if (options.skip_malformed) {
-        warn(on_warning, where + ": skipped: " + reason);
-        return;
-      }
-      throw InvalidArgumentError(where + ": " + reason +
-                                 " (use --skip-malformed to skip such lines)");
-    }
-    if (doc.split != options.split && !options.split.empty()) return;
-    if (doc.id.empty()) doc.id = id_base + ":" + std::to_string(line_number);
-    doc.source = where;
-    ++delivered;
-    if (on_document) on_document(std::move(doc));
-  };
-
-  std::string buffer;
-  size_t line_start = 0;  // start of the current, unfinished line
-  size_t scanned = 0;     // no '\n' in [line_start, scanned)
-  bool at_end = false;
-  if (path == "-") {
-    // Standard input that does not start with '{' is plain text: one
-    // document, so `echo TEXT | autocat classify -` works.
-    buffer.resize(kChunkBytes);
-    buffer.resize(source->read(&buffer[0], kChunkBytes));
-    at_end = buffer.empty();
-    size_t first = buffer.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
-    while (first < buffer.size() && is_blank(std::string_view(buffer).substr(first, 1))) ++first;
-    if (first < buffer.size() && buffer[first] != '{') {
-      char chunk[1 << 16];
-      for (size_t n; (n = source->read(chunk, sizeof chunk)) > 0;) buffer.append(chunk, n);
-      if (!options.split.empty()) return 0;  // plain text has no split
-      InputDocument doc;
-      doc.id = "stdin";
-      doc.source = "<stdin>";
-      doc.text = std::move(buffer);
-      if (on_document) on_document(std::move(doc));
-      return 1;
-    }
-  }
-  while (true) {
-    const char* found = static_cast<const char*>(
-        std::memchr(buffer.data() + scanned, '\n', buffer.size() - scanned));
-    if (found != nullptr) {
-      const auto newline = static_cast<size_t>(found - buffer.data());
-      handle_line(std::string_view(buffer).substr(line_start, newline - line_start));
-      line_start = scanned = newline + 1;
-      continue;
-    }
-    if (at_end) {
-      if (line_start < buffer.size()) handle_line(std::string_view(buffer).substr(line_start));
-      break;
-    }
-    buffer.erase(0, line_start);
-    line_start = 0;
-    scanned = buffer.size();
-    buffer.resize(scanned + kChunkBytes);
-    size_t n = source->read(&buffer[scanned], kChunkBytes);
-    buffer.resize(scanned + n);
-    if (n == 0) at_end = true;
-  }
-  return delivered;
-}
-
-// Reads a whole file. Throws IOError naming it if it cannot be read.
-std::string read_file(const std::string& path) {
+// Reads a whole file into `text`, at most `max_bytes`; returns false if the
+// file is longer. Throws IOError naming it if it cannot be read.
+bool read_file(const std::string& path, uint64_t max_bytes, std::string* text) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
   if (!file) throw IOError(path + ": cannot open: " + errno_message());
-  std::string text;
+  text->clear();
   std::error_code ec;
   const uintmax_t size = fs::file_size(path, ec);
-  if (!ec) text.reserve(static_cast<size_t>(size));
+  if (!ec && size > max_bytes) return false;
+  if (!ec) text->reserve(static_cast<size_t>(size));
   char chunk[65536];
   while (true) {
     size_t n = std::fread(chunk, 1, sizeof(chunk), file.get());
-    text.append(chunk, n);
+    text->append(chunk, n);
+    // Devices and pipes have no size: stop reading once past the limit.
+    if (text->size() > max_bytes) return false;
     if (n < sizeof(chunk)) {
       if (std::ferror(file.get())) throw IOError(path + ": read error: " + errno_message());
       break;
     }
   }
-  return text;
-}
-
-// Reads one plain-text file as a document; returns false if it was skipped.
-bool read_text_file(const std::string& path, InputDocument* doc,
-                    const WarningCallback& on_warning) {
-  doc->text = read_file(path);
-  if (doc->text.empty()) {
-    warn(on_warning, path + ": skipped: empty file");
-    return false;
-  }
-  if (std::memchr(doc->text.data(), '\0', std::min(doc->text.size(), kBinaryProbeBytes)) !=
-      nullptr) {
-    warn(on_warning, path + ": skipped: binary file");
-    return false;
-  }
-  doc->source = path;
   return true;
 }
 
-void walk_directory(const fs::path& root, const fs::path& dir, const ReadOptions& options,
-                    const DocumentCallback& on_document, const WarningCallback& on_warning,
-                    uint64_t* delivered) {
-  std::vector<fs::directory_entry> entries;
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec) throw IOError(dir.string() + ": cannot read directory: " + ec.message());
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    if (it->path().filename().native().compare(0, 1, ".") == 0) continue;  // hidden
-    entries.push_back(*it);
+// Reads the inputs of one read_documents() call, checking every document's
+// id against the ids delivered before.
+class Reader {
+ public:
+  Reader(const std::vector<std::string>& inputs, const ReadOptions& options,
+         const DocumentCallback& on_document, const WarningCallback& on_warning)
+      : inputs_(inputs), options_(options), on_document_(on_document), on_warning_(on_warning) {}
+
+  uint64_t read_all() {
+    for (input_ = 0; input_ < inputs_.size(); ++input_) read_input(inputs_[input_]);
+    return delivered_;
   }
-  if (ec) throw IOError(dir.string() + ": cannot read directory: " + ec.message());
-  std::sort(entries.begin(), entries.end(),
-            [](const fs::directory_entry& a, const fs::directory_entry& b) {
-              return a.path().filename().native() < b.path().filename().native();
-            });
-  for (const fs::directory_entry& entry : entries) {
-    const std::string path = entry.path().string();
-    const fs::file_status status = entry.status(ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      throw IOError(path + ": " + ec.message());
+
+ private:
+  // Where a delivered document came from: line > 0 is a JSONL line of input
+  // `input`, else the file `file_paths_[file]`.
+  struct Place {
+    uint64_t line = 0;
+    uint32_t input = 0;
+    uint32_t file = 0;
+  };
+
+  std::string place_name(const Place& place) const {
+    if (place.line == 0) return file_paths_[place.file];
+    return display_name(inputs_[place.input]) + ":" + std::to_string(place.line);
+  }
+
+  std::string limit_hint() const {
+    return "the limit is " + std::to_string(options_.max_document_bytes) +
+           " bytes; raise it with --max-document-bytes or split the document";
+  }
+
+  // A malformed record or document: skipped with a warning, or an error.
+  void reject(const std::string& where, const std::string& reason) {
+    if (options_.skip_malformed) {
+      warn(on_warning_, where + ": skipped: " + reason);
+      return;
     }
-    if (fs::is_directory(status)) {
-      if (entry.is_symlink(ec)) {
-        warn(on_warning, path + ": skipped: symbolic link to a directory");
-        continue;
+    throw InvalidArgumentError(where + ": " + reason + " (use --skip-malformed to skip it)");
+  }
+
+  // Checks the id of `doc` (from `place`) and passes the document on.
+  void deliver(InputDocument&& doc, const Place& place) {
+    if (doc.id.size() > kMaxIdBytes) {
+      reject(doc.source, "id is " + std::to_string(doc.id.size()) + " bytes long, over the " +
+                             std::to_string(kMaxIdBytes) +
+                             "-byte limit of Xapian terms; give a shorter \"id\"" +
+                             (place.line == 0 ? " (or name the input by a shorter path)" : ""));
+      return;
+    }
+    bool valid_utf8 = is_valid_utf8(doc.id);
+    for (const std::string& label : doc.labels) valid_utf8 = valid_utf8 && is_valid_utf8(label);
+    if (!valid_utf8) {
+      warn(on_warning_, doc.source +
+                            ": id or label is not valid UTF-8; JSON output shows U+FFFD in place "
+                            "of the invalid bytes");
+    }
+    auto [first, inserted] = seen_.try_emplace(doc.id, place);
+    if (!inserted) {
+      const std::string message = doc.source + ": duplicate id \"" + doc.id + "\" (first at " +
+                                  place_name(first->second) + ")";
+      if (!options_.allow_duplicate_ids) {
+        throw InvalidArgumentError(message +
+                                   "; give every document its own \"id\", or pass "
+                                   "--allow-duplicate-ids to let the later one replace the "
+                                   "earlier");
       }
-      walk_directory(root, entry.path(), options, on_document, on_warning, delivered);
-      continue;
+      warn(on_warning_, message + "; allowed by --allow-duplicate-ids");
     }
-    if (!fs::is_regular_file(status)) {
-      warn(on_warning, path + ": skipped: not a regular file");
-      continue;
-    }
-    InputDocument doc;
-    if (!read_text_file(path, &doc, on_warning)) continue;
-    const fs::path relative = entry.path().lexically_relative(root);
-    doc.id = relative.generic_string();
-    if (options.labels_from_folders) {
-      std::string label = relative.parent_path().generic_string();
-      if (!label.empty()) doc.labels.push_back(std::move(label));
-    }
-    ++*delivered;
-    if (on_document) on_document(std::move(doc));
+    ++delivered_;
+    if (on_document_) on_document_(std::move(doc));
   }
-}
 
-}  // namespace
+  // Delivers a whole-file document (doc.source is its path).
+  void deliver_file(InputDocument&& doc, std::string id) {
+    doc.id = std::move(id);
+    Place place;
+    place.input = static_cast<uint32_t>(input_);
+    place.file = static_cast<uint32_t>(file_paths_.size());
+    file_paths_.push_back(doc.source);
+    deliver(std::move(doc), place);
+  }
 
-uint64_t read_documents(const std::vector<std::string>& inputs, const ReadOptions& options,
-                        const DocumentCallback& on_document, const WarningCallback& on_warning) {
-  uint64_t delivered = 0;
-  for (const std::string& input : inputs) {
+  void read_input(const std::string& input) {
     if (input == "-") {
-      delivered += read_jsonl(input, options, on_document, on_warning);
-      continue;
+      read_jsonl(input);
+      return;
     }
     std::error_code ec;
     const fs::file_status status = fs::status(input, ec);
@@ -355,19 +294,205 @@ uint64_t read_documents(const std::vector<std::string>& inputs, const ReadOption
     }
     if (ec) throw IOError(input + ": " + ec.message());
     if (fs::is_directory(status)) {
-      walk_directory(fs::path(input), fs::path(input), options, on_document, on_warning,
-                     &delivered);
+      walk_directory(fs::path(input), fs::path(input));
     } else if (ends_with(input, ".jsonl") || ends_with(input, ".jsonl.gz")) {
-      delivered += read_jsonl(input, options, on_document, on_warning);
+      read_jsonl(input);
     } else {
       InputDocument doc;
-      if (!read_text_file(input, &doc, on_warning)) continue;
-      doc.id = input;
-      ++delivered;
-      if (on_document) on_document(std::move(doc));
+      if (!read_text_file(input, &doc)) return;
+      deliver_file(std::move(doc), id_base_of(input));
     }
   }
-  return delivered;
+
+  void read_jsonl(const std::string& path) {
+    std::unique_ptr<ByteSource> source = open_jsonl(path);
+    const std::string name = display_name(path);
+    const std::string id_base = id_base_of(path);
+    const uint64_t max_bytes = options_.max_document_bytes;
+    uint64_t line_number = 0;
+
+    auto handle_line = [&](std::string_view line) {
+      ++line_number;
+      const std::string where = name + ":" + std::to_string(line_number);
+      if (line.size() > max_bytes) {
+        reject(where,
+               "line is longer than " + std::to_string(max_bytes) + " bytes; " + limit_hint());
+        return;
+      }
+      if (line_number == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (is_blank(line)) return;
+      JsonValue record;
+      std::string error;
+      std::string reason;
+      InputDocument doc;
+      if (!parse_json(line, &record, &error)) {
+        reason = "invalid JSON: " + error;
+      } else {
+        reason = record_to_document(record, &doc);
+      }
+      if (!reason.empty()) {
+        reject(where, reason);
+        return;
+      }
+      if (doc.split != options_.split && !options_.split.empty()) return;
+      if (doc.id.empty()) doc.id = id_base + ":" + std::to_string(line_number);
+      doc.source = where;
+      Place place;
+      place.line = line_number;
+      place.input = static_cast<uint32_t>(input_);
+      deliver(std::move(doc), place);
+    };
+
+    std::string buffer;
+    size_t line_start = 0;  // start of the current, unfinished line
+    size_t scanned = 0;     // no '\n' in [line_start, scanned)
+    bool at_end = false;
+    bool discarding = false;  // inside a line too long to keep, being skipped
+    if (path == "-") {
+      // Standard input that does not start with '{' is plain text: one
+      // document, so `echo TEXT | autocat classify -` works.
+      buffer.resize(kChunkBytes);
+      buffer.resize(source->read(&buffer[0], kChunkBytes));
+      at_end = buffer.empty();
+      size_t first = buffer.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+      while (first < buffer.size() && is_blank(std::string_view(buffer).substr(first, 1))) ++first;
+      if (first < buffer.size() && buffer[first] != '{') {
+        char chunk[1 << 16];
+        for (size_t n; buffer.size() <= max_bytes && (n = source->read(chunk, sizeof chunk)) > 0;) {
+          buffer.append(chunk, n);
+        }
+        if (buffer.size() > max_bytes) {
+          reject(name, "standard input is longer than " + std::to_string(max_bytes) + " bytes; " +
+                           limit_hint());
+          return;
+        }
+        if (!options_.split.empty()) return;  // plain text has no split
+        InputDocument doc;
+        doc.source = name;
+        doc.text = std::move(buffer);
+        deliver_file(std::move(doc), id_base);
+        return;
+      }
+    }
+    while (true) {
+      const char* found = static_cast<const char*>(
+          std::memchr(buffer.data() + scanned, '\n', buffer.size() - scanned));
+      if (found != nullptr) {
+        const auto newline = static_cast<size_t>(found - buffer.data());
+        if (discarding) {
+          discarding = false;
+        } else {
+          handle_line(std::string_view(buffer).substr(line_start, newline - line_start));
+        }
+        line_start = scanned = newline + 1;
+        continue;
+      }
+      if (at_end) {
+        if (line_start < buffer.size() && !discarding) {
+          handle_line(std::string_view(buffer).substr(line_start));
+        }
+        break;
+      }
+      if (!discarding && buffer.size() - line_start > max_bytes) {
+        // Refused before it grows further; when skipping, the rest of the
+        // line is read and dropped chunk by chunk.
+        handle_line(std::string_view(buffer).substr(line_start));
+        discarding = true;
+      }
+      if (discarding) {
+        buffer.clear();
+      } else {
+        buffer.erase(0, line_start);
+      }
+      line_start = 0;
+      scanned = buffer.size();
+      buffer.resize(scanned + kChunkBytes);
+      size_t n = source->read(&buffer[scanned], kChunkBytes);
+      buffer.resize(scanned + n);
+      if (n == 0) at_end = true;
+    }
+  }
+
+  // Reads one plain-text file as a document; returns false if it was skipped.
+  bool read_text_file(const std::string& path, InputDocument* doc) {
+    doc->source = path;
+    if (!read_file(path, options_.max_document_bytes, &doc->text)) {
+      reject(path, "file is larger than " + std::to_string(options_.max_document_bytes) +
+                       " bytes; " + limit_hint());
+      return false;
+    }
+    if (doc->text.empty()) {
+      warn(on_warning_, path + ": skipped: empty file");
+      return false;
+    }
+    if (std::memchr(doc->text.data(), '\0', std::min(doc->text.size(), kBinaryProbeBytes)) !=
+        nullptr) {
+      warn(on_warning_, path + ": skipped: binary file");
+      return false;
+    }
+    return true;
+  }
+
+  void walk_directory(const fs::path& root, const fs::path& dir) {
+    std::vector<fs::directory_entry> entries;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec);
+    if (ec) throw IOError(dir.string() + ": cannot read directory: " + ec.message());
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      if (it->path().filename().native().compare(0, 1, ".") == 0) continue;  // hidden
+      entries.push_back(*it);
+    }
+    if (ec) throw IOError(dir.string() + ": cannot read directory: " + ec.message());
+    std::sort(entries.begin(), entries.end(),
+              [](const fs::directory_entry& a, const fs::directory_entry& b) {
+                return a.path().filename().native() < b.path().filename().native();
+              });
+    for (const fs::directory_entry& entry : entries) {
+      const std::string path = entry.path().string();
+      const fs::file_status status = entry.status(ec);
+      if (ec && ec != std::errc::no_such_file_or_directory) {
+        throw IOError(path + ": " + ec.message());
+      }
+      if (fs::is_directory(status)) {
+        if (entry.is_symlink(ec)) {
+          warn(on_warning_, path + ": skipped: symbolic link to a directory");
+          continue;
+        }
+        walk_directory(root, entry.path());
+        continue;
+      }
+      if (!fs::is_regular_file(status)) {
+        warn(on_warning_, path + ": skipped: not a regular file");
+        continue;
+      }
+      InputDocument doc;
+      if (!read_text_file(path, &doc)) continue;
+      const fs::path relative = entry.path().lexically_relative(root);
+      if (options_.labels_from_folders) {
+        std::string label = relative.parent_path().generic_string();
+        if (!label.empty()) doc.labels.push_back(std::move(label));
+      }
+      deliver_file(std::move(doc), id_base_of(root.string()) + "/" + relative.generic_string());
+    }
+  }
+
+  const std::vector<std::string>& inputs_;
+  const ReadOptions& options_;
+  const DocumentCallback& on_document_;
+  const WarningCallback& on_warning_;
+  size_t input_ = 0;
+  uint64_t delivered_ = 0;
+  std::unordered_map<std::string, Place> seen_;  // id -> where it was first delivered
+  std::vector<std::string> file_paths_;          // Place::file -> path
+};
+
+}  // namespace
+
+uint64_t read_documents(const std::vector<std::string>& inputs, const ReadOptions& options,
+                        const DocumentCallback& on_document, const WarningCallback& on_warning) {
+  return Reader(inputs, options, on_document, on_warning).read_all();
 }
 
 }  // namespace autocat::internal

@@ -9,10 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "autocat/types.h"
+
 namespace autocat::internal {
 
+// The longest document id: the unique term "Q" + id must fit Xapian's
+// 245-byte term limit.
+inline const size_t kMaxIdBytes = 245 - kIdPrefix.size();
+// Default of ReadOptions::max_document_bytes: 64 MiB.
+constexpr uint64_t kDefaultMaxDocumentBytes = uint64_t{64} << 20;
+
 struct InputDocument {
-  std::string id;                   // JSONL `id`; for files, the path relative to the input root
+  std::string id;                   // JSONL `id` (numbers as written), else generated (see below)
   std::string title;                // JSONL `title`, may be empty
   std::string text;                 // raw bytes as read (UTF-8 expected, not checked here)
   std::vector<std::string> labels;  // JSONL `labels`, or the folder name(s)
@@ -28,6 +36,15 @@ struct ReadOptions {
   bool skip_malformed = false;
   // Folder trees: use the subfolder path below the root as the label.
   bool labels_from_folders = true;
+  // An id delivered twice in one read_documents() call: false throws
+  // InvalidArgumentError naming both places; true delivers both with a
+  // warning naming both (where ids are stored, the later one replaces).
+  bool allow_duplicate_ids = false;
+  // The longest JSONL line, plain-text file or standard input accepted, so
+  // memory stays bounded (about this much plus 1 MiB). A longer one is
+  // malformed: an error naming file and line, or skipped with
+  // skip_malformed.
+  uint64_t max_document_bytes = kDefaultMaxDocumentBytes;
 };
 
 // Called once per document, in input order.
@@ -41,8 +58,17 @@ using WarningCallback = std::function<void(const std::string&)>;
 // file is one plain-text document. Folder trees are walked in sorted order;
 // hidden files are skipped; files that are empty or look binary (NUL bytes)
 // are skipped with a warning.
+//
+// Ids: a JSONL record's "id" (a string, or a number kept exactly as written).
+// Without one, a document is named after the input as given (lexically
+// normalized: "./a.jsonl" is "a.jsonl"), so ids are unique across inputs:
+// "FILE:LINE" for a JSONL record, "stdin:LINE" (or "stdin" for plain text)
+// on standard input, "ROOT/REL/PATH" for a file of a folder tree and the path
+// itself for a plain file. Ids longer than kMaxIdBytes are malformed. A
+// warning names a document whose id or labels are not valid UTF-8.
 // Throws NotFoundError (missing input), IOError (unreadable, bad gzip) or
-// InvalidArgumentError (malformed line when !skip_malformed).
+// InvalidArgumentError (a malformed line or document when !skip_malformed, a
+// repeated id when !allow_duplicate_ids).
 // Returns the number of documents delivered.
 uint64_t read_documents(const std::vector<std::string>& inputs, const ReadOptions& options,
                         const DocumentCallback& on_document, const WarningCallback& on_warning);

@@ -121,6 +121,10 @@ internal::ReadOptions read_options(const ParsedArgs& args) {
   internal::ReadOptions options;
   options.split = args.value("split");
   options.skip_malformed = args.has("skip-malformed");
+  options.allow_duplicate_ids = args.has("allow-duplicate-ids");
+  options.max_document_bytes = static_cast<uint64_t>(
+      args.integer("max-document-bytes", static_cast<int64_t>(internal::kDefaultMaxDocumentBytes),
+                   1, int64_t{1} << 40));
   return options;
 }
 

@@ -37,8 +37,8 @@ Command eval_command();
 Command features_command();
 Command explain_command();
 
-// Reader options shared by commands reading documents: --split and
-// --skip-malformed.
+// Reader options shared by commands reading documents: --split,
+// --skip-malformed, --allow-duplicate-ids and --max-document-bytes.
 internal::ReadOptions read_options(const ParsedArgs& args);
 
 // The decision options every categorizing command accepts, and their help.

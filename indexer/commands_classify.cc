@@ -29,6 +29,9 @@ const char kUsageTail[] =
     "  --top N              also show the N best-scoring categories, assigned or not\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
+    "                       replaces the earlier where ids are stored (default: error)\n"
+    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
     "  --json               one JSON object per document:\n"
     "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}],\n"
     "                        \"scores\": {CATEGORY: SCORE, ...}, \"decision\": {...}}\n"
@@ -52,6 +55,8 @@ const std::vector<OptionSpec>& command_options() {
           {"json", false},
           {"split", true},
           {"skip-malformed", false},
+          {"allow-duplicate-ids", false},
+          {"max-document-bytes", true},
       },
       decision_option_specs());
   return specs;

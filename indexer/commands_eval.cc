@@ -82,6 +82,9 @@ const char kUsage[] =
 const char kUsageTail[] =
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
+    "                       replaces the earlier where ids are stored (default: error)\n"
+    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
     "  --json               one JSON object: method, documents, accuracy, macro_f1,\n"
     "                       micro_f1, micro_precision, micro_recall, macro_precision,\n"
     "                       macro_recall, log_loss (null when n/a), log_loss_documents,\n"
@@ -113,6 +116,8 @@ const std::vector<OptionSpec>& command_options() {
                                                              {"split", true},
                                                              {"json", false},
                                                              {"skip-malformed", false},
+                                                             {"allow-duplicate-ids", false},
+                                                             {"max-document-bytes", true},
                                                              {"folds", true},
                                                              {"seed", true},
                                                              {"unlabelled", true},

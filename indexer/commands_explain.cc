@@ -39,6 +39,9 @@ const char kUsage[] =
 const char kUsageTail[] =
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
+    "                       replaces the earlier where ids are stored (default: error)\n"
+    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
     "  --json               one JSON object per document:\n"
     "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}] "
     "(assigned),\n"
@@ -64,6 +67,8 @@ const std::vector<OptionSpec>& command_options() {
           {"json", false},
           {"split", true},
           {"skip-malformed", false},
+          {"allow-duplicate-ids", false},
+          {"max-document-bytes", true},
       },
       decision_option_specs());
   return specs;

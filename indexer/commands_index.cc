@@ -39,6 +39,9 @@ const char kUsageTail[] =
     "  --batch N            commit every N documents (default 1000)\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
+    "                       replaces the earlier where ids are stored (default: error)\n"
+    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
     "  --prefix XC          term prefix of categories (default XC)\n"
     "  --slot N             value slot of categories and scores (default 200)\n"
     "  --json               print the summary as one JSON object\n"
@@ -58,6 +61,8 @@ const std::vector<OptionSpec>& command_options() {
           {"batch", true},
           {"split", true},
           {"skip-malformed", false},
+          {"allow-duplicate-ids", false},
+          {"max-document-bytes", true},
           {"prefix", true},
           {"slot", true},
           {"json", false},

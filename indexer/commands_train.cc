@@ -27,6 +27,9 @@ const char kUsage[] =
     "  --add                add INPUT to the model in DIR instead of replacing it\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
+    "                       replaces the earlier where ids are stored (default: error)\n"
+    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
     "  --json               print the summary as one JSON object\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -43,6 +46,8 @@ const std::vector<OptionSpec>& command_options() {
           {"model", true},
           {"split", true},
           {"skip-malformed", false},
+          {"allow-duplicate-ids", false},
+          {"max-document-bytes", true},
           {"json", false},
           {"add", false},
       },

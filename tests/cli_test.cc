@@ -464,7 +464,9 @@ TEST_F(CliTest, IndexWithoutCategories) {
   const std::string categorized_db = scratch_.file("db");
   ASSERT_EQ(index_fixtures(categorized_db).exit_code, 0);
   const Xapian::Database plain(db), categorized(categorized_db);
-  for (const std::string id : {"Qt-sp-01", "Qsports/a.txt", "Qt-fd-03"}) {
+  // A file of a folder tree is named by its path as reached from the input.
+  const std::string tree_id = "Q" + test_data("fixture_tree") + "/sports/a.txt";
+  for (const std::string& id : {std::string("Qt-sp-01"), tree_id, std::string("Qt-fd-03")}) {
     Xapian::PostingIterator plain_it = plain.postlist_begin(id);
     Xapian::PostingIterator categorized_it = categorized.postlist_begin(id);
     ASSERT_NE(plain_it, plain.postlist_end(id)) << id;

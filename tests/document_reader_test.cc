@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -86,8 +87,8 @@ TEST_F(DocumentReaderTest, ReadsJsonLines) {
   EXPECT_TRUE(docs_[1].labels.empty());
   EXPECT_EQ(docs_[1].source, path + ":3");  // line 2 is blank
 
-  EXPECT_EQ(docs_[2].id, "reader_sample.jsonl:4");  // no id: file and line
-  EXPECT_EQ(docs_[2].text, "no id, no split");      // CRLF line end
+  EXPECT_EQ(docs_[2].id, path + ":4");          // no id: the input as given and the line
+  EXPECT_EQ(docs_[2].text, "no id, no split");  // CRLF line end
   EXPECT_TRUE(docs_[2].split.empty());
 
   // Last line without a newline; \u escapes decoded.
@@ -116,7 +117,7 @@ TEST_F(DocumentReaderTest, ReadsGzipAndMatchesPlain) {
   read({gz});
   ASSERT_EQ(docs_.size(), 4u);
   EXPECT_EQ(docs_[0].source, gz + ":1");
-  EXPECT_EQ(docs_[2].id, "sample.jsonl.gz:4");
+  EXPECT_EQ(docs_[2].id, gz + ":4");
   std::vector<InputDocument> from_gzip = std::move(docs_);
   read({test_data("reader_sample.jsonl")});
   ASSERT_EQ(docs_.size(), from_gzip.size());
@@ -184,9 +185,10 @@ TEST_F(DocumentReaderTest, ReadsFolderTreeWithLabels) {
   const std::string root = test_data("reader_tree");
   EXPECT_EQ(read({root}), 4u);
   EXPECT_TRUE(warnings_.empty());
-  // Sorted, hidden files and folders skipped, ids relative to the root.
-  EXPECT_EQ(ids(), std::vector<std::string>(
-                       {"comp/graphics/img", "readme.txt", "sci.med/10", "sci.med/2"}));
+  // Sorted, hidden files and folders skipped, ids the paths below the root
+  // as given.
+  EXPECT_EQ(ids(), std::vector<std::string>({root + "/comp/graphics/img", root + "/readme.txt",
+                                             root + "/sci.med/10", root + "/sci.med/2"}));
   EXPECT_EQ(docs_[0].labels, std::vector<std::string>({"comp/graphics"}));
   EXPECT_TRUE(docs_[1].labels.empty());
   EXPECT_EQ(docs_[2].labels, std::vector<std::string>({"sci.med"}));
@@ -194,7 +196,7 @@ TEST_F(DocumentReaderTest, ReadsFolderTreeWithLabels) {
   EXPECT_EQ(docs_[3].source, (std::filesystem::path(root) / "sci.med" / "2").string());
   // A trailing slash changes nothing.
   read({root + "/"});
-  EXPECT_EQ(docs_[3].id, "sci.med/2");
+  EXPECT_EQ(docs_[3].id, root + "/sci.med/2");
 
   ReadOptions options;
   options.labels_from_folders = false;
@@ -209,7 +211,7 @@ TEST_F(DocumentReaderTest, SkipsEmptyAndBinaryFiles) {
   write_file(dir.file("cat/binary"), std::string("GIF89a\0\0\x01", 9));
   write_file(dir.file("cat/text"), "plain text");
   EXPECT_EQ(read({dir.path()}), 1u);
-  EXPECT_EQ(ids(), std::vector<std::string>({"cat/text"}));
+  EXPECT_EQ(ids(), std::vector<std::string>({dir.file("cat/text")}));
   EXPECT_EQ(warnings_, std::vector<std::string>({dir.file("cat/binary") + ": skipped: binary file",
                                                  dir.file("cat/empty") + ": skipped: empty file"}));
   // The same checks for a file named directly.
@@ -282,6 +284,190 @@ TEST_F(DocumentReaderTest, ReadsStandardInput) {
     EXPECT_EQ(docs_[2].id, "stdin:4");
     EXPECT_EQ(docs_[0].source, "<stdin>:1");
   }
+}
+
+TEST_F(DocumentReaderTest, GeneratedIdsAreUniqueAcrossInputs) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("A/inbox"));
+  std::filesystem::create_directories(dir.file("B/inbox"));
+  const std::string record = "{\"text\": \"t\", \"labels\": [\"x\"]}\n";
+  write_file(dir.file("A/train.jsonl"), record + record);
+  write_file(dir.file("B/train.jsonl"), record + record);
+  write_file(dir.file("A/inbox/a.txt"), "first");
+  write_file(dir.file("B/inbox/a.txt"), "second");
+  // Two files of one basename, and two trees holding the same relative path.
+  EXPECT_EQ(read({dir.file("A/train.jsonl"), dir.file("B/train.jsonl")}), 4u);
+  EXPECT_EQ(ids(), std::vector<std::string>(
+                       {dir.file("A/train.jsonl") + ":1", dir.file("A/train.jsonl") + ":2",
+                        dir.file("B/train.jsonl") + ":1", dir.file("B/train.jsonl") + ":2"}));
+  ReadOptions options;
+  options.labels_from_folders = true;
+  EXPECT_EQ(read({dir.file("A/inbox"), dir.file("B/inbox")}, options), 2u);
+  EXPECT_EQ(ids(), std::vector<std::string>(
+                       {dir.file("A/inbox") + "/a.txt", dir.file("B/inbox") + "/a.txt"}));
+  // The input path is normalized: "./" and "x/.." do not make new ids.
+  read({dir.path() + "/./B/../A/train.jsonl"});
+  EXPECT_EQ(docs_[0].id, dir.file("A/train.jsonl") + ":1");
+  EXPECT_EQ(docs_[0].source, dir.path() + "/./B/../A/train.jsonl:1");  // messages: as given
+  read({dir.file("A/inbox") + "//"});
+  EXPECT_EQ(docs_[0].id, dir.file("A/inbox") + "/a.txt");
+}
+
+TEST_F(DocumentReaderTest, RepeatedIdIsAnErrorNamingBothPlaces) {
+  TempDir dir;
+  const std::string first = dir.file("first.jsonl");
+  const std::string second = dir.file("second.jsonl");
+  write_file(first, "{\"id\": \"x\", \"text\": \"one\"}\n");
+  write_file(second, "{\"id\": \"y\", \"text\": \"two\"}\n{\"id\": \"x\", \"text\": \"three\"}\n");
+  std::string message = error_of<InvalidArgumentError>({first, second});
+  EXPECT_EQ(message, second + ":2: duplicate id \"x\" (first at " + first +
+                         ":1); give every document its own \"id\", or pass "
+                         "--allow-duplicate-ids to let the later one replace the earlier");
+  // Within one file, a generated id against an explicit one, the same input twice.
+  write_file(first, "{\"id\": \"7\", \"text\": \"a\"}\n{\"id\": 7, \"text\": \"b\"}\n");
+  EXPECT_TRUE(contains(error_of<InvalidArgumentError>({first}), first + ":2: duplicate id \"7\""));
+  write_file(second, "{\"text\": \"a\"}\n{\"id\": \"" + second + ":1\", \"text\": \"b\"}\n");
+  EXPECT_TRUE(contains(error_of<InvalidArgumentError>({second}), "(first at " + second + ":1)"));
+  write_file(dir.file("note.txt"), "text");
+  message = error_of<InvalidArgumentError>({dir.file("note.txt"), dir.file("note.txt")});
+  EXPECT_TRUE(contains(message, "(first at " + dir.file("note.txt") + ")")) << message;
+}
+
+TEST_F(DocumentReaderTest, AllowDuplicateIdsWarnsAndDeliversBoth) {
+  TempDir dir;
+  const std::string first = dir.file("first.jsonl");
+  const std::string second = dir.file("second.jsonl");
+  write_file(first, "{\"id\": \"x\", \"text\": \"one\"}\n");
+  write_file(second, "{\"id\": \"x\", \"text\": \"two\"}\n");
+  ReadOptions options;
+  options.allow_duplicate_ids = true;
+  EXPECT_EQ(read({first, second}, options), 2u);
+  ASSERT_EQ(docs_.size(), 2u);
+  EXPECT_EQ(docs_[1].text, "two");  // the later one, for the caller to store over the first
+  EXPECT_EQ(warnings_, std::vector<std::string>({second + ":1: duplicate id \"x\" (first at " +
+                                                 first + ":1); allowed by --allow-duplicate-ids"}));
+}
+
+TEST_F(DocumentReaderTest, NumericIdsKeepTheirDigits) {
+  TempDir dir;
+  const std::string path = dir.file("big.jsonl");
+  // Both are 9007199254740992.0 as doubles.
+  write_file(path,
+             "{\"id\": 9007199254740993, \"text\": \"a\"}\n"
+             "{\"id\": 9007199254740992, \"text\": \"b\"}\n{\"id\": 1.50, \"text\": \"c\"}\n");
+  EXPECT_EQ(read({path}), 3u);
+  EXPECT_EQ(ids(), std::vector<std::string>({"9007199254740993", "9007199254740992", "1.50"}));
+}
+
+TEST_F(DocumentReaderTest, IdsLongerThanXapianAllowsAreMalformed) {
+  TempDir dir;
+  const std::string path = dir.file("ids.jsonl");
+  write_file(path, "{\"id\": \"" + std::string(kMaxIdBytes, 'a') + "\", \"text\": \"fits\"}\n" +
+                       "{\"id\": \"" + std::string(kMaxIdBytes + 1, 'b') +
+                       "\", \"text\": \"too long\"}\n");
+  EXPECT_EQ(kMaxIdBytes, 244u);
+  const std::string message = error_of<InvalidArgumentError>({path});
+  EXPECT_TRUE(contains(message, path + ":2: id is 245 bytes long, over the 244-byte limit"))
+      << message;
+  ReadOptions options;
+  options.skip_malformed = true;
+  EXPECT_EQ(read({path}, options), 1u);
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_TRUE(contains(warnings_[0], path + ":2: skipped: id is 245 bytes")) << warnings_[0];
+}
+
+TEST_F(DocumentReaderTest, WarnsAboutInvalidUtf8InIdsAndLabels) {
+  TempDir dir;
+  const std::string path = dir.file("bytes.jsonl");
+  write_file(path,
+             "{\"id\": \"ok\", \"text\": \"t\", \"labels\": [\"caf\xC3\xA9\"]}\n"
+             "{\"id\": \"bad\xFF\", \"text\": \"t\"}\n"
+             "{\"id\": \"ok2\", \"text\": \"t\", \"labels\": [\"x\xC3\"]}\n");
+  EXPECT_EQ(read({path}), 3u);
+  EXPECT_EQ(warnings_,
+            std::vector<std::string>(
+                {path + ":2: id or label is not valid UTF-8; JSON output shows U+FFFD in place "
+                        "of the invalid bytes",
+                 path + ":3: id or label is not valid UTF-8; JSON output shows U+FFFD in place "
+                        "of the invalid bytes"}));
+  EXPECT_EQ(docs_[1].id, "bad\xFF");  // the id itself is kept, byte for byte
+}
+
+TEST_F(DocumentReaderTest, RefusesLinesLongerThanTheLimit) {
+  TempDir dir;
+  const std::string path = dir.file("long.jsonl");
+  const std::string long_text(5000, 'w');
+  write_file(path, "{\"id\": \"a\", \"text\": \"short\"}\n{\"id\": \"b\", \"text\": \"" +
+                       long_text + "\"}\n{\"id\": \"c\", \"text\": \"after\"}\n");
+  ReadOptions options;
+  options.max_document_bytes = 1000;
+  const std::string message = error_of<InvalidArgumentError>({path}, options);
+  EXPECT_EQ(message, path +
+                         ":2: line is longer than 1000 bytes; the limit is 1000 bytes; raise it "
+                         "with --max-document-bytes or split the document (use "
+                         "--skip-malformed to skip it)");
+  options.skip_malformed = true;
+  EXPECT_EQ(read({path}, options), 2u);
+  EXPECT_EQ(ids(), std::vector<std::string>({"a", "c"}));
+  EXPECT_EQ(docs_[1].source, path + ":3");
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_TRUE(contains(warnings_[0], path + ":2: skipped: line is longer")) << warnings_[0];
+  // A line spanning several read chunks is dropped as it streams by.
+  write_file(path, "{\"text\": \"" + std::string(3 << 20, 'x') +
+                       "\"}\n{\"id\": \"d\", \"text\": \"" + long_text + "\"}");
+  options.max_document_bytes = (1 << 20) + 17;
+  EXPECT_EQ(read({path}, options), 1u);
+  EXPECT_EQ(ids(), std::vector<std::string>({"d"}));
+  EXPECT_EQ(docs_[0].source, path + ":2");
+  // The limit is the line's length, so a line of exactly the limit is read.
+  options.max_document_bytes = 10 + long_text.size() + 2;  // {"text": "…"}
+  write_file(path, "{\"text\": \"" + long_text + "\"}");
+  options.skip_malformed = false;
+  EXPECT_EQ(read({path}, options), 1u);
+  options.max_document_bytes -= 1;
+  EXPECT_TRUE(contains(error_of<InvalidArgumentError>({path}, options), path + ":1: line is"));
+}
+
+TEST_F(DocumentReaderTest, HugeCompressedLineKeepsMemoryBounded) {
+  TempDir dir;
+  const std::string path = dir.file("bomb.jsonl.gz");
+  gzFile file = gzopen(path.c_str(), "wb");
+  ASSERT_NE(file, nullptr);
+  gzputs(file, "{\"text\": \"");
+  const std::string chunk(1 << 20, 'a');
+  for (int i = 0; i < 256; ++i) gzwrite(file, chunk.data(), static_cast<unsigned>(chunk.size()));
+  gzputs(file, "\"}\n");
+  ASSERT_EQ(gzclose(file), Z_OK);
+  ReadOptions options;
+  options.max_document_bytes = 4 << 20;
+  struct rusage before {};
+  getrusage(RUSAGE_SELF, &before);
+  const std::string message = error_of<InvalidArgumentError>({path}, options);
+  struct rusage after {};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_TRUE(contains(message, path + ":1: line is longer than 4194304 bytes")) << message;
+  // The 256 MiB line is refused after reading a few MiB of it (ru_maxrss: KiB).
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024);
+}
+
+TEST_F(DocumentReaderTest, RefusesFilesLongerThanTheLimit) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("tree/cat"));
+  write_file(dir.file("tree/cat/big.txt"), std::string(2000, 'b'));
+  write_file(dir.file("tree/cat/small.txt"), "small");
+  ReadOptions options;
+  options.max_document_bytes = 1000;
+  std::string message = error_of<InvalidArgumentError>({dir.file("tree")}, options);
+  EXPECT_TRUE(contains(message, dir.file("tree/cat/big.txt") +
+                                    ": file is larger than 1000 bytes; the limit is 1000 bytes"))
+      << message;
+  // A device has no size: reading stops once past the limit.
+  message = error_of<InvalidArgumentError>({"/dev/zero"}, options);
+  EXPECT_TRUE(contains(message, "/dev/zero: file is larger than 1000 bytes")) << message;
+  options.skip_malformed = true;
+  EXPECT_EQ(read({dir.file("tree")}, options), 1u);
+  EXPECT_EQ(ids(), std::vector<std::string>({dir.file("tree/cat/small.txt")}));
+  ASSERT_EQ(warnings_.size(), 1u);
 }
 
 TEST_F(DocumentReaderTest, Reads20NewsgroupsTrainSplit) {
