@@ -22,6 +22,26 @@ std::string train_hint(const std::string& model_dir) {
 
 }  // namespace
 
+TrainingCorpus read_training_corpus(const std::string& path, const std::string& model_dir) {
+  Xapian::Database db;
+  try {
+    db = Xapian::Database(path);
+  } catch (const Xapian::DatabaseOpeningError& e) {
+    throw NotFoundError(path + ": cannot open the training database (" + e.get_msg() + "); " +
+                        train_hint(model_dir));
+  } catch (const Xapian::Error& e) {
+    throw ModelFormatError(path + ": the training database is damaged (" + e.get_description() +
+                           "); retrain with: autocat train --model " + model_dir + " INPUT...");
+  }
+  try {
+    return load_training_corpus(db);
+  } catch (const Xapian::Error& e) {
+    // Xapian names neither the database nor the way out ("EOF reading block 2").
+    throw ModelFormatError(path + ": the training database is damaged (" + e.get_description() +
+                           "); retrain with: autocat train --model " + model_dir + " INPUT...");
+  }
+}
+
 Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   std::error_code ec;
   if (!fs::is_directory(model_dir, ec)) {
@@ -73,14 +93,7 @@ const KnnIndex& Categorizer::knn_index() const {
       return;
     }
     const std::string path = (fs::path(model_dir_) / kTrainingDbName).string();
-    Xapian::Database db;
-    try {
-      db = Xapian::Database(path);
-    } catch (const Xapian::DatabaseOpeningError& e) {
-      throw NotFoundError(path + ": cannot open the training database (" + e.get_msg() + "); " +
-                          train_hint(model_dir_));
-    }
-    TrainingCorpus corpus = load_training_corpus(db);
+    TrainingCorpus corpus = read_training_corpus(path, model_dir_);
     if (corpus.num_docs() != model_.num_docs || corpus.posting_doc.size() != model_.num_postings ||
         corpus.terms != model_.terms || corpus.categories != model_.categories) {
       throw ModelFormatError(path +

@@ -38,6 +38,11 @@ struct DecisionTrace {
   std::string reason;  // one line, e.g. "other: no category reached its threshold; ..."
 };
 
+// Opens the training database at `path` of the model in `model_dir` and
+// reads it whole. Throws NotFoundError if it cannot be opened and
+// ModelFormatError naming `path` if Xapian finds it damaged.
+TrainingCorpus read_training_corpus(const std::string& path, const std::string& model_dir);
+
 class Categorizer {
  public:
   // Throws NotFoundError (missing/empty directory) or ModelFormatError.

@@ -120,6 +120,10 @@ namespace {
 std::string verified_payload(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw NotFoundError(path + ": no such model file");
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ModelFormatError(path + ": not a model file (a directory or special file); train the " +
+                           "model again with autocat train");
+  }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw IOError(path + ": cannot open model file: " + std::strerror(errno));
   // One read into a buffer of the file's size: tens of megabytes.

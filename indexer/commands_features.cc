@@ -43,15 +43,7 @@ const std::vector<OptionSpec> kOptions = {
 
 internal::TrainingCorpus load_corpus(const std::string& model_dir) {
   const std::string path = (std::filesystem::path(model_dir) / internal::kTrainingDbName).string();
-  Xapian::Database db;
-  try {
-    db = Xapian::Database(path);
-  } catch (const Xapian::DatabaseOpeningError& e) {
-    throw NotFoundError(path + ": cannot open the training database (" + e.get_msg() +
-                        "); train the model again with: autocat train --model " + model_dir +
-                        " INPUT...");
-  }
-  return internal::load_training_corpus(db);
+  return internal::read_training_corpus(path, model_dir);
 }
 
 int run_features(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {

@@ -441,5 +441,203 @@ TEST_F(CliErrorsTest, TrainWithoutLabels) {
   EXPECT_EQ(one_line(result.err).rfind("autocat: ", 0), 0u);
 }
 
+// The records of fixture_train.jsonl in [first, last), without their ids.
+std::string records_without_ids(size_t first, size_t last) {
+  const std::vector<std::string> lines = lines_of(read_file(test_data("fixture_train.jsonl")));
+  std::string out;
+  for (size_t i = first; i < last && i < lines.size(); ++i) {
+    out += "{" + lines[i].substr(lines[i].find("\"labels\"")) + "\n";
+  }
+  return out;
+}
+
+TEST_F(CliErrorsTest, GeneratedIdsDoNotCollideAcrossInputs) {
+  // Same basename, no ids: each file once made ids train.jsonl:1..12, and
+  // the second replaced the first (12 documents, a category lost).
+  fs::create_directories(scratch_.file("A"));
+  fs::create_directories(scratch_.file("B"));
+  write_file(scratch_.file("A/train.jsonl"), records_without_ids(0, 12));
+  write_file(scratch_.file("B/train.jsonl"), records_without_ids(12, 24));
+  const CliResult trained =
+      run_autocat({"train", "--model", scratch_.file("m"), "--json", scratch_.file("A/train.jsonl"),
+                   scratch_.file("B/train.jsonl")});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const internal::JsonValue report = testing_util::json(trained.out);
+  EXPECT_EQ(testing_util::number_at(report, "documents"), 24);
+  EXPECT_EQ(testing_util::number_at(report, "categories"), 3);
+
+  fs::create_directories(scratch_.file("d1"));
+  fs::create_directories(scratch_.file("d2"));
+  write_file(scratch_.file("d1/docs.jsonl"),
+             "{\"text\": \"the team won\"}\n{\"text\": \"soup\"}\n");
+  write_file(scratch_.file("d2/docs.jsonl"), "{\"text\": \"a goal\"}\n{\"text\": \"bread\"}\n");
+  // Two folder trees that both hold inbox/a.txt.
+  for (const char* tree : {"t1", "t2"}) {
+    fs::create_directories(scratch_.file(std::string(tree) + "/inbox"));
+    write_file(scratch_.file(std::string(tree) + "/inbox/a.txt"), std::string("text of ") + tree);
+  }
+  const CliResult indexed =
+      run_autocat({"index", "--model", model_, "--db", scratch_.file("db"), "--json",
+                   scratch_.file("d1/docs.jsonl"), scratch_.file("d2/docs.jsonl"),
+                   scratch_.file("t1"), scratch_.file("t2")});
+  ASSERT_EQ(indexed.exit_code, 0) << indexed.err;
+  const internal::JsonValue summary = testing_util::json(indexed.out);
+  EXPECT_EQ(testing_util::number_at(summary, "documents"), 6);
+  EXPECT_EQ(testing_util::number_at(summary, "db_documents"), 6);
+}
+
+TEST_F(CliErrorsTest, RepeatedIdStopsUnlessAllowed) {
+  const std::string first = scratch_.file("first.jsonl");
+  const std::string second = scratch_.file("second.jsonl");
+  write_file(first,
+             "{\"id\": \"x\", \"labels\": [\"sports\"], \"text\": \"the team won the match\"}\n"
+             "{\"id\": \"y\", \"labels\": [\"food\"], \"text\": \"simmer the tomato sauce\"}\n");
+  write_file(second, "{\"id\": \"x\", \"labels\": [\"food\"], \"text\": \"bake the bread\"}\n");
+  const std::string expected = "autocat: " + second + ":1: duplicate id \"x\" (first at " + first +
+                               ":1); give every document its own \"id\", or pass "
+                               "--allow-duplicate-ids to let the later one replace the earlier";
+  const std::string db = scratch_.file("db");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"train", "--model", scratch_.file("m")},
+        std::vector<std::string>{"train", "--add", "--model", scratch_.file("m")},
+        std::vector<std::string>{"index", "--model", model_, "--db", db},
+        std::vector<std::string>{"classify", "--model", model_},
+        std::vector<std::string>{"eval", "--model", model_}}) {
+    std::vector<std::string> command = args;
+    command.push_back(first);
+    command.push_back(second);
+    if (args[1] == "--add") {
+      ASSERT_EQ(
+          run_autocat({"train", "--model", scratch_.file("m"), test_data("fixture_train.jsonl")})
+              .exit_code,
+          0);
+    }
+    const CliResult refused = run_autocat(command);
+    EXPECT_EQ(refused.exit_code, 1) << args[0];
+    EXPECT_EQ(one_line(refused.err), expected) << args[0];
+
+    command.push_back("--allow-duplicate-ids");
+    const CliResult allowed = run_autocat(command);
+    EXPECT_EQ(allowed.exit_code, 0) << args[0] << ": " << allowed.err;
+    EXPECT_EQ(one_line(allowed.err), "autocat: warning: " + second +
+                                         ":1: duplicate id \"x\" (first at " + first +
+                                         ":1); allowed by --allow-duplicate-ids")
+        << args[0];
+  }
+  // The later document replaced the earlier.
+  EXPECT_EQ(Xapian::Database(db).get_doccount(), 2u);
+}
+
+TEST_F(CliErrorsTest, NumericIdsBeyondDoublePrecisionStayApart) {
+  const std::string input = scratch_.file("big-ids.jsonl");
+  write_file(input,
+             "{\"id\": 9007199254740993, \"text\": \"the team won\"}\n"
+             "{\"id\": 9007199254740992, \"text\": \"simmer the sauce\"}\n");
+  const std::string db = scratch_.file("db");
+  const CliResult result = run_autocat({"index", "--model", model_, "--db", db, input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const Xapian::Database index(db);
+  EXPECT_EQ(index.get_doccount(), 2u);
+  EXPECT_TRUE(index.term_exists("Q9007199254740993"));
+  EXPECT_TRUE(index.term_exists("Q9007199254740992"));
+}
+
+TEST_F(CliErrorsTest, OversizedInputNamesFileAndLine) {
+  // /dev/zero has no size and no newline: it once ended in std::bad_alloc.
+  const CliResult zero = run_autocat({"classify", "--model", model_, "/dev/zero"});
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_EQ(one_line(zero.err),
+            "autocat: /dev/zero: file is larger than 67108864 bytes; the limit is 67108864 "
+            "bytes; raise it with --max-document-bytes or split the document (use "
+            "--skip-malformed to skip it)");
+
+  const std::string input = scratch_.file("long.jsonl");
+  write_file(input, "{\"id\": \"a\", \"text\": \"the team won\"}\n{\"id\": \"b\", \"text\": \"" +
+                        std::string(500, 'x') + "\"}\n");
+  const CliResult refused = run_autocat({"index", "--model", model_, "--db", scratch_.file("db"),
+                                         "--max-document-bytes", "100", input});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(
+      one_line(refused.err).rfind("autocat: " + input + ":2: line is longer than 100 bytes", 0), 0u)
+      << refused.err;
+  const CliResult skipped = run_autocat(
+      {"classify", "--model", model_, "--max-document-bytes=100", "--skip-malformed", input});
+  EXPECT_EQ(skipped.exit_code, 0);
+  EXPECT_EQ(lines_of(skipped.out).size(), 1u) << skipped.out;
+  const CliResult usage =
+      run_autocat({"classify", "--model", model_, "--max-document-bytes", "0", input});
+  EXPECT_EQ(usage.exit_code, 2);
+}
+
+TEST_F(CliErrorsTest, InvalidUtf8IdsAndLabelsLeaveJsonOutputValid) {
+  const std::string train = scratch_.file("bytes.jsonl");
+  write_file(train,
+             "{\"id\": \"1\", \"labels\": [\"caf\xC3\"], \"text\": \"espresso beans roasted\"}\n"
+             "{\"id\": \"2\", \"labels\": [\"sports\"], \"text\": \"the team won the match\"}\n");
+  const CliResult trained = run_autocat({"train", "--model", scratch_.file("m"), train});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  EXPECT_TRUE(contains(trained.err, train + ":1: id or label is not valid UTF-8")) << trained.err;
+
+  const std::string input = scratch_.file("doc.jsonl");
+  write_file(input, "{\"id\": \"doc\xFF\", \"text\": \"roasted espresso\"}\n");
+  const CliResult result =
+      run_autocat({"classify", "--model", scratch_.file("m"), "--json", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(one_line(result.err), "autocat: warning: " + input +
+                                      ":1: id or label is not valid UTF-8; JSON output shows "
+                                      "U+FFFD in place of the invalid bytes");
+  // No raw invalid byte reaches the output; U+FFFD stands in for each.
+  EXPECT_EQ(result.out.find('\xFF'), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("caf\xC3\""), std::string::npos) << result.out;
+  const internal::JsonValue line = testing_util::json(lines_of(result.out).at(0));
+  EXPECT_EQ(testing_util::string_at(line, "id"), "doc\xEF\xBF\xBD");
+  EXPECT_TRUE(contains(result.out, "\"caf\xEF\xBF\xBD\"")) << result.out;
+}
+
+TEST_F(CliErrorsTest, OverlongIdNamesTheLine) {
+  const std::string input = scratch_.file("long-id.jsonl");
+  write_file(input, "{\"id\": \"ok\", \"labels\": [\"sports\"], \"text\": \"the team won\"}\n" +
+                        std::string("{\"id\": \"") + std::string(245, 'Q') +
+                        "\", \"labels\": [\"food\"], \"text\": \"soup\"}\n");
+  const CliResult result = run_autocat({"train", "--model", scratch_.file("m"), input});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(one_line(result.err), "autocat: " + input +
+                                      ":2: id is 245 bytes long, over the 244-byte limit of "
+                                      "Xapian terms; give a shorter \"id\" (use --skip-malformed "
+                                      "to skip it)");
+}
+
+TEST_F(CliErrorsTest, DamagedTrainingDatabaseNamesItAndTheFix) {
+  const std::string broken = scratch_.file("damaged");
+  fs::copy(model_, broken, fs::copy_options::recursive);
+  const std::string postlist = broken + "/training/postlist.glass";
+  write_file(postlist, read_file(postlist).substr(0, 100));
+  for (const char* command : {"classify", "features"}) {
+    std::vector<std::string> args = {command, "--model", broken};
+    if (std::string(command) == "classify") args.push_back(test_data("fixture_test.jsonl"));
+    const CliResult result = run_autocat(args);
+    EXPECT_EQ(result.exit_code, 1) << command;
+    const std::string line = one_line(result.err);
+    EXPECT_EQ(line.rfind("autocat: " + broken + "/training: the training database is damaged (", 0),
+              0u)
+        << line;
+    EXPECT_TRUE(contains(line, "); retrain with: autocat train --model " + broken + " INPUT..."))
+        << line;
+  }
+}
+
+TEST_F(CliErrorsTest, ModelFileThatIsADirectory) {
+  const std::string broken = scratch_.file("dir-model");
+  fs::copy(model_, broken, fs::copy_options::recursive);
+  fs::remove(broken + "/model.autocat");
+  fs::create_directories(broken + "/model.autocat");
+  const CliResult result =
+      run_autocat({"classify", "--model", broken, test_data("fixture_test.jsonl")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(one_line(result.err), "autocat: " + broken +
+                                      "/model.autocat: not a model file (a directory or special "
+                                      "file); train the model again with autocat train");
+}
+
 }  // namespace
 }  // namespace autocat
