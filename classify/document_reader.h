@@ -39,9 +39,10 @@ struct ReadOptions {
   // An id delivered twice in one read_documents() call: false throws
   // InvalidArgumentError naming both places; true delivers both with a
   // warning naming both (where ids are stored, the later one replaces).
+  // Either way every id of the call is remembered: about 100 bytes each.
   bool allow_duplicate_ids = false;
   // The longest JSONL line, plain-text file or standard input accepted, so
-  // memory stays bounded (about this much plus 1 MiB). A longer one is
+  // memory stays bounded (under about twice this much). A longer one is
   // malformed: an error naming file and line, or skipped with
   // skip_malformed.
   uint64_t max_document_bytes = kDefaultMaxDocumentBytes;

@@ -51,6 +51,10 @@ void print_overview(std::ostream& out) {
          "Inputs are JSON Lines files (.jsonl, .jsonl.gz: one object per line with \"id\",\n"
          "\"text\", optional \"labels\", \"title\", \"split\"), folder trees whose subfolder\n"
          "names are labels, plain text files, or - for JSON Lines on standard input.\n"
+         "A document without \"id\" is named after the input as given: FILE:LINE for a\n"
+         "JSON Lines record, the file's path otherwise. An id repeated within one run is\n"
+         "an error (--allow-duplicate-ids accepts it). Lines and files over 64 MiB are\n"
+         "refused (--max-document-bytes).\n"
          "\n"
          "Run 'autocat COMMAND --help' for the options of a command.\n"
          "Exit status: 0 success, 1 runtime error, 2 usage error.\n";
