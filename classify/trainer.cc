@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "autocat/error.h"
+#include "classify/categorizer.h"
 #include "classify/feature_selection.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
@@ -240,6 +241,9 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   const ModelState old_model = read_model_file(model_file.string());
   const TrainOptions& options = old_model.training;
   const Analyzer analyzer(old_model.analyzer);
+  // Read once before copying, so a damaged collection is named as such
+  // instead of failing later with Xapian's bare "EOF reading block 2".
+  read_training_corpus(old_db.string(), model_dir);
 
   // Add to a copy, so a failed run leaves the model as it was.
   const fs::path new_db = dir / (kTrainingDbName + ".new");

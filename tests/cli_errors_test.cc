@@ -612,9 +612,10 @@ TEST_F(CliErrorsTest, DamagedTrainingDatabaseNamesItAndTheFix) {
   fs::copy(model_, broken, fs::copy_options::recursive);
   const std::string postlist = broken + "/training/postlist.glass";
   write_file(postlist, read_file(postlist).substr(0, 100));
-  for (const char* command : {"classify", "features"}) {
+  for (const char* command : {"classify", "features", "train"}) {
     std::vector<std::string> args = {command, "--model", broken};
-    if (std::string(command) == "classify") args.push_back(test_data("fixture_test.jsonl"));
+    if (std::string(command) == "train") args.push_back("--add");
+    if (std::string(command) != "features") args.push_back(test_data("fixture_test.jsonl"));
     const CliResult result = run_autocat(args);
     EXPECT_EQ(result.exit_code, 1) << command;
     const std::string line = one_line(result.err);
