@@ -1,6 +1,7 @@
 // autocat index: documents -> a search database, each document with its
 // text terms, its categories (terms and value slot) and its id term.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xapian.h>
 
@@ -127,6 +128,10 @@ void create_database_atomically(const std::string& db_path) {
   if (mkdtemp(fresh.data()) == nullptr) {
     throw IOError(db_path + ": cannot create the database: " + std::strerror(errno));
   }
+  // mkdtemp makes it private (0700); a database gets the usual permissions.
+  const mode_t mask = umask(0);
+  umask(mask);
+  chmod(fresh.c_str(), 0777 & ~mask);
   try {
     Xapian::WritableDatabase db(fresh, Xapian::DB_CREATE);
     db.commit();

@@ -302,6 +302,36 @@ TEST_F(CliIndexSafetyTest, AMissingInputCreatesNoDatabase) {
   EXPECT_FALSE(std::filesystem::exists(db));
 }
 
+TEST_F(CliIndexSafetyTest, ANewDatabaseHasTheUsualPermissions) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db).exit_code, 0);
+  const mode_t mask = umask(0);
+  umask(mask);
+  struct stat status {};
+  ASSERT_EQ(stat(db.c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 0777, 0777 & ~mask);
+}
+
+// What Xapian leaves when killed while creating a database (as autocat
+// index did before it created databases beside their place): no later run
+// can open it, and the error says why and what to do.
+TEST_F(CliIndexSafetyTest, ADatabaseWhoseCreationWasInterruptedIsExplained) {
+  const std::string db = scratch_.file("db");
+  std::filesystem::create_directory(db);
+  for (const char* name : {"flintlock", "postlist.glass", "termlist.glass", "v.tmp"}) {
+    write_file(db + "/" + name, "");
+  }
+  const CliResult result = index(model_, db);
+  EXPECT_EQ(result.exit_code, 1);
+  ASSERT_EQ(lines_of(result.err).size(), 1u) << result.err;
+  EXPECT_EQ(result.err.rfind("autocat: " + db + ": cannot open or create the database: ", 0), 0u)
+      << result.err;
+  EXPECT_TRUE(contains(result.err,
+                       "its creation was interrupted, so it holds no document: "
+                       "remove it and run again"))
+      << result.err;
+}
+
 TEST_F(CliIndexSafetyTest, AnErrorMidRunSaysWhatIsInTheDatabase) {
   const std::string db = scratch_.file("db");
   const std::string input = scratch_.file("docs.jsonl");
