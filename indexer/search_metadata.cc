@@ -1,10 +1,13 @@
 #include "indexer/search_metadata.h"
 
-#include <boost/crc.hpp>
+#include <zlib.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <vector>
 
 #include "autocat/error.h"
 #include "classify/model_io.h"
@@ -21,18 +24,18 @@ std::string model_fingerprint(const std::string& model_dir) {
   const std::string path = (std::filesystem::path(model_dir) / internal::kModelFileName).string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NotFoundError(path + ": cannot read the model file");
-  boost::crc_32_type crc;
+  uLong crc = crc32(0L, Z_NULL, 0);
   uint64_t bytes = 0;
   std::vector<char> buffer(1 << 20);
   while (in) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const auto got = static_cast<size_t>(in.gcount());
-    crc.process_bytes(buffer.data(), got);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<uInt>(got));
     bytes += got;
   }
   if (in.bad()) throw IOError(path + ": read error while fingerprinting the model file");
   char text[64];
-  std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", crc.checksum(),
+  std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", static_cast<unsigned>(crc),
                 static_cast<unsigned long long>(bytes));
   return text;
 }

@@ -11,9 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xapian.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -194,7 +196,14 @@ TEST_F(CliIndexSafetyTest, RefusesAnotherModelAndKeepsTheRecordedOne) {
   const std::string recorded = metadata(db, "autocat:model");
   const std::string fingerprint = metadata(db, "autocat:model_fingerprint");
   EXPECT_EQ(recorded, model_);
-  EXPECT_EQ(fingerprint.rfind("crc32:", 0), 0u) << fingerprint;
+  // Size and CRC-32 of the model file.
+  const std::string model_file = read_file(model_ + "/model.autocat");
+  char expected[64];
+  std::snprintf(expected, sizeof(expected), "crc32:%08lx bytes:%zu",
+                crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(model_file.data()),
+                      static_cast<uInt>(model_file.size())),
+                model_file.size());
+  EXPECT_EQ(fingerprint, expected);
 
   const CliResult other = index(other_model_, db, {}, {test_data("fixture_tree")});
   EXPECT_EQ(other.exit_code, 1);
