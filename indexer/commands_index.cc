@@ -144,21 +144,37 @@ void create_database_atomically(const std::string& db_path) {
   if (std::rename(fresh.c_str(), target.c_str()) != 0) fs::remove_all(fresh, ec);
 }
 
+// What Xapian leaves when killed while creating a database in place: its
+// revision file was never renamed into place, so nothing was committed.
+bool creation_interrupted(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path + "/v.tmp", ec) &&
+         !std::filesystem::exists(path + "/iamglass", ec);
+}
+const char kInterrupted[] =
+    " (its creation was interrupted, so it holds no document: remove it and run again)";
+
+// Opens DB, creating it if it does not exist or is an empty directory. A
+// directory holding anything but a database is refused, not written into.
 Xapian::WritableDatabase open_writable(const std::string& path) {
   create_database_atomically(path);
   try {
-    return Xapian::WritableDatabase(path, Xapian::DB_CREATE_OR_OPEN);
+    // Opening for writing would leave a lock file in a directory that is no
+    // database: find out read-only first.
+    Xapian::Database(path).close();
+    return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
   } catch (const Xapian::DatabaseLockError&) {
     throw IOError(path +
                   ": database is locked by another writer; wait for it to finish or close it");
+  } catch (const Xapian::DatabaseNotFoundError& e) {
+    throw IOError(creation_interrupted(path)
+                      ? path + ": cannot open the database: " + e.get_msg() + kInterrupted
+                      : path +
+                            ": is not a Xapian database (it holds other files); give --db a "
+                            "new or empty directory, or a database written by autocat index");
   } catch (const Xapian::DatabaseError& e) {
-    std::error_code ec;
-    const bool unfinished = std::filesystem::exists(path + "/v.tmp", ec) &&
-                            !std::filesystem::exists(path + "/iamglass", ec);
-    throw IOError(path + ": cannot open or create the database: " + e.get_msg() +
-                  (unfinished ? " (its creation was interrupted, so it holds no document: "
-                                "remove it and run again)"
-                              : ""));
+    throw IOError(path + ": cannot open the database: " + e.get_msg() +
+                  (creation_interrupted(path) ? kInterrupted : ""));
   }
 }
 

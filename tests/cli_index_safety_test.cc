@@ -321,6 +321,30 @@ TEST_F(CliIndexSafetyTest, ANewDatabaseHasTheUsualPermissions) {
   EXPECT_EQ(status.st_mode & 0777, 0777 & ~mask);
 }
 
+TEST_F(CliIndexSafetyTest, RefusesADirectoryThatIsNotADatabase) {
+  const std::string dir = scratch_.file("notes");
+  std::filesystem::create_directory(dir);
+  write_file(dir + "/todo.txt", "buy milk\n");
+  const CliResult result = index(model_, dir);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err, "autocat: " + dir +
+                            ": is not a Xapian database (it holds other files); give --db a new "
+                            "or empty directory, or a database written by autocat index\n");
+  // Nothing was written into it.
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"todo.txt"});
+
+  // An empty directory becomes a database.
+  const std::string empty = scratch_.file("empty");
+  std::filesystem::create_directory(empty);
+  const CliResult created = index(model_, empty);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(check_database(empty).documents, 9u);
+}
+
 // What Xapian leaves when killed while creating a database (as autocat
 // index did before it created databases beside their place): no later run
 // can open it, and the error says why and what to do.
@@ -333,7 +357,7 @@ TEST_F(CliIndexSafetyTest, ADatabaseWhoseCreationWasInterruptedIsExplained) {
   const CliResult result = index(model_, db);
   EXPECT_EQ(result.exit_code, 1);
   ASSERT_EQ(lines_of(result.err).size(), 1u) << result.err;
-  EXPECT_EQ(result.err.rfind("autocat: " + db + ": cannot open or create the database: ", 0), 0u)
+  EXPECT_EQ(result.err.rfind("autocat: " + db + ": cannot open the database: ", 0), 0u)
       << result.err;
   EXPECT_TRUE(contains(result.err,
                        "its creation was interrupted, so it holds no document: "
