@@ -356,6 +356,11 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   } catch (const std::exception& e) {
     throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts));
   }
+  if (counts.documents == 0) {
+    messages.warning(args.has("split") ? "no document indexed: no input record has \"split\": \"" +
+                                             args.value("split") + "\""
+                                       : "no document indexed: the inputs hold none");
+  }
   const double seconds = clock.seconds();
   const Xapian::doccount db_documents = db.get_doccount();
 

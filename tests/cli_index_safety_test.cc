@@ -407,6 +407,15 @@ TEST_F(CliIndexSafetyTest, SummaryCountsReplacedDocuments) {
   EXPECT_TRUE(contains(second.out, "now holds 42 documents")) << second.out;
 }
 
+TEST_F(CliIndexSafetyTest, IndexingNothingWarns) {
+  const std::string db = scratch_.file("db");
+  const CliResult result = index(model_, db, {"--split", "tset"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.err,
+            "autocat: warning: no document indexed: no input record has \"split\": \"tset\"\n");
+  EXPECT_TRUE(contains(result.out, "indexed 0 documents")) << result.out;
+}
+
 // Kills `autocat index` at random points of its run, half of them around
 // the creation of the database: a database that exists opens and holds only
 // complete documents, and the same command, run again to the end, completes
