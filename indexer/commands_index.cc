@@ -1,16 +1,27 @@
 // autocat index: documents -> a search database, each document with its
 // text terms, its categories (terms and value slot) and its id term.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xapian.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <ostream>
+#include <system_error>
 
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "classify/analyzer.h"
 #include "classify/json.h"
+#include "classify/model_io.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
 
@@ -24,8 +35,13 @@ const char kUsage[] =
     "Categorizes each document of INPUT with the model DIR and adds it to the Xapian\n"
     "database DB (created if missing): its text terms with positions, one boolean\n"
     "term per category (prefix XC) and a value slot with the categories and scores.\n"
-    "A document whose id is already in DB is replaced. Documents with empty text are\n"
-    "indexed without categories.\n"
+    "A document whose id is already in DB is replaced (the summary counts them).\n"
+    "Documents with empty text are indexed without categories. DB records the model\n"
+    "(and its fingerprint), prefix and slot; indexing into it with another model,\n"
+    "prefix or slot is refused unless --switch-model is given. DB may not lie inside\n"
+    "a model directory. Documents are committed every --batch documents and at the\n"
+    "end; after an error or a kill, DB holds complete documents, and running the same\n"
+    "command again completes it without duplicates.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
@@ -42,8 +58,13 @@ const char kUsageTail[] =
     "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
     "                       replaces the earlier where ids are stored (default: error)\n"
     "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --prefix XC          term prefix of categories (default XC)\n"
-    "  --slot N             value slot of categories and scores (default 200)\n"
+    "  --prefix XC          term prefix of categories (default: DB's, else XC)\n"
+    "  --slot N             value slot of categories and scores (default: DB's, else\n"
+    "                       200)\n"
+    "  --switch-model       index into a DB recorded with another model, prefix or\n"
+    "                       slot, and record this one: documents already in DB keep\n"
+    "                       what the earlier model gave them (terms, and categories\n"
+    "                       under the earlier prefix and slot) until re-indexed\n"
     "  --json               print the summary as one JSON object\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -65,6 +86,7 @@ const std::vector<OptionSpec>& command_options() {
           {"max-document-bytes", true},
           {"prefix", true},
           {"slot", true},
+          {"switch-model", false},
           {"json", false},
       },
       decision_option_specs());
@@ -74,23 +96,162 @@ const std::vector<OptionSpec>& command_options() {
 // Xapian's glass backend refuses terms longer than this many bytes.
 constexpr size_t kMaxTermBytes = 245;
 
-Xapian::WritableDatabase open_writable(const std::string& path) {
+// Directories `<DB>.autocat-new-<pid>-XXXXXX` are databases being created.
+const char kCreatingInfix[] = ".autocat-new-";
+
+// Removes what runs that were killed while creating `target` left beside it
+// (their process is gone); never anything else.
+void remove_stale_creations(const std::filesystem::path& target) {
+  namespace fs = std::filesystem;
+  const std::string prefix = target.filename().string() + kCreatingInfix;
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || entry.is_symlink(ec) || !entry.is_directory(ec)) continue;
+    long pid = 0;
+    const char* end = name.data() + name.size();
+    auto [ptr, error] = std::from_chars(name.data() + prefix.size(), end, pid);
+    if (error != std::errc() || ptr == end || *ptr != '-' || pid <= 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove_all(entry.path(), ec);
+  }
+}
+
+// Xapian creates a database file by file, and one killed midway is a
+// directory no later run can open. So a new database is created beside DB
+// and renamed into place once complete.
+void create_database_atomically(const std::string& db_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(db_path, ec) && !(fs::is_directory(db_path, ec) && fs::is_empty(db_path, ec))) {
+    return;
+  }
+  fs::path target = fs::absolute(db_path, ec).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();
+  remove_stale_creations(target);
+  std::string fresh = target.string() + kCreatingInfix + std::to_string(getpid()) + "-XXXXXX";
+  if (mkdtemp(fresh.data()) == nullptr) {
+    throw IOError(db_path + ": cannot create the database: " + std::strerror(errno));
+  }
+  // mkdtemp makes it private (0700); a database gets the usual permissions.
+  const mode_t mask = umask(0);
+  umask(mask);
+  chmod(fresh.c_str(), 0777 & ~mask);
   try {
-    return Xapian::WritableDatabase(path, Xapian::DB_CREATE_OR_OPEN);
+    Xapian::WritableDatabase db(fresh, Xapian::DB_CREATE);
+    db.commit();
+    db.close();
+  } catch (const Xapian::Error& e) {
+    fs::remove_all(fresh, ec);
+    throw IOError(db_path + ": cannot create the database: " + e.get_msg());
+  }
+  // Fails if another run created DB meanwhile: then that one is used.
+  if (std::rename(fresh.c_str(), target.c_str()) != 0) fs::remove_all(fresh, ec);
+}
+
+// What Xapian leaves when killed while creating a database in place: its
+// revision file was never renamed into place, so nothing was committed.
+bool creation_interrupted(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path + "/v.tmp", ec) &&
+         !std::filesystem::exists(path + "/iamglass", ec);
+}
+const char kInterrupted[] =
+    " (its creation was interrupted, so it holds no document: remove it and run again)";
+
+// Opens DB, creating it if it does not exist or is an empty directory. A
+// directory holding anything but a database is refused, not written into.
+Xapian::WritableDatabase open_writable(const std::string& path) {
+  create_database_atomically(path);
+  try {
+    // Opening for writing would leave a lock file in a directory that is no
+    // database: find out read-only first.
+    Xapian::Database(path).close();
+    return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
   } catch (const Xapian::DatabaseLockError&) {
     throw IOError(path +
                   ": database is locked by another writer; wait for it to finish or close it");
+  } catch (const Xapian::DatabaseNotFoundError& e) {
+    throw IOError(creation_interrupted(path)
+                      ? path + ": cannot open the database: " + e.get_msg() + kInterrupted
+                      : path +
+                            ": is not a Xapian database (it holds other files); give --db a "
+                            "new or empty directory, or a database written by autocat index");
   } catch (const Xapian::DatabaseError& e) {
-    throw IOError(path + ": cannot open or create the database: " + e.get_msg());
+    throw IOError(path + ": cannot open the database: " + e.get_msg() +
+                  (creation_interrupted(path) ? kInterrupted : ""));
   }
+}
+
+// Refuses a --db that is a model directory or lies inside one (the given
+// --model or any directory holding a model file): documents indexed there
+// would mix with the model's own training collection.
+void check_db_outside_models(const std::string& db_path, const std::string& model_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path db = fs::weakly_canonical(fs::absolute(db_path, ec), ec);
+  const fs::path model = fs::weakly_canonical(fs::absolute(model_dir, ec), ec);
+  for (fs::path dir = db; !dir.empty(); dir = dir.parent_path()) {
+    if (dir == model || fs::exists(dir / internal::kModelFileName, ec)) {
+      throw UsageError("--db " + db_path + " is " +
+                       (dir == db ? "the model directory " + dir.string()
+                                  : "inside the model directory " + dir.string()) +
+                       "; an application index there would mix with the model's own data (" +
+                       (dir / internal::kTrainingDbName).string() +
+                       "): choose a --db outside every model directory");
+    }
+    if (dir == dir.parent_path()) break;
+  }
+}
+
+// What DB already records (empty if it does not exist or is not a database
+// yet), read without taking the writer's lock.
+SearchMetadata recorded_metadata(const std::string& db_path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) return SearchMetadata();
+  try {
+    return read_search_metadata(Xapian::Database(db_path));
+  } catch (const Xapian::DatabaseOpeningError&) {
+    return SearchMetadata();  // open_writable() reports it
+  }
+}
+
+// The slot recorded as text, or `fallback` if none or unreadable.
+Xapian::valueno recorded_slot(const std::string& text, Xapian::valueno fallback) {
+  Xapian::valueno slot = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, slot);
+  return !text.empty() && ec == std::errc() && ptr == end ? slot : fallback;
 }
 
 struct IndexCounts {
   uint64_t documents = 0;
+  uint64_t committed = 0;  // documents known to be in DB's last commit
+  uint64_t replaced = 0;   // documents whose id DB already held
   uint64_t uncategorized = 0;
   uint64_t empty_text = 0;
   std::map<std::string, uint64_t> categories;
 };
+
+// After an error mid-run: commits the documents indexed before it (each
+// is complete) and says what DB now holds and how to finish.
+std::string after_failure(Xapian::WritableDatabase& db, const std::string& db_path,
+                          IndexCounts& counts) {
+  if (counts.documents == 0) {
+    return "nothing of this run was indexed into " + db_path;
+  }
+  bool committed = true;
+  try {
+    db.commit();
+    counts.committed = counts.documents;
+  } catch (const Xapian::Error&) {
+    committed = false;  // DB keeps its last commit.
+  }
+  return db_path + (committed ? " holds the " : " kept only its last commit, the first ") +
+         std::to_string(counts.committed) +
+         " documents of this run; fix the cause and run the same command again (documents " +
+         "are replaced by id, not duplicated)";
+}
 
 std::vector<std::pair<std::string, uint64_t>> sorted_counts(
     const std::map<std::string, uint64_t>& counts) {
@@ -105,12 +266,24 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   const std::string model_dir = args.required("model");
   const std::string db_path = args.required("db");
   require_inputs(args);
+  check_db_outside_models(db_path, model_dir);
+  // A mistyped input must not leave a new, empty database behind.
+  for (const std::string& input : args.positional()) {
+    std::error_code ec;
+    if (input != "-" && !std::filesystem::exists(input, ec)) {
+      throw NotFoundError(input + ": no such file or directory");
+    }
+  }
+  const SearchMetadata earlier = recorded_metadata(db_path);
   IndexOptions options;
   options.classify = classify_options(args);
-  options.category_prefix = args.value("prefix", kDefaultCategoryPrefix);
+  options.category_prefix =
+      args.value("prefix", earlier.prefix.empty() ? kDefaultCategoryPrefix : earlier.prefix);
   check_prefix(options.category_prefix);
-  options.category_slot = static_cast<Xapian::valueno>(
-      args.integer("slot", kDefaultCategorySlot, 0, Xapian::BAD_VALUENO - 1));
+  options.category_slot =
+      args.has("slot")
+          ? static_cast<Xapian::valueno>(args.integer("slot", 0, 0, Xapian::BAD_VALUENO - 1))
+          : recorded_slot(earlier.slot, kDefaultCategorySlot);
   const int64_t batch = args.integer("batch", 1000, 1, 100000000);
   const bool no_categories = args.has("no-categories");
   // Every option that shapes categorization is meaningless without it.
@@ -129,9 +302,29 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   const std::string method =
       no_categories ? "none"
                     : method_name(options.classify.method.value_or(indexer.default_method()));
+  SearchMetadata wanted;
+  wanted.model_dir = absolute_model_dir(model_dir);
+  wanted.model_fingerprint = model_fingerprint(model_dir);
+  wanted.prefix = options.category_prefix;
+  wanted.slot = std::to_string(options.category_slot);
 
   Xapian::WritableDatabase db = open_writable(db_path);
-  write_search_metadata(db, model_dir, options.category_prefix, options.category_slot);
+  // Checked again under the writer's lock: DB may have changed meanwhile.
+  const std::vector<std::string> differences =
+      search_metadata_differences(read_search_metadata(db), wanted);
+  if (!differences.empty()) {
+    if (!args.has("switch-model")) {
+      throw InvalidArgumentError(
+          db_path + ": " + join(differences, "; ") +
+          ". Indexing would mix them, and search would miss the earlier documents: use a new "
+          "--db, or the recorded model, prefix and slot, or --switch-model to record these "
+          "(earlier documents keep what the earlier model gave them until re-indexed)");
+    }
+    messages.warning(db_path + ": --switch-model: " + join(differences, "; ") +
+                     "; documents already there keep what the earlier model gave them "
+                     "until re-indexed");
+  }
+  write_search_metadata(db, wanted);
 
   IndexCounts counts;
   const Stopwatch clock;
@@ -146,15 +339,33 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
       ++counts.empty_text;
       messages.warning(doc.source + ": empty text; indexed without categories");
     }
+    const bool replacing = db.term_exists(kIdPrefix + id);
     const std::vector<Category> assigned = indexer.index_document(db, id, doc.text, doc.title);
+    if (replacing) ++counts.replaced;
     if (!no_categories && assigned.empty()) ++counts.uncategorized;
     for (const Category& category : assigned) ++counts.categories[category.name];
     ++counts.documents;
-    if (counts.documents % static_cast<uint64_t>(batch) == 0) db.commit();
+    if (counts.documents % static_cast<uint64_t>(batch) == 0) {
+      db.commit();
+      counts.committed = counts.documents;
+    }
     messages.progress("indexed", counts.documents, clock.seconds());
   };
-  internal::read_documents(args.positional(), read_options(args), on_document, warn_to(messages));
-  db.commit();
+  try {
+    internal::read_documents(args.positional(), read_options(args), on_document, warn_to(messages));
+    db.commit();
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts));
+  } catch (const Xapian::Error& e) {
+    throw Error(e.get_description() + "; " + after_failure(db, db_path, counts));
+  } catch (const std::exception& e) {
+    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts));
+  }
+  if (counts.documents == 0) {
+    messages.warning(args.has("split") ? "no document indexed: no input record has \"split\": \"" +
+                                             args.value("split") + "\""
+                                       : "no document indexed: the inputs hold none");
+  }
   const double seconds = clock.seconds();
   const Xapian::doccount db_documents = db.get_doccount();
 
@@ -163,6 +374,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("db", internal::JsonValue::string(db_path));
     json.set("method", internal::JsonValue::string(method));
     json.set("documents", internal::JsonValue::number(static_cast<double>(counts.documents)));
+    json.set("replaced", internal::JsonValue::number(static_cast<double>(counts.replaced)));
     json.set("seconds", internal::JsonValue::number(seconds));
     json.set("docs_per_second", internal::JsonValue::number(rate(counts.documents, seconds)));
     internal::JsonValue categories = internal::JsonValue::array();
@@ -194,6 +406,9 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   print_table(out, rows, {1});
   if (counts.empty_text != 0) {
     out << counts.empty_text << " documents had empty text\n";
+  }
+  if (counts.replaced != 0) {
+    out << counts.replaced << " documents replaced earlier ones with the same id\n";
   }
   out << db_path << " now holds " << db_documents << " documents\n";
   return 0;

@@ -1,28 +1,89 @@
 #include "indexer/search_metadata.h"
 
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
+#include <vector>
 
 #include "autocat/error.h"
 #include "classify/model_io.h"
 
 namespace autocat::cli {
 
-void write_search_metadata(Xapian::WritableDatabase& db, const std::string& model_dir,
-                           const std::string& prefix, Xapian::valueno slot) {
+std::string absolute_model_dir(const std::string& model_dir) {
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(model_dir, ec);
-  db.set_metadata(kModelKey, ec ? model_dir : absolute.lexically_normal().string());
-  db.set_metadata(kPrefixKey, prefix);
-  db.set_metadata(kSlotKey, std::to_string(slot));
+  return ec ? model_dir : absolute.lexically_normal().string();
+}
+
+std::string model_fingerprint(const std::string& model_dir) {
+  const std::string path = (std::filesystem::path(model_dir) / internal::kModelFileName).string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NotFoundError(path + ": cannot read the model file");
+  uLong crc = crc32(0L, Z_NULL, 0);
+  uint64_t bytes = 0;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = static_cast<size_t>(in.gcount());
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<uInt>(got));
+    bytes += got;
+  }
+  if (in.bad()) throw IOError(path + ": read error while fingerprinting the model file");
+  char text[64];
+  std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", static_cast<unsigned>(crc),
+                static_cast<unsigned long long>(bytes));
+  return text;
+}
+
+void write_search_metadata(Xapian::WritableDatabase& db, const SearchMetadata& metadata) {
+  db.set_metadata(kModelKey, metadata.model_dir);
+  db.set_metadata(kModelFingerprintKey, metadata.model_fingerprint);
+  db.set_metadata(kPrefixKey, metadata.prefix);
+  db.set_metadata(kSlotKey, metadata.slot);
 }
 
 SearchMetadata read_search_metadata(const Xapian::Database& db) {
   SearchMetadata metadata;
   metadata.model_dir = db.get_metadata(kModelKey);
+  metadata.model_fingerprint = db.get_metadata(kModelFingerprintKey);
   metadata.prefix = db.get_metadata(kPrefixKey);
   metadata.slot = db.get_metadata(kSlotKey);
   return metadata;
+}
+
+std::vector<std::string> search_metadata_differences(const SearchMetadata& recorded,
+                                                     const SearchMetadata& wanted) {
+  std::vector<std::string> differences;
+  const bool same_path = recorded.model_dir == wanted.model_dir;
+  const bool fingerprints = !recorded.model_fingerprint.empty();
+  if (fingerprints ? recorded.model_fingerprint != wanted.model_fingerprint
+                   : !recorded.model_dir.empty() && !same_path) {
+    if (same_path) {
+      differences.push_back("the model " + recorded.model_dir +
+                            " changed since its documents were indexed (retrained? " +
+                            recorded.model_fingerprint + " then, " + wanted.model_fingerprint +
+                            " now)");
+    } else {
+      differences.push_back(
+          "its documents were indexed with the model " + recorded.model_dir +
+          (fingerprints ? " (" + recorded.model_fingerprint + ")" : std::string()) +
+          ", --model is another one, " + wanted.model_dir + " (" + wanted.model_fingerprint + ")");
+    }
+  }
+  if (!recorded.prefix.empty() && recorded.prefix != wanted.prefix) {
+    differences.push_back("its categories are under the term prefix " + recorded.prefix +
+                          ", --prefix is " + wanted.prefix);
+  }
+  if (!recorded.slot.empty() && recorded.slot != wanted.slot) {
+    differences.push_back("its categories are in value slot " + recorded.slot + ", --slot is " +
+                          wanted.slot);
+  }
+  return differences;
 }
 
 std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model_dir) {

@@ -1,0 +1,529 @@
+// What `autocat index` guarantees about the application's database: it
+// refuses to mix models, prefixes or slots, and to write inside a model
+// directory; an error or a kill leaves complete documents and a re-run
+// completes without duplicates; a second writer fails at once. Runs the real
+// binary on the fixture corpus (tests/data/fixture_*).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xapian.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "autocat/category_indexer.h"
+#include "autocat/types.h"
+#include "tests/cli_test_util.h"
+#include "tests/test_util.h"
+
+extern char** environ;
+
+namespace autocat {
+namespace {
+
+using testing_util::CliResult;
+using testing_util::json;
+using testing_util::lines_of;
+using testing_util::number_at;
+using testing_util::read_file;
+using testing_util::run_autocat;
+using testing_util::TempDir;
+using testing_util::test_data;
+using testing_util::write_file;
+
+using Clock = std::chrono::steady_clock;
+
+// 42 documents: 24 + 9 JSON Lines records and a folder tree of 9 files.
+const size_t kCorpusDocuments = 42;
+std::vector<std::string> corpus() {
+  return {test_data("fixture_train.jsonl"), test_data("fixture_test.jsonl"),
+          test_data("fixture_tree")};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Starts AUTOCAT_CLI_PATH with `args` in the background, its output streams
+// to `out` and `err`; returns its process id.
+pid_t spawn_autocat(const std::vector<std::string>& args, const std::string& out,
+                    const std::string& err) {
+  std::vector<std::string> words = {AUTOCAT_CLI_PATH};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  const int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return failed == 0 ? pid : -1;
+}
+
+// Waits for `pid`; its exit code, or 128 + the signal that ended it.
+int wait_for(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// What a database written by `autocat index` holds, and every way a
+// document in it is not complete.
+struct DatabaseCheck {
+  Xapian::doccount documents = 0;
+  size_t distinct_ids = 0;
+  std::vector<std::string> problems;
+};
+
+DatabaseCheck check_database(const std::string& path) {
+  DatabaseCheck check;
+  Xapian::Database db;
+  try {
+    db = Xapian::Database(path);
+  } catch (const Xapian::Error& e) {
+    check.problems.push_back(path + " does not open: " + e.get_description());
+    return check;
+  }
+  check.documents = db.get_doccount();
+  for (auto it = db.allterms_begin(kIdPrefix); it != db.allterms_end(kIdPrefix); ++it) {
+    ++check.distinct_ids;
+    if (it.get_termfreq() != 1) check.problems.push_back(*it + " is on several documents");
+  }
+  for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) {
+    const Xapian::Document doc = db.get_document(*it);
+    const std::string name = "document " + std::to_string(*it);
+    std::vector<std::string> ids;
+    std::set<std::string> category_terms;
+    size_t text_terms = 0;
+    for (auto term = doc.termlist_begin(); term != doc.termlist_end(); ++term) {
+      const std::string& t = *term;
+      if (t.rfind(kIdPrefix, 0) == 0) {
+        ids.push_back(t);
+      } else if (t.rfind(kDefaultCategoryPrefix, 0) == 0) {
+        category_terms.insert(t.substr(kDefaultCategoryPrefix.size()));
+      } else {
+        ++text_terms;
+      }
+    }
+    std::set<std::string> slot_categories;
+    for (const Category& category : decode_categories(doc.get_value(kDefaultCategorySlot))) {
+      slot_categories.insert(category.name);
+    }
+    if (ids.size() != 1)
+      check.problems.push_back(name + " has " + std::to_string(ids.size()) + " id terms");
+    if (category_terms != slot_categories) {
+      check.problems.push_back(name + ": category terms and value slot disagree");
+    }
+    if (text_terms == 0 || doc.get_data().empty()) {
+      check.problems.push_back(name + " has no text terms or no data");
+    }
+  }
+  return check;
+}
+
+class CliIndexSafetyTest : public testing::Test {
+ protected:
+  // Two models of the same data that analyze differently: training is the
+  // slow part, so the suite shares them.
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    model_ = dir_->file("model");
+    other_model_ = dir_->file("stemmed-model");
+    train_errors_ = new std::string();
+    for (const auto& [dir, extra] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {model_, {}}, {other_model_, {"--stemmer", "english"}}}) {
+      std::vector<std::string> args = {"train", "--model", dir};
+      args.insert(args.end(), extra.begin(), extra.end());
+      args.push_back(test_data("fixture_train.jsonl"));
+      const CliResult trained = run_autocat(args);
+      if (trained.exit_code != 0) *train_errors_ += trained.err;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete train_errors_;
+    delete dir_;
+    train_errors_ = nullptr;
+    dir_ = nullptr;
+  }
+  void SetUp() override { ASSERT_EQ(*train_errors_, ""); }
+
+  static CliResult index(const std::string& model, const std::string& db,
+                         std::vector<std::string> extra = {},
+                         const std::vector<std::string>& inputs = {
+                             test_data("fixture_test.jsonl")}) {
+    std::vector<std::string> args = {"index", "--model", model, "--db", db};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    return run_autocat(args);
+  }
+
+  static std::string metadata(const std::string& db, const std::string& key) {
+    return Xapian::Database(db).get_metadata(key);
+  }
+
+  static TempDir* dir_;
+  static std::string model_;
+  static std::string other_model_;
+  static std::string* train_errors_;
+  TempDir scratch_;
+};
+
+TempDir* CliIndexSafetyTest::dir_ = nullptr;
+std::string CliIndexSafetyTest::model_;
+std::string CliIndexSafetyTest::other_model_;
+std::string* CliIndexSafetyTest::train_errors_ = nullptr;
+
+TEST_F(CliIndexSafetyTest, RefusesAnotherModelAndKeepsTheRecordedOne) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db).exit_code, 0);
+  const std::string recorded = metadata(db, "autocat:model");
+  const std::string fingerprint = metadata(db, "autocat:model_fingerprint");
+  EXPECT_EQ(recorded, model_);
+  // Size and CRC-32 of the model file.
+  const std::string model_file = read_file(model_ + "/model.autocat");
+  char expected[64];
+  std::snprintf(expected, sizeof(expected), "crc32:%08lx bytes:%zu",
+                crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(model_file.data()),
+                      static_cast<uInt>(model_file.size())),
+                model_file.size());
+  EXPECT_EQ(fingerprint, expected);
+
+  const CliResult other = index(other_model_, db, {}, {test_data("fixture_tree")});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_EQ(other.out, "");
+  ASSERT_EQ(lines_of(other.err).size(), 1u) << other.err;
+  EXPECT_EQ(other.err.rfind("autocat: " + db + ": ", 0), 0u) << other.err;
+  EXPECT_TRUE(contains(other.err, model_)) << other.err;
+  EXPECT_TRUE(contains(other.err, other_model_)) << other.err;
+  EXPECT_TRUE(contains(other.err, "--switch-model")) << other.err;
+  // Nothing changed: the same model, and only the first run's documents.
+  EXPECT_EQ(metadata(db, "autocat:model"), recorded);
+  EXPECT_EQ(metadata(db, "autocat:model_fingerprint"), fingerprint);
+  EXPECT_EQ(Xapian::Database(db).get_doccount(), 9u);
+}
+
+TEST_F(CliIndexSafetyTest, RefusesAModelRetrainedInPlace) {
+  const std::string model = scratch_.file("model");
+  std::filesystem::copy(model_, model, std::filesystem::copy_options::recursive);
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model, db).exit_code, 0);
+  const CliResult retrained = run_autocat(
+      {"train", "--model", model, "--stemmer", "english", test_data("fixture_train.jsonl")});
+  ASSERT_EQ(retrained.exit_code, 0) << retrained.err;
+
+  const CliResult again = index(model, db);
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_TRUE(contains(again.err, "the model " + model + " changed since")) << again.err;
+}
+
+TEST_F(CliIndexSafetyTest, AcceptsTheSameModelCopiedElsewhere) {
+  const std::string copy = scratch_.file("copy");
+  std::filesystem::copy(model_, copy, std::filesystem::copy_options::recursive);
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db).exit_code, 0);
+  const CliResult again = index(copy, db, {}, {test_data("fixture_tree")});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.err, "");
+  // The identity is the content: search now finds the model at its new path.
+  EXPECT_EQ(metadata(db, "autocat:model"), copy);
+  EXPECT_EQ(Xapian::Database(db).get_doccount(), 18u);
+}
+
+TEST_F(CliIndexSafetyTest, RefusesAnotherPrefixOrSlotAndDefaultsToTheRecordedOnes) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db, {"--prefix", "XTOPIC", "--slot", "7"}).exit_code, 0);
+
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"--prefix", "XC"}, std::vector<std::string>{"--slot", "200"}}) {
+    const CliResult refused = index(model_, db, options, {test_data("fixture_tree")});
+    EXPECT_EQ(refused.exit_code, 1) << options[0];
+    EXPECT_TRUE(contains(refused.err, db + ": ")) << refused.err;
+    EXPECT_TRUE(contains(refused.err, options[0] + " is " + options[1])) << refused.err;
+  }
+  EXPECT_EQ(metadata(db, "autocat:category_prefix"), "XTOPIC");
+  EXPECT_EQ(metadata(db, "autocat:category_slot"), "7");
+
+  // Without --prefix and --slot the database's own are used.
+  const CliResult more = index(model_, db, {}, {test_data("fixture_tree")});
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  const Xapian::Database database(db);
+  EXPECT_EQ(database.get_doccount(), 18u);
+  EXPECT_EQ(database.get_termfreq("XTOPICsports"), 6u);
+  EXPECT_EQ(database.get_termfreq("XCsports"), 0u);
+}
+
+TEST_F(CliIndexSafetyTest, SwitchModelRecordsTheNewModelAndSaysWhatHappens) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db).exit_code, 0);
+  const CliResult switched =
+      index(other_model_, db, {"--switch-model", "--prefix", "XT"}, {test_data("fixture_tree")});
+  ASSERT_EQ(switched.exit_code, 0) << switched.err;
+  ASSERT_EQ(lines_of(switched.err).size(), 1u) << switched.err;
+  EXPECT_TRUE(contains(switched.err, "warning: " + db + ": --switch-model")) << switched.err;
+  EXPECT_TRUE(contains(switched.err, "keep what the earlier model gave them")) << switched.err;
+  EXPECT_EQ(metadata(db, "autocat:model"), other_model_);
+  EXPECT_EQ(metadata(db, "autocat:category_prefix"), "XT");
+  // From now on the new model is the recorded one.
+  EXPECT_EQ(index(other_model_, db, {}, {test_data("fixture_tree")}).exit_code, 0);
+}
+
+TEST_F(CliIndexSafetyTest, RefusesADatabaseInsideAModelDirectory) {
+  const std::string training = model_ + "/training";
+  const Xapian::doccount training_documents = Xapian::Database(training).get_doccount();
+  const std::string inside_other = other_model_ + "/apps/db";
+  for (const auto& [model, db] : std::vector<std::pair<std::string, std::string>>{
+           {model_, training}, {model_, model_}, {model_, inside_other}}) {
+    const CliResult refused = index(model, db);
+    EXPECT_EQ(refused.exit_code, 2) << db;
+    ASSERT_EQ(lines_of(refused.err).size(), 1u) << refused.err;
+    EXPECT_TRUE(contains(refused.err, "--db " + db + " is ")) << refused.err;
+    EXPECT_TRUE(
+        contains(refused.err, "model directory " + (db == inside_other ? other_model_ : model_)))
+        << refused.err;
+  }
+  EXPECT_EQ(Xapian::Database(training).get_doccount(), training_documents);
+  EXPECT_EQ(Xapian::Database(training).get_metadata("autocat:model"), "");
+  EXPECT_FALSE(std::filesystem::exists(other_model_ + "/apps"));
+}
+
+TEST_F(CliIndexSafetyTest, AMissingInputCreatesNoDatabase) {
+  const std::string db = scratch_.file("db");
+  const CliResult result = index(model_, db, {}, {scratch_.file("typo.jsonl")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(contains(result.err, "typo.jsonl: no such file")) << result.err;
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
+TEST_F(CliIndexSafetyTest, ANewDatabaseHasTheUsualPermissions) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db).exit_code, 0);
+  const mode_t mask = umask(0);
+  umask(mask);
+  struct stat status {};
+  ASSERT_EQ(stat(db.c_str(), &status), 0);
+  EXPECT_EQ(status.st_mode & 0777, 0777 & ~mask);
+}
+
+TEST_F(CliIndexSafetyTest, RefusesADirectoryThatIsNotADatabase) {
+  const std::string dir = scratch_.file("notes");
+  std::filesystem::create_directory(dir);
+  write_file(dir + "/todo.txt", "buy milk\n");
+  const CliResult result = index(model_, dir);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err, "autocat: " + dir +
+                            ": is not a Xapian database (it holds other files); give --db a new "
+                            "or empty directory, or a database written by autocat index\n");
+  // Nothing was written into it.
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"todo.txt"});
+
+  // An empty directory becomes a database.
+  const std::string empty = scratch_.file("empty");
+  std::filesystem::create_directory(empty);
+  const CliResult created = index(model_, empty);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(check_database(empty).documents, 9u);
+}
+
+// What Xapian leaves when killed while creating a database (as autocat
+// index did before it created databases beside their place): no later run
+// can open it, and the error says why and what to do.
+TEST_F(CliIndexSafetyTest, ADatabaseWhoseCreationWasInterruptedIsExplained) {
+  const std::string db = scratch_.file("db");
+  std::filesystem::create_directory(db);
+  for (const char* name : {"flintlock", "postlist.glass", "termlist.glass", "v.tmp"}) {
+    write_file(db + "/" + name, "");
+  }
+  const CliResult result = index(model_, db);
+  EXPECT_EQ(result.exit_code, 1);
+  ASSERT_EQ(lines_of(result.err).size(), 1u) << result.err;
+  EXPECT_EQ(result.err.rfind("autocat: " + db + ": cannot open the database: ", 0), 0u)
+      << result.err;
+  EXPECT_TRUE(contains(result.err,
+                       "its creation was interrupted, so it holds no document: "
+                       "remove it and run again"))
+      << result.err;
+}
+
+TEST_F(CliIndexSafetyTest, AnErrorMidRunSaysWhatIsInTheDatabase) {
+  const std::string db = scratch_.file("db");
+  const std::string input = scratch_.file("docs.jsonl");
+  const std::string good =
+      "{\"id\": \"a\", \"text\": \"The striker scored in the match.\"}\n"
+      "{\"id\": \"b\", \"text\": \"Bake the bread with butter.\"}\n"
+      "{\"id\": \"c\", \"text\": \"The telescope found a comet.\"}\n";
+  const std::string last = "{\"id\": \"e\", \"text\": \"The team won the final.\"}\n";
+  write_file(input, good + "{\"id\": \"d\", \"text\": \n" + last);
+  const CliResult failed = index(model_, db, {"--batch", "2"}, {input});
+  EXPECT_EQ(failed.exit_code, 1);
+  EXPECT_EQ(failed.out, "");
+  ASSERT_EQ(lines_of(failed.err).size(), 1u) << failed.err;
+  EXPECT_TRUE(contains(failed.err, input + ":4")) << failed.err;
+  EXPECT_TRUE(contains(failed.err, db + " holds the 3 documents of this run")) << failed.err;
+  EXPECT_TRUE(contains(failed.err, "run the same command again")) << failed.err;
+  const DatabaseCheck check = check_database(db);
+  EXPECT_EQ(check.documents, 3u);
+  EXPECT_EQ(check.problems, std::vector<std::string>());
+
+  // Fixed, the same command completes the database without duplicates.
+  write_file(input, good + "{\"id\": \"d\", \"text\": \"Soup of the day.\"}\n" + last);
+  const CliResult rerun = index(model_, db, {"--batch", "2", "--json"}, {input});
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  const internal::JsonValue summary = json(lines_of(rerun.out).at(0));
+  EXPECT_EQ(number_at(summary, "documents"), 5);
+  EXPECT_EQ(number_at(summary, "replaced"), 3);
+  EXPECT_EQ(number_at(summary, "db_documents"), 5);
+}
+
+TEST_F(CliIndexSafetyTest, SummaryCountsReplacedDocuments) {
+  const std::string db = scratch_.file("db");
+  const CliResult first = index(model_, db);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_FALSE(contains(first.out, "replaced")) << first.out;
+  const CliResult second = index(model_, db, {}, corpus());
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_TRUE(contains(second.out, "\n9 documents replaced earlier ones with the same id\n"))
+      << second.out;
+  EXPECT_TRUE(contains(second.out, "now holds 42 documents")) << second.out;
+}
+
+TEST_F(CliIndexSafetyTest, IndexingNothingWarns) {
+  const std::string db = scratch_.file("db");
+  const CliResult result = index(model_, db, {"--split", "tset"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.err,
+            "autocat: warning: no document indexed: no input record has \"split\": \"tset\"\n");
+  EXPECT_TRUE(contains(result.out, "indexed 0 documents")) << result.out;
+}
+
+// Kills `autocat index` at random points of its run, half of them around
+// the creation of the database: a database that exists opens and holds only
+// complete documents, and the same command, run again to the end, completes
+// it without duplicates.
+TEST_F(CliIndexSafetyTest, KilledIndexLeavesCompleteDocumentsAndRerunCompletes) {
+  const std::string db = scratch_.file("db");
+  std::vector<std::string> args = {"index", "--model", model_, "--db", db, "--batch", "4"};
+  for (const std::string& input : corpus()) args.push_back(input);
+  const std::string out = scratch_.file("out"), err = scratch_.file("err");
+  using Micros = std::chrono::microseconds;
+
+  // One uninterrupted run sets the time scale: when the database appears,
+  // and when the run ends.
+  Clock::time_point start = Clock::now();
+  pid_t pid = spawn_autocat(args, out, err);
+  ASSERT_GT(pid, 0);
+  while (!std::filesystem::exists(db) && Clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(Micros(200));
+  }
+  const auto creation = std::chrono::duration_cast<Micros>(Clock::now() - start).count();
+  ASSERT_EQ(wait_for(pid), 0) << read_file(err);
+  const auto full_run = std::chrono::duration_cast<Micros>(Clock::now() - start).count();
+
+  std::mt19937 random(20261123);
+  std::uniform_int_distribution<int64_t> anywhere(0, full_run);
+  std::uniform_int_distribution<int64_t> near_creation(std::max<int64_t>(0, creation - 3000),
+                                                       creation + 3000);
+  const int kTrials = 6;
+  int killed = 0, partial = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    std::filesystem::remove_all(db);
+    start = Clock::now();
+    pid = spawn_autocat(args, out, err);
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_until(
+        start + Micros(trial % 2 == 0 ? anywhere(random) : near_creation(random)));
+    kill(pid, SIGKILL);
+    const int code = wait_for(pid);
+    ASSERT_TRUE(code == 0 || code == 128 + SIGKILL) << code << ": " << read_file(err);
+    if (code != 0) ++killed;
+    if (std::filesystem::exists(db)) {
+      const DatabaseCheck check = check_database(db);
+      EXPECT_EQ(check.problems, std::vector<std::string>()) << "trial " << trial;
+      EXPECT_EQ(check.documents, check.distinct_ids) << "trial " << trial;
+      EXPECT_LE(check.documents, kCorpusDocuments) << "trial " << trial;
+      if (check.documents < kCorpusDocuments) ++partial;
+    }
+
+    ASSERT_EQ(wait_for(spawn_autocat(args, out, err)), 0)
+        << "trial " << trial << ": " << read_file(err);
+    const DatabaseCheck check = check_database(db);
+    EXPECT_EQ(check.problems, std::vector<std::string>()) << "trial " << trial;
+    EXPECT_EQ(check.documents, kCorpusDocuments) << "trial " << trial;
+    EXPECT_EQ(check.distinct_ids, kCorpusDocuments) << "trial " << trial;
+    EXPECT_EQ(metadata(db, "autocat:model"), model_);
+  }
+  EXPECT_GE(killed, kTrials / 2);
+  std::cerr << "killed " << killed << " of " << kTrials << " runs, " << partial
+            << " left a partial database\n";
+  // Nothing is left beside the database: the re-runs removed what the
+  // killed runs were creating.
+  for (const auto& entry : std::filesystem::directory_iterator(scratch_.file(""))) {
+    EXPECT_EQ(entry.path().filename().string().find(".autocat-new-"), std::string::npos)
+        << entry.path();
+  }
+}
+
+// Two `autocat index` into one database at once: the second fails at once,
+// naming the database, and the first completes its documents.
+TEST_F(CliIndexSafetyTest, ASecondWriterFailsAtOnceWithALockedMessage) {
+  const std::string db = scratch_.file("db");
+  // The first run reads a FIFO after opening the database: opening the
+  // FIFO's other end proves it holds the database's lock.
+  const std::string fifo = scratch_.file("incoming.jsonl");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string out = scratch_.file("out"), err = scratch_.file("err");
+  const pid_t first = spawn_autocat(
+      {"index", "--model", model_, "--db", db, fifo, test_data("fixture_tree")}, out, err);
+  ASSERT_GT(first, 0);
+  int writer = -1;
+  const Clock::time_point give_up = Clock::now() + std::chrono::seconds(60);
+  while (writer < 0 && Clock::now() < give_up) {
+    writer = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // fails until the reader opened it
+    if (writer < 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (writer < 0) kill(first, SIGKILL);
+  ASSERT_GE(writer, 0) << "the first run never read its input: " << read_file(err);
+
+  const Clock::time_point second_start = Clock::now();
+  const CliResult second = index(model_, db, {}, {test_data("fixture_test.jsonl")});
+  const double second_seconds = std::chrono::duration<double>(Clock::now() - second_start).count();
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_EQ(second.err, "autocat: " + db +
+                            ": database is locked by another writer; wait for it to finish or "
+                            "close it\n");
+  EXPECT_LT(second_seconds, 10.0);
+
+  const std::string records =
+      "{\"id\": \"late-1\", \"text\": \"The striker scored in the match.\"}\n"
+      "{\"id\": \"late-2\", \"text\": \"Bake the bread with butter.\"}\n";
+  ASSERT_EQ(write(writer, records.data(), records.size()), static_cast<ssize_t>(records.size()));
+  close(writer);
+  ASSERT_EQ(wait_for(first), 0) << read_file(err);
+  const DatabaseCheck check = check_database(db);
+  EXPECT_EQ(check.problems, std::vector<std::string>());
+  EXPECT_EQ(check.documents, 11u);
+  EXPECT_EQ(check.distinct_ids, 11u);
+}
+
+}  // namespace
+}  // namespace autocat
