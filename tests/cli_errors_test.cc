@@ -514,7 +514,8 @@ TEST_F(CliErrorsTest, RepeatedIdStopsUnlessAllowed) {
     }
     const CliResult refused = run_autocat(command);
     EXPECT_EQ(refused.exit_code, 1) << args[0];
-    EXPECT_EQ(one_line(refused.err), expected) << args[0];
+    // index adds what the database holds after the stop.
+    EXPECT_EQ(one_line(refused.err).substr(0, expected.size()), expected) << args[0];
 
     command.push_back("--allow-duplicate-ids");
     const CliResult allowed = run_autocat(command);
