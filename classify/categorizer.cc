@@ -27,12 +27,18 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   if (!fs::is_directory(model_dir, ec)) {
     throw NotFoundError(model_dir + ": no such model directory; " + train_hint(model_dir));
   }
-  const fs::path model_file = fs::path(model_dir) / kModelFileName;
-  if (!fs::exists(model_file, ec)) {
+  paths_ = resolve_model_dir(model_dir);
+  if (!fs::exists(paths_.model_file, ec)) {
     throw NotFoundError(model_dir + ": no model here (" + kModelFileName + " missing); " +
                         train_hint(model_dir));
   }
-  model_ = read_model_file(model_file.string());
+  model_ = read_model_file(paths_.model_file);
+  try {
+    training_db_ = Xapian::Database(paths_.training_db);
+    training_db_open_ = true;
+  } catch (const Xapian::DatabaseOpeningError&) {
+    // Reported by knn_index(): methods other than kNN do not need it.
+  }
   build_classifiers();
 }
 
@@ -72,15 +78,17 @@ const KnnIndex& Categorizer::knn_index() const {
       knn_index_ = std::move(index);
       return;
     }
-    const std::string path = (fs::path(model_dir_) / kTrainingDbName).string();
-    Xapian::Database db;
-    try {
-      db = Xapian::Database(path);
-    } catch (const Xapian::DatabaseOpeningError& e) {
-      throw NotFoundError(path + ": cannot open the training database (" + e.get_msg() + "); " +
-                          train_hint(model_dir_));
+    const std::string& path = paths_.training_db;
+    if (!training_db_open_) {
+      try {
+        training_db_ = Xapian::Database(path);
+        training_db_open_ = true;
+      } catch (const Xapian::DatabaseOpeningError& e) {
+        throw NotFoundError(path + ": cannot open the training database (" + e.get_msg() + "); " +
+                            train_hint(model_dir_));
+      }
     }
-    TrainingCorpus corpus = load_training_corpus(db);
+    TrainingCorpus corpus = load_training_corpus(training_db_);
     if (corpus.num_docs() != model_.num_docs || corpus.posting_doc.size() != model_.num_postings ||
         corpus.terms != model_.terms || corpus.categories != model_.categories) {
       throw ModelFormatError(path +
@@ -91,6 +99,8 @@ const KnnIndex& Categorizer::knn_index() const {
     knn_classifier_ =
         std::make_unique<KnnClassifier>(index, model_.knn_similarity_power, model_.knn_k);
     knn_index_ = std::move(index);
+    training_db_.close();
+    training_db_open_ = false;
   });
   return *knn_index_;
 }

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "autocat/error.h"
+#include "classify/model_dir.h"
 #include "classify/model_io.h"
 
 namespace autocat::cli {
@@ -26,12 +27,12 @@ SearchMetadata read_search_metadata(const Xapian::Database& db) {
 }
 
 std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model_dir) {
-  const std::filesystem::path file = std::filesystem::path(model_dir) / internal::kModelFileName;
   std::error_code ec;
   if (!std::filesystem::is_directory(model_dir, ec)) {
     throw NotFoundError(model_dir + ": no such model directory");
   }
-  return std::make_unique<internal::Analyzer>(internal::read_analyzer_settings(file.string()));
+  return std::make_unique<internal::Analyzer>(
+      internal::read_analyzer_settings(internal::resolve_model_dir(model_dir).model_file));
 }
 
 }  // namespace autocat::cli
