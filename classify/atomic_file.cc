@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "autocat/error.h"
 
@@ -134,8 +136,14 @@ void sync_tree(const std::string& root) {
 }
 
 void crash_point(std::string_view step) {
-  const char* wanted = std::getenv("AUTOCAT_CRASH_AT");
-  if (wanted != nullptr && step == wanted) ::raise(SIGKILL);
+  const char* setting = std::getenv("AUTOCAT_CRASH_AT");
+  if (setting == nullptr) return;
+  const std::string_view wanted(setting);
+  if (wanted.substr(0, step.size()) != step) return;
+  const std::string_view action = wanted.substr(step.size());
+  if (action.empty()) ::raise(SIGKILL);
+  if (action == ":fail") throw IOError("test failure injected at " + std::string(step));
+  if (action == ":pause") std::this_thread::sleep_for(std::chrono::milliseconds(500));
 }
 
 }  // namespace autocat::internal

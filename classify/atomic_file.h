@@ -37,9 +37,13 @@ void sync_directory(const std::string& dir);
 // Throws IOError naming the first path that fails.
 void sync_tree(const std::string& root);
 
-// Crash-test hook: when the environment variable AUTOCAT_CRASH_AT equals
-// `step`, the process kills itself with SIGKILL, exactly as if it had been
-// killed there (no destructor, no cleanup). Costs one getenv otherwise.
+// Test hook at a named step of a write. The environment variable
+// AUTOCAT_CRASH_AT selects one step and what happens there:
+//   "STEP"        the process kills itself with SIGKILL, exactly as if it
+//                 had been killed there (no destructor, no cleanup);
+//   "STEP:fail"   throws IOError("test failure injected at STEP");
+//   "STEP:pause"  sleeps 500 ms (to make two runs overlap).
+// Costs one getenv when unset.
 void crash_point(std::string_view step);
 
 }  // namespace autocat::internal

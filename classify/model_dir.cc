@@ -69,14 +69,16 @@ unsigned read_current(const fs::path& dir) {
   return number;
 }
 
-// Files a Xapian database consists of (glass, and chert for old ones).
+// Files a Xapian database consists of (glass, and chert for old ones),
+// with v.tmp, the version file of a commit in progress.
 bool is_xapian_file(const std::string& name) {
   auto ends_with = [&](std::string_view tail) {
     return name.size() > tail.size() &&
            name.compare(name.size() - tail.size(), tail.size(), tail.data(), tail.size()) == 0;
   };
-  return name == "flintlock" || name.rfind("iamglass", 0) == 0 || name.rfind("iamchert", 0) == 0 ||
-         ends_with(".glass") || ends_with(".DB") || ends_with(".baseA") || ends_with(".baseB");
+  return name == "flintlock" || name == "v.tmp" || name.rfind("iamglass", 0) == 0 ||
+         name.rfind("iamchert", 0) == 0 || ends_with(".glass") || ends_with(".DB") ||
+         ends_with(".baseA") || ends_with(".baseB");
 }
 
 // Removes the entries of `dir` that `ours` accepts, then `dir` itself if
