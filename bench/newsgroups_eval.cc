@@ -158,7 +158,7 @@ int main(int argc, char** argv) try {
       static_cast<unsigned long long>(report.documents), report.categories, report.terms,
       report.total_seconds, report.analyze_seconds, report.fit_seconds);
   std::printf("model directory: %.1f MB (model file %.1f MB)\n", directory_bytes(model_dir) / 1e6,
-              fs::file_size(fs::path(model_dir) / autocat::internal::kModelFileName) / 1e6);
+              fs::file_size(autocat::internal::resolve_model_dir(model_dir).model_file) / 1e6);
 
   auto load_start = Clock::now();
   const Categorizer categorizer(model_dir);

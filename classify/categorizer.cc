@@ -22,10 +22,9 @@ std::string train_hint(const std::string& model_dir) {
 
 }  // namespace
 
-TrainingCorpus read_training_corpus(const std::string& path, const std::string& model_dir) {
-  Xapian::Database db;
+Xapian::Database open_training_db(const std::string& path, const std::string& model_dir) {
   try {
-    db = Xapian::Database(path);
+    return Xapian::Database(path);
   } catch (const Xapian::DatabaseOpeningError& e) {
     throw NotFoundError(path + ": cannot open the training database (" + e.get_msg() + "); " +
                         train_hint(model_dir));
@@ -33,6 +32,10 @@ TrainingCorpus read_training_corpus(const std::string& path, const std::string& 
     throw ModelFormatError(path + ": the training database is damaged (" + e.get_description() +
                            "); retrain with: autocat train --model " + model_dir + " INPUT...");
   }
+}
+
+TrainingCorpus read_training_corpus(const Xapian::Database& db, const std::string& path,
+                                    const std::string& model_dir) {
   try {
     return load_training_corpus(db);
   } catch (const Xapian::Error& e) {
@@ -42,17 +45,27 @@ TrainingCorpus read_training_corpus(const std::string& path, const std::string& 
   }
 }
 
+TrainingCorpus read_training_corpus(const std::string& path, const std::string& model_dir) {
+  return read_training_corpus(open_training_db(path, model_dir), path, model_dir);
+}
+
 Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   std::error_code ec;
   if (!fs::is_directory(model_dir, ec)) {
     throw NotFoundError(model_dir + ": no such model directory; " + train_hint(model_dir));
   }
-  const fs::path model_file = fs::path(model_dir) / kModelFileName;
-  if (!fs::exists(model_file, ec)) {
+  paths_ = resolve_model_dir(model_dir);
+  if (!fs::exists(paths_.model_file, ec)) {
     throw NotFoundError(model_dir + ": no model here (" + kModelFileName + " missing); " +
                         train_hint(model_dir));
   }
-  model_ = read_model_file(model_file.string());
+  model_ = read_model_file(paths_.model_file);
+  try {
+    training_db_ = Xapian::Database(paths_.training_db);
+    training_db_open_ = true;
+  } catch (const Xapian::Error&) {
+    // Reported by knn_index(): methods other than kNN do not need it.
+  }
   build_classifiers();
 }
 
@@ -92,8 +105,12 @@ const KnnIndex& Categorizer::knn_index() const {
       knn_index_ = std::move(index);
       return;
     }
-    const std::string path = (fs::path(model_dir_) / kTrainingDbName).string();
-    TrainingCorpus corpus = read_training_corpus(path, model_dir_);
+    const std::string& path = paths_.training_db;
+    if (!training_db_open_) {
+      training_db_ = open_training_db(path, model_dir_);
+      training_db_open_ = true;
+    }
+    TrainingCorpus corpus = read_training_corpus(training_db_, path, model_dir_);
     if (corpus.num_docs() != model_.num_docs || corpus.posting_doc.size() != model_.num_postings ||
         corpus.terms != model_.terms || corpus.categories != model_.categories) {
       throw ModelFormatError(path +
@@ -104,6 +121,8 @@ const KnnIndex& Categorizer::knn_index() const {
     knn_classifier_ =
         std::make_unique<KnnClassifier>(index, model_.knn_similarity_power, model_.knn_k);
     knn_index_ = std::move(index);
+    training_db_.close();
+    training_db_open_ = false;
   });
   return *knn_index_;
 }

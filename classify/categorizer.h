@@ -1,7 +1,9 @@
 // Categorizer: a loaded model directory. Analyzes text with the model's own
 // analyzer settings and scores every category with any method. The model
-// file is read at construction; kNN's in-memory postings are built from the
-// training database the first time kNN is used.
+// file is read, and the training database of the same generation opened, at
+// construction (see model_dir.h); kNN's in-memory postings are built from
+// that open database the first time kNN is used, so a `train` into the
+// directory meanwhile changes nothing for this object.
 //
 // Thread safety: every const method may be called from many threads at once.
 #pragma once
@@ -16,6 +18,7 @@
 #include "classify/analyzer.h"
 #include "classify/classifier.h"
 #include "classify/knn.h"
+#include "classify/model_dir.h"
 #include "classify/model_io.h"
 
 namespace autocat::internal {
@@ -41,6 +44,9 @@ struct DecisionTrace {
 // Opens the training database at `path` of the model in `model_dir` and
 // reads it whole. Throws NotFoundError if it cannot be opened and
 // ModelFormatError naming `path` if Xapian finds it damaged.
+Xapian::Database open_training_db(const std::string& path, const std::string& model_dir);
+TrainingCorpus read_training_corpus(const Xapian::Database& db, const std::string& path,
+                                    const std::string& model_dir);
 TrainingCorpus read_training_corpus(const std::string& path, const std::string& model_dir);
 
 class Categorizer {
@@ -53,6 +59,8 @@ class Categorizer {
   ~Categorizer();
 
   const std::string& model_dir() const { return model_dir_; }
+  // The files this categorizer loaded (empty for a model fitted in memory).
+  const ModelPaths& paths() const { return paths_; }
   const Analyzer& analyzer() const { return *analyzer_; }
   const ModelState& model() const { return model_; }
   const std::vector<std::string>& categories() const { return model_.categories; }
@@ -99,6 +107,11 @@ class Categorizer {
                             bool explain) const;
 
   std::string model_dir_;  // empty for a model fitted in memory
+  ModelPaths paths_;
+  // Opened at construction when it can be (the error waits for kNN's first
+  // use); closed once kNN's index is built. Touched only inside knn_once_.
+  mutable Xapian::Database training_db_;
+  mutable bool training_db_open_ = false;
   ModelState model_;
   std::shared_ptr<const TrainingCorpus> corpus_;  // in-memory models only
   std::unique_ptr<Analyzer> analyzer_;

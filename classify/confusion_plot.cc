@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "autocat/error.h"
+#include "classify/atomic_file.h"
 
 namespace autocat::internal {
 namespace {
@@ -387,28 +388,7 @@ void write_confusion_plot(const std::string& path, const Evaluation& evaluation,
   }
   const std::string contents = *format == PlotFormat::kSvg ? confusion_svg(evaluation, title)
                                                            : confusion_html(evaluation, title);
-  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      throw IOError(path + ": cannot write the plot: " + std::strerror(errno));
-    }
-    out << contents;
-    out.close();
-    if (!out) {
-      const int error = errno;
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw IOError(path + ": cannot write the plot: " + std::strerror(error));
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw IOError(path + ": cannot write the plot: " + ec.message());
-  }
+  write_file_atomically(path, {contents}, "the plot");
 }
 
 }  // namespace autocat::internal

@@ -87,8 +87,7 @@ void Explainer::open_training_database() {
   if (training_open_) return;
   // Builds kNN's index first: it checks the database against the model.
   const KnnIndex& index = categorizer_.knn_index();
-  const std::string path =
-      (std::filesystem::path(categorizer_.model_dir()) / kTrainingDbName).string();
+  const std::string& path = categorizer_.paths().training_db;
   try {
     training_ = Xapian::Database(path);
   } catch (const Xapian::DatabaseOpeningError& e) {

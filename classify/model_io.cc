@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "autocat/error.h"
+#include "classify/atomic_file.h"
 
 namespace autocat::internal {
 namespace {
@@ -93,25 +94,8 @@ void write_model_file(const std::string& path, const ModelState& state) {
   put_le(payload.size(), 8, &header);
   put_le(crc32_of(payload), 4, &header);
 
-  // Temporary file in the same directory, then rename: readers see the old
-  // model or the new one, never half of one.
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw IOError(temp + ": cannot create model file: " + std::strerror(errno));
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-    out.flush();
-    if (!out) {
-      std::remove(temp.c_str());
-      throw IOError(temp + ": cannot write model file (disk full?)");
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    std::remove(temp.c_str());
-    throw IOError(path + ": cannot replace model file: " + reason);
-  }
+  // Readers see the old model or the new one, never half of one.
+  write_file_atomically(path, {header, payload}, "model file");
 }
 
 namespace {

@@ -6,8 +6,10 @@
 #include <filesystem>
 
 #include "autocat/error.h"
+#include "classify/atomic_file.h"
 #include "classify/categorizer.h"
 #include "classify/feature_selection.h"
+#include "classify/model_dir.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
 #include "classify/thresholds.h"
@@ -87,23 +89,6 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 
 namespace {
 
-// Removes a directory when it goes out of scope, unless released: the
-// half-built collection of a failed run does not stay behind.
-class RemoveOnFailure {
- public:
-  explicit RemoveOnFailure(fs::path path) : path_(std::move(path)) {}
-  ~RemoveOnFailure() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  RemoveOnFailure(const RemoveOnFailure&) = delete;
-  RemoveOnFailure& operator=(const RemoveOnFailure&) = delete;
-  void release() { path_.clear(); }
-
- private:
-  fs::path path_;
-};
-
 // Reads, analyzes and adds the documents of `inputs` to `writer`. Returns
 // the number of labelled documents added.
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
@@ -136,30 +121,24 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
   return labelled;
 }
 
-// Fits every classifier from the collection at `new_db`, swaps it in as the
-// model's training collection and writes the model file.
-void fit_and_install(const fs::path& model_dir, const fs::path& new_db,
-                     const AnalyzerSettings& settings, const TrainOptions& options,
-                     TrainReport* report) {
+// Fits every classifier from the collection the writer's new generation
+// holds, writes the model file beside it and installs the generation.
+void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
+                     const TrainOptions& options, TrainReport* report) {
   const auto fit_start = Clock::now();
   ModelState model;
   {
-    const Xapian::Database db(new_db.string());
+    const Xapian::Database db(writer->next().training_db);
     report->documents = db.get_doccount();
     const TrainingCorpus corpus = load_training_corpus(db);
     model = fit_model(corpus, settings, options);
   }
   report->fit_seconds = seconds_since(fit_start);
 
-  std::error_code ec;
-  const fs::path final_db = model_dir / kTrainingDbName;
-  fs::remove_all(final_db, ec);
-  fs::rename(new_db, final_db, ec);
-  if (ec) {
-    throw IOError(final_db.string() +
-                  ": cannot move the training database in place: " + ec.message());
-  }
-  write_model_file((model_dir / kModelFileName).string(), model);
+  crash_point("fitted");
+  write_model_file(writer->next().model_file, model);
+  crash_point("model-written");
+  writer->install();
 
   report->categories = static_cast<uint32_t>(model.categories.size());
   report->default_method = options.default_method;
@@ -196,29 +175,24 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   const AnalyzerSettings settings = resolve_analyzer_options(options.analyzer);
   const Analyzer analyzer(settings);
 
-  std::error_code ec;
-  fs::create_directories(model_dir, ec);
-  if (ec) throw IOError(model_dir + ": cannot create model directory: " + ec.message());
-  // The new collection is built beside the old one and swapped in only once
-  // training has succeeded, so a failed run leaves the old model working.
-  const fs::path new_db = fs::path(model_dir) / (kTrainingDbName + ".new");
-  fs::remove_all(new_db, ec);
-  RemoveOnFailure cleanup(new_db);
-
+  // The new model is built in a generation of its own and installed only
+  // once training has succeeded, so a failed or killed run leaves the old
+  // model working.
+  ModelDirWriter model_writer(model_dir, on_warning);
   uint64_t labelled = 0;
   {
-    TrainingCollectionWriter writer(new_db.string(), options.commit_batch);
+    TrainingCollectionWriter writer(model_writer.next().training_db, options.commit_batch);
     labelled = add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer,
                              &report, on_warning);
   }
+  crash_point("collection-written");
   report.analyze_seconds = seconds_since(start);
   if (labelled == 0) {
     throw InvalidArgumentError(
         "no labelled document with text in the input; JSON Lines records need a non-empty "
         "\"labels\" array, folder trees need one subfolder per category");
   }
-  fit_and_install(model_dir, new_db, settings, options, &report);
-  cleanup.release();
+  fit_and_install(&model_writer, settings, options, &report);
   report.total_seconds = seconds_since(start);
   return report;
 }
@@ -226,32 +200,32 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning) {
   const auto start = Clock::now();
-  const fs::path dir(model_dir);
-  const fs::path model_file = dir / kModelFileName;
-  const fs::path old_db = dir / kTrainingDbName;
+  const std::string no_model = model_dir +
+                               ": no model here to add to; train one with: autocat train "
+                               "--model " +
+                               model_dir + " INPUT...";
+  // Checked before the writer creates anything: --add never makes a directory.
   std::error_code ec;
-  if (!fs::exists(model_file, ec) || !fs::is_directory(old_db, ec)) {
-    throw NotFoundError(model_dir +
-                        ": no model here to add to; train one with: autocat train "
-                        "--model " +
-                        model_dir + " INPUT...");
+  if (!fs::is_regular_file(resolve_model_dir(model_dir).model_file, ec)) {
+    throw NotFoundError(no_model);
   }
+  ModelDirWriter model_writer(model_dir, on_warning);
+  if (!model_writer.has_model()) throw NotFoundError(no_model);
   // Settings come from the model, so new documents are analyzed and the
   // classifiers fitted exactly as before.
-  const ModelState old_model = read_model_file(model_file.string());
+  const ModelState old_model = read_model_file(model_writer.current().model_file);
   const TrainOptions& options = old_model.training;
   const Analyzer analyzer(old_model.analyzer);
   // Read once before copying, so a damaged collection is named as such
   // instead of failing later with Xapian's bare "EOF reading block 2".
-  read_training_corpus(old_db.string(), model_dir);
+  read_training_corpus(model_writer.current().training_db, model_dir);
 
-  // Add to a copy, so a failed run leaves the model as it was.
-  const fs::path new_db = dir / (kTrainingDbName + ".new");
-  fs::remove_all(new_db, ec);
-  RemoveOnFailure cleanup(new_db);
-  fs::copy(old_db, new_db, fs::copy_options::recursive, ec);
+  // Add to a copy in the new generation, so a failed run leaves the model
+  // as it was.
+  const fs::path new_db = model_writer.next().training_db;
+  fs::copy(model_writer.current().training_db, new_db, fs::copy_options::recursive, ec);
   if (ec) throw IOError(new_db.string() + ": cannot copy the training database: " + ec.message());
-  // A copy taken while another process held the lock carries its lock file.
+  // Xapian's lock file is no part of the data.
   fs::remove(new_db / "flintlock", ec);
 
   TrainReport report;
@@ -260,12 +234,12 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
     add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer, &report,
                   on_warning);
   }
+  crash_point("collection-written");
   report.analyze_seconds = seconds_since(start);
   if (report.added == 0) {
     throw InvalidArgumentError("no document with text to add; " + model_dir + " is unchanged");
   }
-  fit_and_install(dir, new_db, old_model.analyzer, options, &report);
-  cleanup.release();
+  fit_and_install(&model_writer, old_model.analyzer, options, &report);
   report.total_seconds = seconds_since(start);
   return report;
 }

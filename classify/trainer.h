@@ -1,8 +1,9 @@
 // Training: reads labelled documents, writes the training collection, fits
 // every classifier from its posting lists and writes the model file.
 //
-// Thread safety: call one training function at a time per model directory
-// (the database lock refuses a second). Reading and analysis run on the
+// Thread safety: one training function at a time per model directory; the
+// model directory's lock (see model_dir.h) refuses a second at once, in this
+// process or another. Reading and analysis run on the
 // calling thread; the cross-validation folds of fit_model() run on every
 // core (std::thread::hardware_concurrency()).
 #pragma once

@@ -655,10 +655,10 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
   collection_options.tune_thresholds = false;
   const internal::TrainReport report = internal::train_model(
       args.positional(), model_dir, collection_options, read_options(args), warn_to(messages));
-  const internal::AnalyzerSettings analyzer =
-      internal::read_model_file((fs::path(model_dir) / internal::kModelFileName).string()).analyzer;
-  const internal::TrainingCorpus corpus = internal::load_training_corpus(
-      Xapian::Database((fs::path(model_dir) / internal::kTrainingDbName).string()));
+  const internal::ModelPaths paths = internal::resolve_model_dir(model_dir);
+  const internal::AnalyzerSettings analyzer = internal::read_model_file(paths.model_file).analyzer;
+  const internal::TrainingCorpus corpus =
+      internal::load_training_corpus(Xapian::Database(paths.training_db));
   const double prepare_seconds = clock.seconds();
 
   const Stopwatch cv_clock;

@@ -41,9 +41,9 @@ const std::vector<OptionSpec> kOptions = {
     {"model", true}, {"category", true}, {"select", true}, {"top", true}, {"json", false},
 };
 
-internal::TrainingCorpus load_corpus(const std::string& model_dir) {
-  const std::string path = (std::filesystem::path(model_dir) / internal::kTrainingDbName).string();
-  return internal::read_training_corpus(path, model_dir);
+internal::TrainingCorpus load_corpus(const std::string& model_dir,
+                                     const internal::ModelPaths& paths) {
+  return internal::read_training_corpus(paths.training_db, model_dir);
 }
 
 int run_features(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
@@ -58,7 +58,7 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
 
   // Opening the model first gives the clear messages for a missing or bad model.
   const internal::Categorizer categorizer(model_dir);
-  const internal::TrainingCorpus corpus = load_corpus(model_dir);
+  const internal::TrainingCorpus corpus = load_corpus(model_dir, categorizer.paths());
 
   std::vector<uint32_t> selected;
   if (args.has("category")) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/model_dir.h"
 #include "classify/model_io.h"
 
 namespace autocat::cli {
@@ -87,12 +88,12 @@ std::vector<std::string> search_metadata_differences(const SearchMetadata& recor
 }
 
 std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model_dir) {
-  const std::filesystem::path file = std::filesystem::path(model_dir) / internal::kModelFileName;
   std::error_code ec;
   if (!std::filesystem::is_directory(model_dir, ec)) {
     throw NotFoundError(model_dir + ": no such model directory");
   }
-  return std::make_unique<internal::Analyzer>(internal::read_analyzer_settings(file.string()));
+  return std::make_unique<internal::Analyzer>(
+      internal::read_analyzer_settings(internal::resolve_model_dir(model_dir).model_file));
 }
 
 }  // namespace autocat::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "classify/model_dir.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 
@@ -56,11 +57,14 @@ class CliErrorsTest : public testing::Test {
   std::string broken_model(const std::string& contents) {
     const std::string copy = scratch_.file("broken");
     fs::copy(model_, copy, fs::copy_options::recursive);
-    write_file(copy + "/model.autocat", contents);
+    write_file(model_file_in(copy), contents);
     return copy;
   }
 
-  std::string model_file() const { return read_file(model_ + "/model.autocat"); }
+  std::string model_file() const { return read_file(model_file_in(model_)); }
+  static std::string model_file_in(const std::string& model_dir) {
+    return internal::resolve_model_dir(model_dir).model_file;
+  }
 
   // A JSONL file with a malformed second line.
   std::string malformed_jsonl() {
@@ -221,7 +225,7 @@ TEST_F(CliErrorsTest, TruncatedModelFile) {
       run_autocat({"classify", "--model", broken, test_data("fixture_test.jsonl")});
   EXPECT_EQ(result.exit_code, 1);
   const std::string line = one_line(result.err);
-  EXPECT_EQ(line.rfind("autocat: " + broken + "/model.autocat: ", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("autocat: " + model_file_in(broken) + ": ", 0), 0u) << line;
   EXPECT_TRUE(contains(line, "truncated")) << line;
 }
 
@@ -236,12 +240,12 @@ TEST_F(CliErrorsTest, ForeignModelFile) {
     TempDir dir;
     const std::string broken = dir.file("m");
     fs::copy(model_, broken, fs::copy_options::recursive);
-    write_file(broken + "/model.autocat", contents);
+    write_file(model_file_in(broken), contents);
     const CliResult result = run_autocat(
         {"index", "--model", broken, "--db", dir.file("db"), test_data("fixture_tree")});
     EXPECT_EQ(result.exit_code, 1);
     const std::string line = one_line(result.err);
-    EXPECT_EQ(line.rfind("autocat: " + broken + "/model.autocat: ", 0), 0u) << line;
+    EXPECT_EQ(line.rfind("autocat: " + model_file_in(broken) + ": ", 0), 0u) << line;
     EXPECT_TRUE(contains(line, "not an autocat model file")) << line;
   }
 }
@@ -259,7 +263,7 @@ TEST_F(CliErrorsTest, NewerModelFormatVersion) {
       run_autocat({"eval", "--model", broken, test_data("fixture_test.jsonl")});
   EXPECT_EQ(result.exit_code, 1);
   const std::string line = one_line(result.err);
-  EXPECT_EQ(line.rfind("autocat: " + broken + "/model.autocat: ", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("autocat: " + model_file_in(broken) + ": ", 0), 0u) << line;
   EXPECT_TRUE(contains(line, "999")) << line;
 }
 
@@ -429,7 +433,7 @@ TEST_F(CliErrorsTest, BadLabelsNameTheLine) {
     const CliResult result = run_autocat({"train", "--model", model, input});
     EXPECT_EQ(result.exit_code, 1) << c.problem;
     EXPECT_EQ(one_line(result.err), "autocat: " + input + ":2: " + c.problem);
-    EXPECT_FALSE(fs::exists(model + "/model.autocat"));
+    EXPECT_FALSE(fs::exists(model_file_in(model)));
   }
 }
 

@@ -205,8 +205,9 @@ class CrossValidateFixtureTest : public testing::Test {
     const std::string model = dir_->file("all");
     train_model({testing_util::test_data("fixture_train.jsonl")}, model, TrainOptions(),
                 ReadOptions(), nullptr);
-    corpus_ = new TrainingCorpus(load_training_corpus(Xapian::Database(model + "/training")));
-    analyzer_ = new AnalyzerSettings(read_model_file(model + "/" + kModelFileName).analyzer);
+    const ModelPaths paths = resolve_model_dir(model);
+    corpus_ = new TrainingCorpus(load_training_corpus(Xapian::Database(paths.training_db)));
+    analyzer_ = new AnalyzerSettings(read_model_file(paths.model_file).analyzer);
   }
   static void TearDownTestSuite() {
     delete analyzer_;

@@ -121,7 +121,7 @@ TEST_F(ExplainTest, DenseIndexesMapToTrainingDocidsInOrder) {
   EXPECT_TRUE(std::is_sorted(docids.begin(), docids.end()));
   // Each document's XC terms are the labels KnnIndex holds for its index,
   // and its data is the id of its Q term.
-  Xapian::Database db(model_ + "/training");
+  Xapian::Database db(resolve_model_dir(model_).training_db);
   for (uint32_t d = 0; d < docids.size(); ++d) {
     const Xapian::Document doc = db.get_document(docids[d]);
     std::vector<uint32_t> labels;

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "autocat/error.h"
 #include "classify/categorizer.h"
+#include "classify/model_dir.h"
 #include "test_util.h"
 
 namespace autocat::internal {
@@ -12,6 +16,16 @@ namespace {
 using testing_util::read_file;
 using testing_util::test_data;
 using testing_util::write_file;
+
+// The names in `dir`, sorted.
+std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 class TrainerTest : public testing::Test {
  protected:
@@ -26,7 +40,7 @@ class TrainerTest : public testing::Test {
   }
 
   ModelState model_in(const std::string& model_dir) {
-    return read_model_file(model_dir + "/" + kModelFileName);
+    return read_model_file(resolve_model_dir(model_dir).model_file);
   }
 
   testing_util::TempDir dir_;
@@ -83,7 +97,7 @@ TEST_F(TrainerTest, AddingKeepsTheModelsSettings) {
 TEST_F(TrainerTest, FailedAddLeavesTheModelUnchanged) {
   const std::string model = dir_.file("model");
   train_model({dir_.file("first.jsonl")}, model, TrainOptions(), ReadOptions(), nullptr);
-  const std::string before = read_file(model + "/" + kModelFileName);
+  const std::string before = read_file(resolve_model_dir(model).model_file);
   write_file(dir_.file("empty.jsonl"),
              "{\"id\": \"e\", \"labels\": [\"food\"], \"text\": \"  \"}\n");
   EXPECT_THROW(add_to_model({dir_.file("empty.jsonl")}, model, ReadOptions(), nullptr),
@@ -91,9 +105,9 @@ TEST_F(TrainerTest, FailedAddLeavesTheModelUnchanged) {
   write_file(dir_.file("broken.jsonl"), "{\"id\": \"b\", \"text\": \"unterminated\n");
   EXPECT_THROW(add_to_model({dir_.file("broken.jsonl")}, model, ReadOptions(), nullptr),
                InvalidArgumentError);
-  EXPECT_EQ(read_file(model + "/" + kModelFileName), before);
+  EXPECT_EQ(read_file(resolve_model_dir(model).model_file), before);
   EXPECT_EQ(Categorizer(model).knn_index().num_docs(), 15u);
-  EXPECT_FALSE(std::filesystem::exists(model + "/" + kTrainingDbName + ".new"));
+  EXPECT_EQ(entries_of(model), (std::vector<std::string>{"CURRENT", "autocat.lock", "gen-000001"}));
 }
 
 TEST_F(TrainerTest, AddingToNoModelIsNotFound) {
@@ -108,14 +122,14 @@ TEST_F(TrainerTest, AddingToNoModelIsNotFound) {
 TEST_F(TrainerTest, RetrainingAFailedRunKeepsTheOldModel) {
   const std::string model = dir_.file("model");
   train_model({fixture_}, model, TrainOptions(), ReadOptions(), nullptr);
-  const std::string before = read_file(model + "/" + kModelFileName);
+  const std::string before = read_file(resolve_model_dir(model).model_file);
   write_file(dir_.file("unlabelled.jsonl"), "{\"id\": \"u\", \"text\": \"no labels here\"}\n");
   EXPECT_THROW(
       train_model({dir_.file("unlabelled.jsonl")}, model, TrainOptions(), ReadOptions(), nullptr),
       InvalidArgumentError);
-  EXPECT_EQ(read_file(model + "/" + kModelFileName), before);
+  EXPECT_EQ(read_file(resolve_model_dir(model).model_file), before);
   EXPECT_EQ(Categorizer(model).knn_index().num_docs(), 24u);
-  EXPECT_FALSE(std::filesystem::exists(model + "/" + kTrainingDbName + ".new"));
+  EXPECT_EQ(entries_of(model), (std::vector<std::string>{"CURRENT", "autocat.lock", "gen-000001"}));
 }
 
 }  // namespace
