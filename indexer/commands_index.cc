@@ -21,6 +21,7 @@
 #include "autocat/error.h"
 #include "classify/analyzer.h"
 #include "classify/json.h"
+#include "classify/model_dir.h"
 #include "classify/model_io.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
@@ -192,13 +193,14 @@ void check_db_outside_models(const std::string& db_path, const std::string& mode
   const fs::path db = fs::weakly_canonical(fs::absolute(db_path, ec), ec);
   const fs::path model = fs::weakly_canonical(fs::absolute(model_dir, ec), ec);
   for (fs::path dir = db; !dir.empty(); dir = dir.parent_path()) {
-    if (dir == model || fs::exists(dir / internal::kModelFileName, ec)) {
+    if (dir == model || fs::exists(dir / internal::kModelFileName, ec) ||
+        fs::exists(dir / internal::kCurrentFileName, ec) ||
+        fs::exists(dir / internal::kLockFileName, ec)) {
       throw UsageError("--db " + db_path + " is " +
                        (dir == db ? "the model directory " + dir.string()
                                   : "inside the model directory " + dir.string()) +
-                       "; an application index there would mix with the model's own data (" +
-                       (dir / internal::kTrainingDbName).string() +
-                       "): choose a --db outside every model directory");
+                       "; an application index there would mix with the model's own data: choose a "
+                       "--db outside every model directory");
     }
     if (dir == dir.parent_path()) break;
   }

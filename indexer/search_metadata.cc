@@ -22,7 +22,7 @@ std::string absolute_model_dir(const std::string& model_dir) {
 }
 
 std::string model_fingerprint(const std::string& model_dir) {
-  const std::string path = (std::filesystem::path(model_dir) / internal::kModelFileName).string();
+  const std::string path = internal::resolve_model_dir(model_dir).model_file;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NotFoundError(path + ": cannot read the model file");
   uLong crc = crc32(0L, Z_NULL, 0);

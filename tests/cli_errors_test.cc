@@ -615,7 +615,8 @@ TEST_F(CliErrorsTest, OverlongIdNamesTheLine) {
 TEST_F(CliErrorsTest, DamagedTrainingDatabaseNamesItAndTheFix) {
   const std::string broken = scratch_.file("damaged");
   fs::copy(model_, broken, fs::copy_options::recursive);
-  const std::string postlist = broken + "/training/postlist.glass";
+  const std::string training_db = internal::resolve_model_dir(broken).training_db;
+  const std::string postlist = training_db + "/postlist.glass";
   write_file(postlist, read_file(postlist).substr(0, 100));
   for (const char* command : {"classify", "features", "train"}) {
     std::vector<std::string> args = {command, "--model", broken};
@@ -624,8 +625,7 @@ TEST_F(CliErrorsTest, DamagedTrainingDatabaseNamesItAndTheFix) {
     const CliResult result = run_autocat(args);
     EXPECT_EQ(result.exit_code, 1) << command;
     const std::string line = one_line(result.err);
-    EXPECT_EQ(line.rfind("autocat: " + broken + "/training: the training database is damaged (", 0),
-              0u)
+    EXPECT_EQ(line.rfind("autocat: " + training_db + ": the training database is damaged (", 0), 0u)
         << line;
     EXPECT_TRUE(contains(line, "); retrain with: autocat train --model " + broken + " INPUT..."))
         << line;
@@ -635,13 +635,14 @@ TEST_F(CliErrorsTest, DamagedTrainingDatabaseNamesItAndTheFix) {
 TEST_F(CliErrorsTest, ModelFileThatIsADirectory) {
   const std::string broken = scratch_.file("dir-model");
   fs::copy(model_, broken, fs::copy_options::recursive);
-  fs::remove(broken + "/model.autocat");
-  fs::create_directories(broken + "/model.autocat");
+  const std::string model_file = internal::resolve_model_dir(broken).model_file;
+  fs::remove(model_file);
+  fs::create_directories(model_file);
   const CliResult result =
       run_autocat({"classify", "--model", broken, test_data("fixture_test.jsonl")});
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_EQ(one_line(result.err), "autocat: " + broken +
-                                      "/model.autocat: not a model file (a directory or special "
+  EXPECT_EQ(one_line(result.err), "autocat: " + model_file +
+                                      ": not a model file (a directory or special "
                                       "file); train the model again with autocat train");
 }
 

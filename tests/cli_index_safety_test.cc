@@ -26,6 +26,7 @@
 
 #include "autocat/category_indexer.h"
 #include "autocat/types.h"
+#include "classify/model_dir.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 
@@ -197,7 +198,7 @@ TEST_F(CliIndexSafetyTest, RefusesAnotherModelAndKeepsTheRecordedOne) {
   const std::string fingerprint = metadata(db, "autocat:model_fingerprint");
   EXPECT_EQ(recorded, model_);
   // Size and CRC-32 of the model file.
-  const std::string model_file = read_file(model_ + "/model.autocat");
+  const std::string model_file = read_file(internal::resolve_model_dir(model_).model_file);
   char expected[64];
   std::snprintf(expected, sizeof(expected), "crc32:%08lx bytes:%zu",
                 crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(model_file.data()),
@@ -285,7 +286,7 @@ TEST_F(CliIndexSafetyTest, SwitchModelRecordsTheNewModelAndSaysWhatHappens) {
 }
 
 TEST_F(CliIndexSafetyTest, RefusesADatabaseInsideAModelDirectory) {
-  const std::string training = model_ + "/training";
+  const std::string training = internal::resolve_model_dir(model_).training_db;
   const Xapian::doccount training_documents = Xapian::Database(training).get_doccount();
   const std::string inside_other = other_model_ + "/apps/db";
   for (const auto& [model, db] : std::vector<std::pair<std::string, std::string>>{
