@@ -235,6 +235,7 @@ void check_model_state(const std::string& path, const ModelState& m) {
   check.require(static_cast<int>(t.feature_selection) >= 0 &&
                     t.feature_selection <= FeatureSelection::kKlDivergence,
                 "feature selection out of range");
+  check.require(t.analyzer.max_term_bytes >= 1, "training max_term_bytes below 1");
   check.require(t.num_features >= 0 && t.threshold_folds >= 0 && t.commit_batch >= 0,
                 "negative training counts");
 

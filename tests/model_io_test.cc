@@ -266,6 +266,8 @@ TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
       {"zero alpha", [](ModelState* m) { m->complement_nb.alpha = 0; }, "alpha"},
       {"unknown stemmer", [](ModelState* m) { m->analyzer.stemmer = "klingon"; }, "stemmer"},
       {"max_term_bytes 0", [](ModelState* m) { m->analyzer.max_term_bytes = 0; }, "max_term_bytes"},
+      {"training max_term_bytes -1",
+       [](ModelState* m) { m->training.analyzer.max_term_bytes = -1; }, "max_term_bytes"},
       {"unsorted stopwords",
        [](ModelState* m) {
          m->analyzer.stopwords = {"the", "a"};
