@@ -168,31 +168,49 @@ struct AnalyzerOnly {
   }
 };
 
-// Collects what is wrong with a decoded model; the first problem is reported.
+// Reports the first problem of a decoded model. Messages are built only on
+// failure: the loops below run over millions of weights.
 class Checker {
  public:
   explicit Checker(const std::string& path) : path_(path) {}
 
+  void require(bool ok, const char* what) const {
+    if (!ok) fail(what);
+  }
   void require(bool ok, const std::string& what) const {
-    if (!ok) corrupt(path_, "model file is inconsistent (" + what + ")");
+    if (!ok) fail(what);
   }
 
   template <class Number>
   void require_not_nan(const std::vector<Number>& values, const std::string& what) const {
-    for (const Number v : values) require(!std::isnan(v), what + " holds NaN");
+    const bool ok =
+        std::none_of(values.begin(), values.end(), [](Number v) { return std::isnan(v); });
+    if (!ok) fail(what + " holds NaN");
   }
   template <class Number>
   void require_finite(const std::vector<Number>& values, const std::string& what) const {
-    for (const Number v : values) require(std::isfinite(v), what + " holds a non-finite number");
+    const bool ok =
+        std::all_of(values.begin(), values.end(), [](Number v) { return std::isfinite(v); });
+    if (!ok) fail(what + " holds a non-finite number");
+  }
+  template <class Value>
+  void require_all_at_most(const std::vector<Value>& values, Value limit, const char* what) const {
+    const bool ok = std::all_of(values.begin(), values.end(), [&](Value v) { return v <= limit; });
+    if (!ok) fail(what);
   }
 
   void require_sorted_unique(const std::vector<std::string>& names, const std::string& what) const {
-    for (size_t i = 1; i < names.size(); ++i) {
-      require(names[i - 1] < names[i], what + " are not sorted and unique");
-    }
+    const bool ok =
+        std::adjacent_find(names.begin(), names.end(),
+                           [](const auto& a, const auto& b) { return !(a < b); }) == names.end();
+    if (!ok) fail(what + " are not sorted and unique");
   }
 
  private:
+  [[noreturn]] void fail(const std::string& what) const {
+    corrupt(path_, "model file is inconsistent (" + what + ")");
+  }
+
   const std::string& path_;
 };
 
@@ -242,16 +260,14 @@ void check_model_state(const std::string& path, const ModelState& m) {
   check.require(cats > 0, "no categories");
   check.require_sorted_unique(m.categories, "categories");
   check.require(m.category_doc_counts.size() == cats, "category document counts");
-  for (const uint32_t count : m.category_doc_counts) {
-    check.require(count <= m.num_docs, "a category holds more documents than the model");
-  }
+  check.require_all_at_most(m.category_doc_counts, m.num_docs,
+                            "a category holds more documents than the model");
   check.require_sorted_unique(m.terms, "terms");
   check.require(m.df.size() == terms, "document frequencies");
-  for (const uint32_t df : m.df) {
-    check.require(df <= m.num_docs, "a term occurs in more documents than the model holds");
-  }
+  check.require_all_at_most(m.df, m.num_docs,
+                            "a term occurs in more documents than the model holds");
   check.require(m.selected.empty() || m.selected.size() == terms, "selected terms");
-  for (const uint8_t s : m.selected) check.require(s <= 1, "selected terms are not 0 or 1");
+  check.require_all_at_most(m.selected, uint8_t{1}, "selected terms are not 0 or 1");
 
   check.require(valid_decision(m.decision), "decision out of range");
   check.require(m.knn_k >= 1, "kNN k below 1");
@@ -281,9 +297,8 @@ void check_model_state(const std::string& path, const ModelState& m) {
                     r.term_start.back() == r.entry_category.size() &&
                     r.entry_category.size() == r.entry_weight.size(),
                 "Rocchio centroid entries");
-  for (const uint32_t c : r.entry_category) {
-    check.require(c < cats, "Rocchio category index out of range");
-  }
+  check.require_all_at_most(r.entry_category, static_cast<uint32_t>(cats - 1),
+                            "Rocchio category index out of range");
   check.require_finite(r.entry_weight, "Rocchio centroids");
 
   const auto check_nb = [&](const NaiveBayesModel& nb, Method method) {
