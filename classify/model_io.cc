@@ -3,12 +3,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <boost/archive/archive_exception.hpp>
-#include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +18,7 @@
 
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
+#include "classify/bounded_binary_iarchive.h"
 
 namespace autocat::internal {
 namespace {
@@ -55,31 +57,6 @@ uint32_t crc32_of(const std::string& data) {
   throw ModelFormatError(path + ": " + what + "; train the model again with autocat train");
 }
 
-// Sizes that every part of a model must agree on; a file that passes the CRC
-// but disagrees was written by a buggy or foreign program.
-void check_consistency(const std::string& path, const ModelState& m) {
-  const size_t terms = m.terms.size(), cats = m.categories.size();
-  auto nb_ok = [&](const NaiveBayesModel& nb) {
-    return nb.num_categories == cats && nb.log_prior.size() == cats &&
-           nb.term_weight.size() == terms * cats &&
-           (nb.class_constant.empty() || nb.class_constant.size() == cats);
-  };
-  const bool ok = m.df.size() == terms && (m.selected.empty() || m.selected.size() == terms) &&
-                  m.category_doc_counts.size() == cats && cats > 0 &&
-                  m.rocchio.term_start.size() == terms + 1 &&
-                  m.rocchio.entry_category.size() == m.rocchio.entry_weight.size() &&
-                  m.rocchio.term_start.back() == m.rocchio.entry_weight.size() &&
-                  nb_ok(m.multinomial_nb) && nb_ok(m.bernoulli_nb) && nb_ok(m.complement_nb);
-  bool thresholds_ok = m.thresholds.empty() || m.thresholds.size() == all_methods().size();
-  for (const auto& per_category : m.thresholds) {
-    thresholds_ok = thresholds_ok && per_category.size() == cats;
-  }
-  if (!ok || !thresholds_ok) corrupt(path, "model file is inconsistent (sizes disagree)");
-  for (uint32_t c : m.rocchio.entry_category) {
-    if (c >= cats) corrupt(path, "model file is inconsistent (category out of range)");
-  }
-}
-
 }  // namespace
 
 void write_model_file(const std::string& path, const ModelState& state) {
@@ -100,23 +77,8 @@ void write_model_file(const std::string& path, const ModelState& state) {
 
 namespace {
 
-// The payload of a model file after every header check and the CRC.
-std::string verified_payload(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw NotFoundError(path + ": no such model file");
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ModelFormatError(path + ": not a model file (a directory or special file); train the " +
-                           "model again with autocat train");
-  }
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw IOError(path + ": cannot open model file: " + std::strerror(errno));
-  // One read into a buffer of the file's size: tens of megabytes.
-  std::string data(static_cast<size_t>(in.tellg()), '\0');
-  in.seekg(0);
-  if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) {
-    throw IOError(path + ": cannot read model file");
-  }
-
+// The payload of a model file's bytes after every header check and the CRC.
+std::string verified_payload(const std::string& path, std::string data) {
   if (data.size() < sizeof kModelMagic ||
       std::memcmp(data.data(), kModelMagic, sizeof kModelMagic) != 0) {
     throw ModelFormatError(path + ": not an autocat model file (wrong magic bytes)");
@@ -142,19 +104,45 @@ std::string verified_payload(const std::string& path) {
   return data;
 }
 
-// Decodes `payload` into `object`, translating Boost's failures.
+std::string read_whole_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw NotFoundError(path + ": no such model file");
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ModelFormatError(path + ": not a model file (a directory or special file); train the " +
+                           "model again with autocat train");
+  }
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw IOError(path + ": cannot open model file: " + std::strerror(errno));
+  // One read into a buffer of the file's size: tens of megabytes.
+  std::string data(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(data.data(), static_cast<std::streamsize>(data.size()))) {
+    throw IOError(path + ": cannot read model file");
+  }
+  return data;
+}
+
+// Decodes `payload` into `object`, translating every decoding failure. The
+// payload passed its CRC, so a failure here means a buggy or crafted file;
+// BoundedBinaryIarchive keeps such a file from allocating more than a small
+// multiple of its size.
 template <class T>
 void decode(const std::string& path, const std::string& payload, T* object) {
+  const auto refuse = [&](const std::string& why) {
+    corrupt(path, "model file cannot be decoded (" + why + ")");
+  };
   try {
-    std::istringstream stream(payload, std::ios::binary);
-    boost::archive::binary_iarchive archive(stream);
+    BoundedInputBuffer buffer(payload.data(), payload.size());
+    BoundedBinaryIarchive archive(buffer);
     archive >> *object;
+  } catch (const ImpossibleLengthError& e) {
+    refuse(e.what());
   } catch (const boost::archive::archive_exception& e) {
-    corrupt(path, std::string("model file cannot be decoded (") + e.what() + ")");
+    refuse(e.what());
   } catch (const std::bad_alloc&) {
-    corrupt(path, "model file cannot be decoded (absurd sizes)");
+    refuse("absurd sizes");
   } catch (const std::length_error&) {
-    corrupt(path, "model file cannot be decoded (absurd sizes)");
+    refuse("absurd sizes");
   }
 }
 
@@ -168,18 +156,173 @@ struct AnalyzerOnly {
   }
 };
 
+// Reports the first problem of a decoded model. Messages are built only on
+// failure: the loops below run over millions of weights.
+class Checker {
+ public:
+  explicit Checker(const std::string& path) : path_(path) {}
+
+  void require(bool ok, const char* what) const {
+    if (!ok) fail(what);
+  }
+  void require(bool ok, const std::string& what) const {
+    if (!ok) fail(what);
+  }
+
+  template <class Number>
+  void require_not_nan(const std::vector<Number>& values, const std::string& what) const {
+    const bool ok =
+        std::none_of(values.begin(), values.end(), [](Number v) { return std::isnan(v); });
+    if (!ok) fail(what + " holds NaN");
+  }
+  template <class Number>
+  void require_finite(const std::vector<Number>& values, const std::string& what) const {
+    const bool ok =
+        std::all_of(values.begin(), values.end(), [](Number v) { return std::isfinite(v); });
+    if (!ok) fail(what + " holds a non-finite number");
+  }
+  template <class Value>
+  void require_all_at_most(const std::vector<Value>& values, Value limit, const char* what) const {
+    const bool ok = std::all_of(values.begin(), values.end(), [&](Value v) { return v <= limit; });
+    if (!ok) fail(what);
+  }
+
+  void require_sorted_unique(const std::vector<std::string>& names, const std::string& what) const {
+    const bool ok =
+        std::adjacent_find(names.begin(), names.end(),
+                           [](const auto& a, const auto& b) { return !(a < b); }) == names.end();
+    if (!ok) fail(what + " are not sorted and unique");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    corrupt(path_, "model file is inconsistent (" + what + ")");
+  }
+
+  const std::string& path_;
+};
+
+bool valid_method(Method method) {
+  const auto value = static_cast<size_t>(method);
+  return value < all_methods().size();
+}
+
+bool valid_decision(Decision decision) {
+  return decision == Decision::kOneOf || decision == Decision::kAnyOf;
+}
+
+void check_analyzer(const Checker& check, const std::string& path,
+                    const AnalyzerSettings& settings) {
+  check.require_sorted_unique(settings.stopwords, "stopwords");
+  check.require(settings.max_term_bytes >= 1, "max_term_bytes below 1");
+  try {
+    Analyzer analyzer(settings);  // validates the stemmer language
+  } catch (const InvalidArgumentError& e) {
+    corrupt(path, std::string("model file has invalid analyzer settings (") + e.what() + ")");
+  }
+}
+
+// Every size, cross-reference and range the classifiers rely on. A file
+// that passes the CRC but fails here was written by a buggy or crafted
+// program; without these checks it could make classification read out of
+// bounds or silently assign nothing.
+void check_model_state(const std::string& path, const ModelState& m) {
+  const Checker check(path);
+  const size_t terms = m.terms.size(), cats = m.categories.size();
+  check_analyzer(check, path, m.analyzer);
+
+  const TrainOptions& t = m.training;
+  check.require(valid_method(t.default_method), "default method out of range");
+  check.require(!t.decision || valid_decision(*t.decision), "training decision out of range");
+  check.require(std::isfinite(t.nb_alpha) && t.nb_alpha > 0, "nb_alpha not positive");
+  check.require(!std::isnan(t.rocchio_gamma), "training rocchio_gamma is NaN");
+  check.require(t.knn_k >= 0 && t.knn_similarity_power >= 0 && t.knn_similarity_power <= 2,
+                "training kNN settings out of range");
+  check.require(static_cast<int>(t.feature_selection) >= 0 &&
+                    t.feature_selection <= FeatureSelection::kKlDivergence,
+                "feature selection out of range");
+  check.require(t.analyzer.max_term_bytes >= 1, "training max_term_bytes below 1");
+  check.require(t.num_features >= 0 && t.threshold_folds >= 0 && t.commit_batch >= 0,
+                "negative training counts");
+
+  check.require(cats > 0, "no categories");
+  check.require_sorted_unique(m.categories, "categories");
+  check.require(m.category_doc_counts.size() == cats, "category document counts");
+  check.require_all_at_most(m.category_doc_counts, m.num_docs,
+                            "a category holds more documents than the model");
+  check.require_sorted_unique(m.terms, "terms");
+  check.require(m.df.size() == terms, "document frequencies");
+  check.require_all_at_most(m.df, m.num_docs,
+                            "a term occurs in more documents than the model holds");
+  check.require(m.selected.empty() || m.selected.size() == terms, "selected terms");
+  check.require_all_at_most(m.selected, uint8_t{1}, "selected terms are not 0 or 1");
+
+  check.require(valid_decision(m.decision), "decision out of range");
+  check.require(m.knn_k >= 1, "kNN k below 1");
+  check.require(m.knn_similarity_power == 1 || m.knn_similarity_power == 2,
+                "kNN similarity power not 1 or 2");
+  check.require(std::isfinite(m.rocchio_gamma) && m.rocchio_gamma >= 0,
+                "Rocchio gamma negative or not finite");
+  for (const KnnCandidate& candidate : m.knn_objective) {
+    check.require(candidate.k >= 1 && !std::isnan(candidate.objective),
+                  "kNN cross-validation results");
+  }
+  for (const auto& [gamma, objective] : m.rocchio_gamma_objective) {
+    check.require(!std::isnan(gamma) && !std::isnan(objective), "Rocchio cross-validation results");
+  }
+
+  check.require(m.thresholds.empty() || m.thresholds.size() == all_methods().size(),
+                "thresholds per method");
+  for (const auto& per_category : m.thresholds) {
+    check.require(per_category.size() == cats, "thresholds per category");
+    check.require_not_nan(per_category, "thresholds");
+  }
+
+  const RocchioModel& r = m.rocchio;
+  check.require(r.num_categories == cats, "Rocchio centroid count differs from category count");
+  check.require(r.term_start.size() == terms + 1 && r.term_start.front() == 0 &&
+                    std::is_sorted(r.term_start.begin(), r.term_start.end()) &&
+                    r.term_start.back() == r.entry_category.size() &&
+                    r.entry_category.size() == r.entry_weight.size(),
+                "Rocchio centroid entries");
+  check.require_all_at_most(r.entry_category, static_cast<uint32_t>(cats - 1),
+                            "Rocchio category index out of range");
+  check.require_finite(r.entry_weight, "Rocchio centroids");
+
+  const auto check_nb = [&](const NaiveBayesModel& nb, Method method) {
+    const std::string name = method_name(method);
+    check.require(nb.variant == static_cast<int>(method), name + " variant");
+    check.require(std::isfinite(nb.alpha) && nb.alpha > 0, name + " alpha not positive");
+    check.require(nb.num_categories == cats && nb.log_prior.size() == cats &&
+                      nb.term_weight.size() == terms * cats &&
+                      (nb.class_constant.empty() || nb.class_constant.size() == cats),
+                  name + " sizes differ from the category and term counts");
+    check.require_not_nan(nb.log_prior, name + " priors");
+    check.require_not_nan(nb.term_weight, name + " weights");
+    check.require_not_nan(nb.class_constant, name + " constants");
+  };
+  check_nb(m.multinomial_nb, Method::kNaiveBayes);
+  check_nb(m.bernoulli_nb, Method::kBernoulliNaiveBayes);
+  check_nb(m.complement_nb, Method::kComplementNaiveBayes);
+}
+
 }  // namespace
 
-ModelState read_model_file(const std::string& path) {
+ModelState parse_model_file(const std::string& path, std::string bytes) {
   ModelState state;
-  decode(path, verified_payload(path), &state);
-  check_consistency(path, state);
+  decode(path, verified_payload(path, std::move(bytes)), &state);
+  check_model_state(path, state);
   return state;
+}
+
+ModelState read_model_file(const std::string& path) {
+  return parse_model_file(path, read_whole_file(path));
 }
 
 AnalyzerSettings read_analyzer_settings(const std::string& path) {
   AnalyzerOnly head;
-  decode(path, verified_payload(path), &head);
+  decode(path, verified_payload(path, read_whole_file(path)), &head);
+  check_analyzer(Checker(path), path, head.analyzer);
   return head.analyzer;
 }
 

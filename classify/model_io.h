@@ -135,6 +135,8 @@ void write_model_file(const std::string& path, const ModelState& state);
 // Throws NotFoundError (missing) or ModelFormatError (truncated, foreign,
 // corrupted, newer format).
 ModelState read_model_file(const std::string& path);
+// The same from the file's bytes (`path` names it in errors); for fuzzing.
+ModelState parse_model_file(const std::string& path, std::string bytes);
 // Only the analyzer settings (the first member of ModelState), for callers
 // that analyze queries and need nothing else. Same checks and errors.
 AnalyzerSettings read_analyzer_settings(const std::string& path);

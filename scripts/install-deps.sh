@@ -11,6 +11,7 @@ packages=(
   libgtest-dev
   libbenchmark-dev
   clang-format
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command 2: install what is missing, then build and run the whole test
 # suite twice: warnings as errors, and under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
+# UndefinedBehaviorSanitizer; then fuzz the untrusted-input readers for a
+# bounded time (AUTOCAT_FUZZ_SECONDS each, default 60; 0 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,3 +30,13 @@ cmake --build build-asan -j "$jobs"
 # sanitizers also see the real-data paths.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs")
+
+fuzz_seconds=${AUTOCAT_FUZZ_SECONDS:-60}
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzzers (clang libFuzzer, ASan + UBSan), ${fuzz_seconds} s each"
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DAUTOCAT_FUZZ=ON -DAUTOCAT_SANITIZE=ON -DAUTOCAT_WERROR=ON -DAUTOCAT_BUILD_TESTS=OFF \
+    -DAUTOCAT_BUILD_EXAMPLES=OFF -DAUTOCAT_BUILD_BENCH=OFF > /dev/null
+  cmake --build build-fuzz -j "$jobs" --target fuzz_model_file fuzz_jsonl_reader fuzz_analyzer
+  bash scripts/run_fuzzers.sh build-fuzz "$fuzz_seconds"
+fi

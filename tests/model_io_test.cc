@@ -1,10 +1,45 @@
 #include "classify/model_io.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <new>
 
 #include "autocat/error.h"
 #include "classify/trainer.h"
 #include "test_util.h"
+
+// Every allocation of this test program goes through here, so a test can
+// check that decoding a crafted file never asks for much more memory than
+// the file holds. Requests above 256 MB fail at once instead of exhausting
+// the machine (so the tests stay safe even where the bound is missing).
+namespace {
+std::atomic<size_t> largest_allocation{0};
+constexpr size_t kRefusedAllocation = size_t(256) << 20;
+}  // namespace
+
+void* operator new(size_t bytes) {
+  size_t seen = largest_allocation.load();
+  while (bytes > seen && !largest_allocation.compare_exchange_weak(seen, bytes)) {
+  }
+  if (bytes > kRefusedAllocation) throw std::bad_alloc();
+  if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+// GCC flags free() of what its own operator new allocated; here both are ours.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t /*bytes*/) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace autocat::internal {
 namespace {
@@ -176,6 +211,173 @@ TEST_F(ModelIoTest, RefusesFlippedByte) {
   bytes[bytes.size() - 3] ^= 0x5a;
   write_file(path_, bytes);
   ExpectRefused("checksum");
+}
+
+// A model whose every size agrees, written through the normal writer, but
+// whose cross-references or settings are wrong (as a buggy or crafted
+// writer could produce: the CRC is valid).
+struct BadModel {
+  const char* name;
+  std::function<void(ModelState*)> spoil;
+  const char* complaint;
+};
+
+TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
+  const std::vector<BadModel> cases = {
+      // classify --method rocchio read out of bounds with this one.
+      {"more Rocchio centroids than categories",
+       [](ModelState* m) { m->rocchio.num_categories = 7; }, "Rocchio centroid count"},
+      {"kNN k of 0 (assigned nothing)", [](ModelState* m) { m->knn_k = 0; }, "kNN k below 1"},
+      {"kNN k negative", [](ModelState* m) { m->knn_k = -3; }, "kNN k below 1"},
+      {"similarity power 3", [](ModelState* m) { m->knn_similarity_power = 3; }, "power"},
+      {"negative gamma", [](ModelState* m) { m->rocchio_gamma = -1; }, "Rocchio gamma"},
+      {"NaN gamma", [](ModelState* m) { m->rocchio_gamma = std::nan(""); }, "Rocchio gamma"},
+      {"decision 7", [](ModelState* m) { m->decision = static_cast<Decision>(7); }, "decision"},
+      {"training decision 9",
+       [](ModelState* m) { m->training.decision = static_cast<Decision>(9); }, "decision"},
+      {"default method 42",
+       [](ModelState* m) { m->training.default_method = static_cast<Method>(42); },
+       "default method"},
+      {"unsorted categories", [](ModelState* m) { std::swap(m->categories[0], m->categories[1]); },
+       "categories"},
+      {"duplicate terms", [](ModelState* m) { m->terms[1] = m->terms[0]; }, "terms"},
+      {"df beyond the document count", [](ModelState* m) { m->df[0] = m->num_docs + 1; },
+       "more documents"},
+      {"selected flag 5", [](ModelState* m) { m->selected.assign(m->terms.size(), 5); },
+       "selected"},
+      {"thresholds for one method", [](ModelState* m) { m->thresholds.resize(1); },
+       "thresholds per method"},
+      {"NaN threshold", [](ModelState* m) { m->thresholds[1][0] = std::nan(""); }, "NaN"},
+      {"Rocchio term offsets going back",
+       [](ModelState* m) { std::swap(m->rocchio.term_start[1], m->rocchio.term_start[2]); },
+       "Rocchio centroid entries"},
+      {"Rocchio category out of range", [](ModelState* m) { m->rocchio.entry_category[0] = 2; },
+       "Rocchio category index"},
+      {"infinite centroid weight", [](ModelState* m) { m->rocchio.entry_weight[0] = INFINITY; },
+       "non-finite"},
+      {"Naive Bayes variant swapped",
+       [](ModelState* m) { m->multinomial_nb.variant = static_cast<int>(Method::kRocchio); },
+       "variant"},
+      {"Naive Bayes weights for fewer terms",
+       [](ModelState* m) { m->bernoulli_nb.term_weight.pop_back(); }, "sizes differ"},
+      {"Naive Bayes for more categories",
+       [](ModelState* m) { m->complement_nb.num_categories = 3; }, "sizes differ"},
+      {"NaN prior", [](ModelState* m) { m->multinomial_nb.log_prior[0] = std::nan(""); }, "NaN"},
+      {"zero alpha", [](ModelState* m) { m->complement_nb.alpha = 0; }, "alpha"},
+      {"unknown stemmer", [](ModelState* m) { m->analyzer.stemmer = "klingon"; }, "stemmer"},
+      {"max_term_bytes 0", [](ModelState* m) { m->analyzer.max_term_bytes = 0; }, "max_term_bytes"},
+      {"training max_term_bytes -1",
+       [](ModelState* m) { m->training.analyzer.max_term_bytes = -1; }, "max_term_bytes"},
+      {"unsorted stopwords",
+       [](ModelState* m) {
+         m->analyzer.stopwords = {"the", "a"};
+       },
+       "stopwords"},
+  };
+  for (const BadModel& bad : cases) {
+    SCOPED_TRACE(bad.name);
+    ModelState spoiled = model_;
+    bad.spoil(&spoiled);
+    write_model_file(path_, spoiled);
+    ExpectRefused(bad.complaint);
+  }
+}
+
+// The payload of the model file at path_, and a way to write it back with a
+// valid header and CRC, as an attacker would after patching it.
+std::string payload_of(const std::string& path) { return read_file(path).substr(24); }
+
+void write_with_valid_checksum(const std::string& path, const std::string& payload) {
+  std::string bytes(kModelMagic, sizeof kModelMagic);
+  const auto put = [&](uint64_t value, int width) {
+    for (int i = 0; i < width; ++i) bytes.push_back(static_cast<char>(value >> (8 * i)));
+  };
+  put(kModelFormatVersion, 4);
+  put(payload.size(), 8);
+  put(crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), uInt(payload.size())), 4);
+  write_file(path, bytes + payload);
+}
+
+// The offset of the 8-byte little-endian length written just before `text`.
+size_t length_field_before(const std::string& payload, const std::string& text) {
+  std::string needle;
+  for (int i = 0; i < 8; ++i) needle.push_back(static_cast<char>(uint64_t(text.size()) >> (8 * i)));
+  needle += text;
+  const size_t at = payload.find(needle);
+  EXPECT_NE(at, std::string::npos) << text;
+  return at;
+}
+
+void patch_u64(std::string* payload, size_t offset, uint64_t value) {
+  for (int i = 0; i < 8; ++i) (*payload)[offset + i] = static_cast<char>(value >> (8 * i));
+}
+
+TEST_F(ModelIoTest, RoundTripWritesAValidChecksumForTheCraftedFiles) {
+  write_with_valid_checksum(path_, payload_of(path_));
+  EXPECT_EQ(read_model_file(path_).categories, model_.categories);
+}
+
+// A string length of 2^33 used to allocate 8 GB before failing.
+TEST_F(ModelIoTest, HugeStringLengthIsRefusedWithoutAllocating) {
+  std::string payload = payload_of(path_);
+  patch_u64(&payload, length_field_before(payload, "science"), uint64_t(1) << 33);
+  write_with_valid_checksum(path_, payload);
+  largest_allocation = 0;
+  ExpectRefused("bytes are left");
+  EXPECT_LT(largest_allocation.load(), 64 * read_file(path_).size());
+}
+
+// An element count of 2^40 for a vector of strings (the categories).
+TEST_F(ModelIoTest, HugeCollectionCountIsRefusedWithoutAllocating) {
+  std::string payload = payload_of(path_);
+  // The count, a 4-byte item version, then the first string's length.
+  patch_u64(&payload, length_field_before(payload, "science") - 12, uint64_t(1) << 40);
+  write_with_valid_checksum(path_, payload);
+  largest_allocation = 0;
+  ExpectRefused("bytes are left");
+  EXPECT_LT(largest_allocation.load(), 64 * read_file(path_).size());
+}
+
+// A count that fits the file's size but not its element size (8 bytes per
+// uint64 offset) is refused too, before the vector is sized.
+TEST_F(ModelIoTest, CountBeyondTheBytesLeftForItsElementsIsRefused) {
+  std::string payload = payload_of(path_);
+  // The Rocchio term offsets: terms + 1 uint64 values, the first being 0.
+  std::string needle;
+  const uint64_t count = model_.rocchio.term_start.size();
+  for (int i = 0; i < 8; ++i) needle.push_back(static_cast<char>(count >> (8 * i)));
+  needle += std::string(8, '\0');  // term_start[0]
+  const size_t at = payload.find(needle);
+  ASSERT_NE(at, std::string::npos);
+  patch_u64(&payload, at, payload.size() - at - 8);  // one byte per element would fit
+  write_with_valid_checksum(path_, payload);
+  ExpectRefused("bytes are left");
+}
+
+// Boost copies a stored bool's byte as is; 2 is no bool.
+TEST_F(ModelIoTest, BooleanOtherThanZeroOrOneIsRefused) {
+  ModelState other = model_;
+  model_.has_unlabelled = false;
+  other.has_unlabelled = true;
+  write_model_file(path_, model_);
+  const std::string without = payload_of(path_);
+  write_model_file(path_, other);
+  std::string with = payload_of(path_);
+  ASSERT_EQ(with.size(), without.size());
+  size_t differing = 0, at = 0;
+  for (size_t i = 0; i < with.size(); ++i) {
+    if (with[i] != without[i]) ++differing, at = i;
+  }
+  ASSERT_EQ(differing, 1u);
+  with[at] = 2;
+  write_with_valid_checksum(path_, with);
+  ExpectRefused("boolean");
+}
+
+TEST_F(ModelIoTest, AnalyzerSettingsAreCheckedToo) {
+  model_.analyzer.stemmer = "klingon";
+  write_model_file(path_, model_);
+  EXPECT_THROW(read_analyzer_settings(path_), ModelFormatError);
 }
 
 TEST_F(ModelIoTest, MissingFileIsNotFound) {

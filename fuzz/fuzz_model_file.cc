@@ -1,0 +1,75 @@
+// Fuzzes the model-file decoder past its CRC: the input is a payload (or a
+// whole model file, whose header is dropped), wrapped in a header with the
+// right length and checksum, as an attacker would. Every failure must be a
+// ModelFormatError; a model that loads must be safe to classify with.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "autocat/error.h"
+#include "classify/analyzer.h"
+#include "classify/model_io.h"
+#include "classify/naive_bayes.h"
+#include "classify/rocchio.h"
+#include "classify/weighting.h"
+
+namespace {
+
+using namespace autocat;
+using namespace autocat::internal;
+
+constexpr size_t kHeaderBytes = 24;
+
+std::string with_valid_header(std::string payload) {
+  std::string bytes(kModelMagic, sizeof kModelMagic);
+  const auto put = [&](uint64_t value, int width) {
+    for (int i = 0; i < width; ++i) bytes.push_back(static_cast<char>(value >> (8 * i)));
+  };
+  put(kModelFormatVersion, 4);
+  put(payload.size(), 8);
+  put(crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), uInt(payload.size())), 4);
+  return bytes + payload;
+}
+
+// Scores a document made of the first terms of the vocabulary with every
+// stored classifier: what classify does with a loaded model.
+void classify_with(const ModelState& model) {
+  Analyzer analyzer(model.analyzer);
+  analyzer.analyze("the quick brown fox");
+  const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+  DocumentTerms doc;
+  for (TermId t = 0; t < std::min<size_t>(model.terms.size(), 64); ++t) {
+    doc.terms.push_back(TermCount{t, 1 + t % 3});
+  }
+  doc.known_tokens = doc.total_tokens = static_cast<uint32_t>(doc.terms.size());
+  const ClassifyOptions options;
+  std::vector<double> scores;
+  RocchioClassifier(model.rocchio, idf).score(doc, options, &scores);
+  if (scores.size() != model.categories.size()) __builtin_trap();
+  for (const NaiveBayesModel* nb :
+       {&model.multinomial_nb, &model.bernoulli_nb, &model.complement_nb}) {
+    NaiveBayesClassifier(*nb).score(doc, options, &scores);
+    if (scores.size() != model.categories.size()) __builtin_trap();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string payload(reinterpret_cast<const char*>(data), size);
+  if (payload.size() >= kHeaderBytes && payload.compare(0, 8, kModelMagic, 8) == 0) {
+    payload.erase(0, kHeaderBytes);  // a whole model file from the seed corpus
+  }
+  ModelState model;
+  try {
+    model = parse_model_file("fuzz.autocat", with_valid_header(std::move(payload)));
+  } catch (const ModelFormatError&) {
+    return 0;  // refused cleanly: the expected outcome for almost every input
+  }
+  classify_with(model);
+  return 0;
+}

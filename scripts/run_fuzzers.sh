@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer harness of fuzz/ for a bounded time, starting from the
+# seed corpora (tests/data, fuzz/seeds) and the saved reproducers of fixed
+# bugs (fuzz/regressions). Fails on the first crash, leak, timeout, or
+# allocation over the limit; the input that did it is left in
+# BUILD/fuzz-artifacts/. Usage: scripts/run_fuzzers.sh BUILD_DIR [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${1:?usage: scripts/run_fuzzers.sh BUILD_DIR [SECONDS]}
+seconds=${2:-60}
+
+seeds_for() {
+  case "$1" in
+    fuzz_model_file) echo tests/data/*.autocat fuzz/seeds/model/* ;;
+    fuzz_jsonl_reader) echo tests/data/*.jsonl ;;
+    fuzz_analyzer) echo tests/data/*.jsonl tests/data/analyzer_stopwords.txt ;;
+  esac
+}
+
+mkdir -p "$build/fuzz-artifacts"
+for fuzzer in fuzz_model_file fuzz_jsonl_reader fuzz_analyzer; do
+  corpus="$build/fuzz-corpus/$fuzzer"
+  mkdir -p "$corpus"
+  # shellcheck disable=SC2046
+  cp $(seeds_for "$fuzzer") "$corpus/"
+  regressions=()
+  if [ -d "fuzz/regressions/$fuzzer" ]; then regressions=("fuzz/regressions/$fuzzer"); fi
+  echo "== $fuzzer for ${seconds} s"
+  # A crafted input may not make autocat allocate more than 256 MB at once
+  # or 2 GB in all; 25 s on one input counts as a hang.
+  set +e
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$build/fuzz/$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=256 \
+    -timeout=25 -max_len=200000 -print_final_stats=1 \
+    -artifact_prefix="$build/fuzz-artifacts/$fuzzer-" "$corpus" "${regressions[@]}" 2>&1 |
+    grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::number_of_executed_units|ERROR|SUMMARY|Test unit written|==[0-9]+==" |
+    head -60
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" -ne 0 ]; then
+    echo "autocat: $fuzzer failed (exit $status); the input is in $build/fuzz-artifacts/"
+    exit 1
+  fi
+done
