@@ -59,7 +59,9 @@ ldd "$work/consumer-static" | grep -q libautocat && { echo "install_test: static
 python_dir=$(ls -d "$prefix"/lib/python3*/dist-packages 2>/dev/null | head -1 || true)
 if [ -n "$python_dir" ]; then
   echo "== the installed Python module"
-  PYTHONPATH=$python_dir /usr/bin/python3 -c 'import sys, autocat, xapian
+  # Under ASan: AUTOCAT_PYTHON_ENVIRONMENT="LD_PRELOAD=...|ASAN_OPTIONS=..." (cmake/AutocatPackageTests.cmake).
+  IFS='|' read -r -a python_environment <<< "${AUTOCAT_PYTHON_ENVIRONMENT:-}"
+  env "${python_environment[@]}" PYTHONPATH="$python_dir" /usr/bin/python3 -c 'import sys, autocat, xapian
 doc = xapian.Document()
 print("ok:", autocat.CategoryIndexer(sys.argv[1]).index("A comet passed close to Jupiter.", doc))
 assert any(t.term.startswith(b"XC") for t in doc.termlist())' "$work/model"
