@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "autocat/error.h"
+#include "autocat/version.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -80,7 +81,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return 0;
   }
   if (args[0] == "--version") {
-    out << "autocat 0.1.0 (Xapian " << Xapian::version_string() << ")\n";
+    out << "autocat " AUTOCAT_VERSION_STRING " (Xapian " << Xapian::version_string() << ")\n";
     return 0;
   }
   const bool help_command = args[0] == "help";
@@ -193,6 +194,12 @@ internal::WarningCallback warn_to(Messages& messages) {
 
 void require_inputs(const ParsedArgs& args, const std::string& what) {
   if (args.positional().empty()) throw UsageError("no " + what + " given");
+}
+
+std::string json_output(const internal::JsonValue& object) {
+  const std::string members = object.dump();  // "{...}"
+  return "{\"schema_version\":" + std::to_string(kJsonSchemaVersion) +
+         (members.size() > 2 ? "," : "") + members.substr(1);
 }
 
 internal::JsonValue categories_json(const std::vector<Category>& categories) {

@@ -64,6 +64,12 @@ internal::WarningCallback warn_to(Messages& messages);
 // Throws UsageError if no positional argument was given.
 void require_inputs(const ParsedArgs& args, const std::string& what = "INPUT");
 
+// Version of the --json output format; bump when a field changes meaning or
+// goes away (docs/json.md).
+constexpr int kJsonSchemaVersion = 1;
+// One --json object as text, with "schema_version" as its first member.
+std::string json_output(const internal::JsonValue& object);
+
 // [{"name", "score"}, ...] for --json output.
 internal::JsonValue categories_json(const std::vector<Category>& categories);
 

@@ -140,7 +140,7 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
       line.set("scores", std::move(all));
       line.set("decision", decision_json(decision));
       if (top != 0) line.set("top", categories_json(ranked));
-      out << line.dump() << '\n';
+      out << json_output(line) << '\n';
     } else {
       out << one_line(doc.id) << '\t' << category_text(assigned);
       if (top != 0) out << "\t(top: " << category_text(ranked) << ')';

@@ -526,7 +526,7 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
     json.set("docs_per_second", json_number(docs_per_second));
     json.set("analyze_seconds", json_number(analyze_seconds));
     json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
-    out << json.dump() << '\n';
+    out << json_output(json) << '\n';
     return 0;
   }
 
@@ -738,7 +738,7 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
     json.set("prepare_seconds", json_number(prepare_seconds));
     json.set("seconds", json_number(seconds));
     json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
-    out << json.dump() << '\n';
+    out << json_output(json) << '\n';
     return 0;
   }
 

@@ -220,7 +220,7 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
     if (is_blank(doc.text)) explanation.note = "empty text";
 
     if (json) {
-      out << explanation_json(doc.id, explanation, terms, options.classify.k).dump() << '\n';
+      out << json_output(explanation_json(doc.id, explanation, terms, options.classify.k)) << '\n';
       return;
     }
     if (!first) out << '\n';

@@ -98,7 +98,7 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
       categories.push_back(std::move(entry));
     }
     json.set("categories", std::move(categories));
-    out << json.dump() << '\n';
+    out << json_output(json) << '\n';
     return 0;
   }
 

@@ -391,7 +391,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
              internal::JsonValue::number(static_cast<double>(counts.uncategorized)));
     json.set("empty_text", internal::JsonValue::number(static_cast<double>(counts.empty_text)));
     json.set("db_documents", internal::JsonValue::number(db_documents));
-    out << json.dump() << '\n';
+    out << json_output(json) << '\n';
     return 0;
   }
 

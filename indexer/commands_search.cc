@@ -195,7 +195,7 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
       result.set("facets", std::move(facet_list));
       result.set("facet_documents", internal::JsonValue::number(spy.documents_seen()));
     }
-    out << result.dump() << '\n';
+    out << json_output(result) << '\n';
     return 0;
   }
 

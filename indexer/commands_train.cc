@@ -132,7 +132,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
     json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
     json.set("seconds", internal::JsonValue::number(report.total_seconds));
-    out << json.dump() << '\n';
+    out << json_output(json) << '\n';
     return 0;
   }
 

@@ -9,6 +9,7 @@ packages=(
   libboost-serialization-dev
   zlib1g-dev
   libgtest-dev
+  python3-dev pybind11-dev python3-xapian
   libbenchmark-dev
   clang-format
   clang libclang-rt-14-dev

@@ -1,0 +1,124 @@
+"""autocat: automatic text categorization built into a Xapian index.
+
+Works next to python3-xapian in the same process through xapian's public
+Python API only::
+
+    import xapian, autocat
+    indexer = autocat.CategoryIndexer("model")       # written by `autocat train`
+    indexer.categorize("The striker scored twice")   # [("sports", 0.91)]
+    doc = xapian.Document()
+    indexer.index("The striker scored twice", doc)   # text terms, category terms, value slot
+    parser = xapian.QueryParser()
+    autocat.add_category_prefix(parser)              # category:sports
+    spy = autocat.CategoryFacetSpy()                 # facet counts of an Enquire
+"""
+
+import xapian
+
+from ._autocat import (CATEGORY_FIELD, DEFAULT_CATEGORY_PREFIX, DEFAULT_CATEGORY_SLOT,
+                       ID_PREFIX, Error, InvalidArgumentError, IOError, ModelFormatError,
+                       NotFoundError, __version__, category_terms, decode_categories,
+                       encode_categories)
+from ._autocat import CategoryIndexer as _CategoryIndexer
+
+__all__ = [
+    "CategoryIndexer", "CategoryFacetSpy", "add_category_prefix", "category_filter",
+    "facet_counts", "decode_categories", "encode_categories", "category_terms",
+    "Error", "InvalidArgumentError", "NotFoundError", "ModelFormatError", "IOError",
+    "DEFAULT_CATEGORY_PREFIX", "DEFAULT_CATEGORY_SLOT", "ID_PREFIX", "CATEGORY_FIELD",
+    "__version__",
+]
+
+
+def _apply_changes(doc, removed_terms, added_terms, values):
+    for term in removed_terms:
+        doc.remove_term(term)
+    for term, wdf, positions in added_terms:
+        for position in positions:
+            doc.add_posting(term, position, 0)
+        if wdf or not positions:
+            doc.add_term(term, wdf)  # wdf 0: a boolean term
+    for slot, value in values:
+        if value:
+            doc.add_value(slot, value)
+        else:
+            doc.remove_value(slot)
+
+
+class CategoryIndexer(_CategoryIndexer):
+    """A model opened for indexing: CategoryIndexer(model_dir, method=None, k=0,
+    decision=None, other=None, min_score=0.0, tuned_thresholds=True,
+    max_categories=5, knn_max_query_terms=0, category_prefix="XC",
+    category_slot=200, categorize=True, index_text=True)."""
+
+    def index(self, text, doc):
+        """Adds to the xapian.Document `doc` what autocat::CategoryIndexer::index
+        adds in C++: the text's terms with positions (unless index_text=False),
+        one boolean term per assigned category and the category value slot,
+        replacing categories a previous call stored. Returns the categories."""
+        serialised = doc.serialise() if doc.termlist_count() or doc.values_count() else b""
+        categories, removed, added, values = self._index_changes(text, serialised)
+        _apply_changes(doc, removed, added, values)
+        return categories
+
+    def index_document(self, db, doc_id, text, title=""):
+        """Builds a document for `doc_id` (unique term "Q"+id, data = title or
+        the start of the text), indexes `text` into it and replaces any document
+        with the same id in the xapian.WritableDatabase `db`."""
+        if not doc_id:
+            raise InvalidArgumentError("document id must not be empty")
+        doc = xapian.Document()
+        id_term = ID_PREFIX + doc_id
+        doc.add_boolean_term(id_term)
+        doc.set_data(title or text[:200])
+        categories = self.index(text, doc)
+        db.replace_document(id_term, doc)
+        return categories
+
+
+def add_category_prefix(parser, prefix=DEFAULT_CATEGORY_PREFIX):
+    """Lets the xapian.QueryParser `parser` read `category:NAME` filters."""
+    parser.add_boolean_prefix(CATEGORY_FIELD, prefix)
+
+
+def category_filter(query, names, prefix=DEFAULT_CATEGORY_PREFIX):
+    """`query` restricted to documents in any of the categories `names`
+    (OP_FILTER: weights unchanged). No names: `query` itself."""
+    if not names:
+        return query
+    terms = [xapian.Query(term) for term in category_terms(list(names), prefix)]
+    return xapian.Query(xapian.Query.OP_FILTER, query, xapian.Query(xapian.Query.OP_OR, terms))
+
+
+class CategoryFacetSpy(xapian.MatchSpy):
+    """A xapian.MatchSpy counting the categories of the matching documents
+    (a document with several counts once for each), read from the category
+    value slot. Local databases only: Python match spies cannot go to
+    xapian-tcpsrv."""
+
+    def __init__(self, slot=DEFAULT_CATEGORY_SLOT):
+        xapian.MatchSpy.__init__(self)
+        self.slot = slot
+        self.documents_seen = 0
+        self._counts = {}
+
+    def __call__(self, doc, weight):
+        self.documents_seen += 1
+        for name, _score in decode_categories(doc.get_value(self.slot)):
+            self._counts[name] = self._counts.get(name, 0) + 1
+
+    def counts(self):
+        """[(category, count)] by descending count, then name."""
+        return sorted(self._counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def facet_counts(enquire, first=0, maxitems=10, slot=DEFAULT_CATEGORY_SLOT):
+    """Runs the xapian.Enquire's query with a CategoryFacetSpy over every match
+    and returns (mset, [(category, count)])."""
+    spy = CategoryFacetSpy(slot)
+    enquire.add_matchspy(spy)
+    try:
+        mset = enquire.get_mset(first, maxitems, 0xFFFFFFFF)  # check every match
+    finally:
+        enquire.clear_matchspies()
+    return mset, spy.counts()

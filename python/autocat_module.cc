@@ -1,0 +1,264 @@
+// The compiled half of the Python module `autocat` (autocat._autocat). It
+// never touches python3-xapian's objects: documents cross as bytes
+// (Xapian::Document::serialise) and come back as the terms, positions and
+// values to apply, which autocat/__init__.py applies through xapian's public
+// Python API.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <xapian.h>
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "autocat/autocat.h"
+#include "autocat/version.h"
+
+namespace py = pybind11;
+
+namespace {
+
+using CategoryTuple = std::pair<std::string, double>;
+// (term, wdf to add, positions to add)
+using TermChange = std::tuple<py::bytes, Xapian::termcount, std::vector<Xapian::termpos>>;
+
+std::vector<CategoryTuple> to_tuples(const std::vector<autocat::Category>& categories) {
+  std::vector<CategoryTuple> tuples;
+  tuples.reserve(categories.size());
+  for (const autocat::Category& category : categories) {
+    tuples.emplace_back(category.name, category.score);
+  }
+  return tuples;
+}
+
+std::vector<autocat::Category> from_tuples(const std::vector<CategoryTuple>& tuples) {
+  std::vector<autocat::Category> categories;
+  for (const auto& [name, score] : tuples) categories.push_back({name, score});
+  return categories;
+}
+
+autocat::IndexOptions make_options(const std::optional<std::string>& method, int k,
+                                   const std::optional<std::string>& decision,
+                                   std::optional<bool> other, double min_score,
+                                   bool tuned_thresholds, int max_categories,
+                                   int knn_max_query_terms, const std::string& category_prefix,
+                                   Xapian::valueno category_slot, bool categorize,
+                                   bool index_text) {
+  autocat::IndexOptions options;
+  if (method) {
+    options.classify.method = autocat::parse_method(*method);
+    if (!options.classify.method) {
+      throw autocat::InvalidArgumentError("unknown method '" + *method +
+                                          "'; choose knn, rocchio, nb, bnb or cnb");
+    }
+  }
+  if (decision) {
+    options.classify.decision = autocat::parse_decision(*decision);
+    if (!options.classify.decision) {
+      throw autocat::InvalidArgumentError("unknown decision '" + *decision +
+                                          "'; choose one-of or any-of");
+    }
+  }
+  options.classify.k = k;
+  options.classify.other = other;
+  options.classify.min_score = min_score;
+  options.classify.tuned_thresholds = tuned_thresholds;
+  options.classify.max_categories = max_categories;
+  options.classify.knn_max_query_terms = knn_max_query_terms;
+  options.category_prefix = category_prefix;
+  options.category_slot = category_slot;
+  options.categorize = categorize;
+  options.index_text = index_text;
+  return options;
+}
+
+// What CategoryIndexer::index changed in a document: terms to remove, terms
+// to add (wdf increase and new positions), values to set (empty = remove).
+struct DocumentChanges {
+  std::vector<CategoryTuple> categories;
+  std::vector<py::bytes> removed_terms;
+  std::vector<TermChange> added_terms;
+  std::vector<std::pair<Xapian::valueno, py::bytes>> values;
+};
+
+std::vector<Xapian::termpos> positions_of(const Xapian::TermIterator& it) {
+  return std::vector<Xapian::termpos>(it.positionlist_begin(), it.positionlist_end());
+}
+
+DocumentChanges diff_documents(const Xapian::Document& before, const Xapian::Document& after) {
+  DocumentChanges changes;
+  Xapian::TermIterator old_it = before.termlist_begin();
+  Xapian::TermIterator new_it = after.termlist_begin();
+  const Xapian::TermIterator old_end = before.termlist_end();
+  const Xapian::TermIterator new_end = after.termlist_end();
+  while (old_it != old_end || new_it != new_end) {
+    if (new_it == new_end || (old_it != old_end && *old_it < *new_it)) {
+      changes.removed_terms.emplace_back(*old_it);
+      ++old_it;
+      continue;
+    }
+    const std::vector<Xapian::termpos> new_positions = positions_of(new_it);
+    if (old_it == old_end || *new_it < *old_it) {
+      changes.added_terms.emplace_back(py::bytes(*new_it), new_it.get_wdf(), new_positions);
+      ++new_it;
+      continue;
+    }
+    // In both: add what is new; a term that lost wdf or positions is replaced.
+    const std::vector<Xapian::termpos> old_positions = positions_of(old_it);
+    if (new_it.get_wdf() < old_it.get_wdf() ||
+        !std::includes(new_positions.begin(), new_positions.end(), old_positions.begin(),
+                       old_positions.end())) {
+      changes.removed_terms.emplace_back(*old_it);
+      changes.added_terms.emplace_back(py::bytes(*new_it), new_it.get_wdf(), new_positions);
+    } else if (new_it.get_wdf() != old_it.get_wdf() || new_positions != old_positions) {
+      std::vector<Xapian::termpos> added;
+      std::set_difference(new_positions.begin(), new_positions.end(), old_positions.begin(),
+                          old_positions.end(), std::back_inserter(added));
+      changes.added_terms.emplace_back(py::bytes(*new_it), new_it.get_wdf() - old_it.get_wdf(),
+                                       std::move(added));
+    }
+    ++old_it;
+    ++new_it;
+  }
+  for (auto it = before.values_begin(); it != before.values_end(); ++it) {
+    if (after.get_value(it.get_valueno()).empty()) {
+      changes.values.emplace_back(it.get_valueno(), py::bytes());
+    }
+  }
+  for (auto it = after.values_begin(); it != after.values_end(); ++it) {
+    if (before.get_value(it.get_valueno()) != *it) {
+      changes.values.emplace_back(it.get_valueno(), py::bytes(*it));
+    }
+  }
+  return changes;
+}
+
+py::tuple index_changes(const autocat::CategoryIndexer& indexer, std::string_view text,
+                        const std::string& serialised_document) {
+  Xapian::Document before;
+  Xapian::Document after;
+  if (!serialised_document.empty()) {
+    before = Xapian::Document::unserialise(serialised_document);
+    after = Xapian::Document::unserialise(serialised_document);
+  }
+  std::vector<autocat::Category> assigned;
+  {
+    py::gil_scoped_release release;
+    assigned = indexer.index(text, after);
+  }
+  DocumentChanges changes = diff_documents(before, after);
+  return py::make_tuple(to_tuples(assigned), std::move(changes.removed_terms),
+                        std::move(changes.added_terms), std::move(changes.values));
+}
+
+// The terms autocat::category_filter matches for `names`, so Python filters
+// follow whatever term convention the C++ library writes.
+std::vector<py::bytes> category_terms(const std::vector<std::string>& names,
+                                      const std::string& prefix) {
+  const Xapian::Query query = autocat::category_filter(Xapian::Query::MatchAll, names, prefix);
+  std::vector<py::bytes> terms;
+  for (auto it = query.get_unique_terms_begin(); it != query.get_unique_terms_end(); ++it) {
+    if (!(*it).empty()) terms.emplace_back(*it);
+  }
+  return terms;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_autocat, module) {
+  module.doc() = "autocat: automatic text categorization for Xapian indexes (compiled part)";
+  module.attr("__version__") = AUTOCAT_VERSION_STRING;
+  module.attr("DEFAULT_CATEGORY_PREFIX") = autocat::kDefaultCategoryPrefix;
+  module.attr("DEFAULT_CATEGORY_SLOT") = autocat::kDefaultCategorySlot;
+  module.attr("ID_PREFIX") = autocat::kIdPrefix;
+  module.attr("CATEGORY_FIELD") = autocat::kCategoryField;
+
+  static py::exception<autocat::Error> error(module, "Error", PyExc_RuntimeError);
+  static py::exception<autocat::InvalidArgumentError> invalid_argument(
+      module, "InvalidArgumentError", error.ptr());
+  static py::exception<autocat::NotFoundError> not_found(module, "NotFoundError", error.ptr());
+  static py::exception<autocat::ModelFormatError> model_format(module, "ModelFormatError",
+                                                               error.ptr());
+  static py::exception<autocat::IOError> io_error(module, "IOError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const autocat::InvalidArgumentError& e) {
+      invalid_argument(e.what());
+    } catch (const autocat::NotFoundError& e) {
+      not_found(e.what());
+    } catch (const autocat::ModelFormatError& e) {
+      model_format(e.what());
+    } catch (const autocat::IOError& e) {
+      io_error(e.what());
+    } catch (const autocat::Error& e) {
+      error(e.what());
+    } catch (const Xapian::Error& e) {
+      error(e.get_description().c_str());
+    }
+  });
+
+  py::class_<autocat::CategoryIndexer>(module, "CategoryIndexer")
+      .def(py::init([](const std::string& model_dir, const std::optional<std::string>& method,
+                       int k, const std::optional<std::string>& decision, std::optional<bool> other,
+                       double min_score, bool tuned_thresholds, int max_categories,
+                       int knn_max_query_terms, const std::string& category_prefix,
+                       Xapian::valueno category_slot, bool categorize, bool index_text) {
+             return std::make_unique<autocat::CategoryIndexer>(
+                 model_dir, make_options(method, k, decision, other, min_score, tuned_thresholds,
+                                         max_categories, knn_max_query_terms, category_prefix,
+                                         category_slot, categorize, index_text));
+           }),
+           py::arg("model_dir"), py::kw_only(), py::arg("method") = py::none(), py::arg("k") = 0,
+           py::arg("decision") = py::none(), py::arg("other") = py::none(),
+           py::arg("min_score") = 0.0, py::arg("tuned_thresholds") = true,
+           py::arg("max_categories") = 5, py::arg("knn_max_query_terms") = 0,
+           py::arg("category_prefix") = autocat::kDefaultCategoryPrefix,
+           py::arg("category_slot") = autocat::kDefaultCategorySlot, py::arg("categorize") = true,
+           py::arg("index_text") = true)
+      .def_property_readonly("categories", &autocat::CategoryIndexer::categories)
+      .def_property_readonly("default_method",
+                             [](const autocat::CategoryIndexer& indexer) {
+                               return autocat::method_name(indexer.default_method());
+                             })
+      .def_property_readonly(
+          "category_prefix",
+          [](const autocat::CategoryIndexer& indexer) { return indexer.options().category_prefix; })
+      .def_property_readonly(
+          "category_slot",
+          [](const autocat::CategoryIndexer& indexer) { return indexer.options().category_slot; })
+      .def(
+          "score",
+          [](const autocat::CategoryIndexer& indexer, std::string_view text) {
+            py::gil_scoped_release release;
+            return to_tuples(indexer.score(text));
+          },
+          py::arg("text"), "Every category's score for text, best first: [(name, score)].")
+      .def(
+          "categorize",
+          [](const autocat::CategoryIndexer& indexer, std::string_view text) {
+            py::gil_scoped_release release;
+            return to_tuples(indexer.categorize(text));
+          },
+          py::arg("text"), "The categories assigned to text: [(name, score)].")
+      .def("normalize_query", &autocat::CategoryIndexer::normalize_query, py::arg("query"))
+      .def("_index_changes", &index_changes, py::arg("text"), py::arg("serialised_document"));
+
+  module.def(
+      "decode_categories",
+      [](const std::string& value) { return to_tuples(autocat::decode_categories(value)); },
+      py::arg("value"), "Decodes the category value slot: [(name, score)].");
+  module.def(
+      "encode_categories",
+      [](const std::vector<CategoryTuple>& categories) {
+        return py::bytes(autocat::encode_categories(from_tuples(categories)));
+      },
+      py::arg("categories"));
+  module.def("category_terms", &category_terms, py::arg("names"),
+             py::arg("prefix") = autocat::kDefaultCategoryPrefix,
+             "The index terms a filter on these category names matches.");
+}

@@ -1,0 +1,145 @@
+"""The Python module autocat next to python3-xapian: run by ctest with the
+built module on PYTHONPATH and AUTOCAT_CLI naming the built CLI."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import xapian
+
+import autocat
+
+SOURCE_DIR = os.environ["AUTOCAT_SOURCE_DIR"]
+CLI = os.environ["AUTOCAT_CLI"]
+TRAIN = os.path.join(SOURCE_DIR, "examples", "data", "train.jsonl")
+
+ASTRONOMY = "The telescope photographed a comet passing close to Jupiter and its moons."
+COOKING = "Stir the risotto slowly and add warm stock a ladle at a time, then the parmesan."
+
+
+def termlist(doc):
+    """{term: (wdf, [positions])} of a xapian.Document."""
+    return {item.term: (item.wdf, list(item.positer)) for item in doc.termlist()}
+
+
+def values(doc):
+    return {item.num: item.value for item in doc.values()}
+
+
+class AutocatPythonTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="autocat_python_test_")
+        cls.model = os.path.join(cls.tmp, "model")
+        subprocess.run([CLI, "train", "--model", cls.model, TRAIN], check=True,
+                       stdout=subprocess.DEVNULL)
+        cls.indexer = autocat.CategoryIndexer(cls.model)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_score_and_categorize(self):
+        scores = self.indexer.score(ASTRONOMY)
+        self.assertEqual(sorted(name for name, _ in scores), sorted(self.indexer.categories))
+        self.assertEqual(scores, sorted(scores, key=lambda item: -item[1]))
+        self.assertTrue(all(0.0 <= score <= 1.0 for _, score in scores))
+        self.assertEqual(scores[0][0], "astronomy")
+        self.assertEqual(self.indexer.categorize(ASTRONOMY)[0][0], "astronomy")
+        self.assertEqual(self.indexer.categorize(COOKING)[0][0], "cooking")
+
+    def test_index_matches_the_cli(self):
+        # The same text through `autocat index` (C++) and through Python gives
+        # the same terms, wdfs, positions and category value.
+        records = os.path.join(self.tmp, "one.jsonl")
+        with open(records, "w", encoding="utf-8") as out:
+            out.write(json.dumps({"id": "comet", "text": ASTRONOMY}) + "\n")
+        cli_db_path = os.path.join(self.tmp, "cli.db")
+        subprocess.run([CLI, "index", "--model", self.model, "--db", cli_db_path, records],
+                       check=True, stdout=subprocess.DEVNULL)
+        cli_doc = xapian.Database(cli_db_path).get_document(1)
+
+        doc = xapian.Document()
+        doc.add_boolean_term("Qcomet")
+        categories = self.indexer.index(ASTRONOMY, doc)
+        self.assertEqual(categories[0][0], "astronomy")
+        self.assertEqual(termlist(doc), termlist(cli_doc))
+        self.assertEqual(values(doc), values(cli_doc))
+        self.assertEqual(autocat.decode_categories(doc.get_value(autocat.DEFAULT_CATEGORY_SLOT)),
+                         [(name, round(score, 6)) for name, score in categories])
+
+    def test_reindex_replaces_categories_and_keeps_application_terms(self):
+        doc = xapian.Document()
+        doc.add_boolean_term("XCOLORred")
+        doc.add_posting("appword", 1000)
+        doc.add_value(1, b"application value")
+        self.indexer.index(ASTRONOMY, doc)
+        self.assertIn(b"XCastronomy", termlist(doc))
+        self.indexer.index(COOKING, doc)
+        terms = termlist(doc)
+        self.assertNotIn(b"XCastronomy", terms)
+        self.assertIn(b"XCcooking", terms)
+        self.assertIn(b"XCOLORred", terms)
+        self.assertEqual(terms[b"appword"], (1, [1000]))
+        self.assertEqual(doc.get_value(1), b"application value")
+        self.assertEqual(autocat.decode_categories(doc.get_value(200))[0][0], "cooking")
+
+    def test_categories_only(self):
+        indexer = autocat.CategoryIndexer(self.model, index_text=False)
+        doc = xapian.Document()
+        indexer.index(ASTRONOMY, doc)
+        self.assertEqual(list(termlist(doc)), [b"XCastronomy"])
+
+    @staticmethod
+    def ids(mset):
+        return {term.decode()[1:] for match in mset for term in
+                (item.term for item in match.document.termlist()) if term.startswith(b"Q")}
+
+    def test_search_filter_and_facets(self):
+        db = xapian.WritableDatabase("", xapian.DB_BACKEND_INMEMORY)
+        texts = {"comet": ASTRONOMY, "risotto": COOKING,
+                 "moon": "The full moon rose over the observatory dome tonight.",
+                 "bread": "Knead the dough and let the bread rise overnight in a warm kitchen."}
+        for doc_id, text in texts.items():
+            self.indexer.index_document(db, doc_id, text)
+        db.commit()
+        self.assertEqual(db.get_doccount(), 4)
+        self.indexer.index_document(db, "comet", ASTRONOMY)  # replaces, never duplicates
+        self.assertEqual(db.get_doccount(), 4)
+
+        parser = xapian.QueryParser()
+        parser.set_database(db)
+        autocat.add_category_prefix(parser)
+        enquire = xapian.Enquire(db)
+        enquire.set_query(parser.parse_query("category:astronomy"))
+        self.assertEqual(self.ids(enquire.get_mset(0, 10)), {"comet", "moon"})
+
+        filtered = autocat.category_filter(xapian.Query(""), ["cooking"])
+        enquire.set_query(filtered)
+        self.assertEqual(self.ids(enquire.get_mset(0, 10)), {"risotto", "bread"})
+
+        enquire.set_query(xapian.Query(""))
+        mset, counts = autocat.facet_counts(enquire)
+        brute = {}
+        for doc_id in range(1, db.get_lastdocid() + 1):
+            for name, _ in autocat.decode_categories(db.get_document(doc_id).get_value(200)):
+                brute[name] = brute.get(name, 0) + 1
+        self.assertEqual(dict(counts), brute)
+        self.assertEqual(dict(counts), {"astronomy": 2, "cooking": 2})
+        self.assertEqual(mset.size(), 4)
+
+    def test_errors_name_the_model(self):
+        missing = os.path.join(self.tmp, "no-such-model")
+        with self.assertRaises(autocat.NotFoundError) as raised:
+            autocat.CategoryIndexer(missing)
+        self.assertIn("no-such-model", str(raised.exception))
+        with self.assertRaises(autocat.InvalidArgumentError):
+            autocat.CategoryIndexer(self.model, method="bogus")
+        self.assertTrue(issubclass(autocat.NotFoundError, autocat.Error))
+
+
+if __name__ == "__main__":
+    unittest.main()
