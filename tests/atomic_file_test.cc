@@ -36,8 +36,16 @@ ModelState tiny_model() {
   ModelState model;
   model.categories = {"a"};
   model.category_doc_counts = {1};
+  model.num_docs = 1;
+  model.rocchio.num_categories = 1;
   model.rocchio.term_start = {0};
-  for (NaiveBayesModel* nb : {&model.multinomial_nb, &model.bernoulli_nb, &model.complement_nb}) {
+  const std::pair<NaiveBayesModel*, Method> nbs[] = {
+      {&model.multinomial_nb, Method::kNaiveBayes},
+      {&model.bernoulli_nb, Method::kBernoulliNaiveBayes},
+      {&model.complement_nb, Method::kComplementNaiveBayes}};
+  for (const auto& [nb, method] : nbs) {
+    nb->variant = static_cast<int>(method);
+    nb->alpha = 1.0;
     nb->num_categories = 1;
     nb->log_prior = {0.0};
   }
