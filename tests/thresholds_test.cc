@@ -24,6 +24,15 @@ TEST(BestF1ThresholdTest, NeverCutsBetweenEqualScores) {
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.5, 0.5, 0.2}, {1, 0, 0}, 0.3), 0.35);
 }
 
+// Equal F1 at two cuts: the higher cut (fewer documents accepted) wins.
+// 0.9+ 0.8- 0.7- 0.6+ (2 positives): top 1 gives F1 2/3, top 4 also 4/6.
+TEST(BestF1ThresholdTest, TiesInF1TakeTheHigherCut) {
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8, 0.7, 0.6}, {1, 0, 0, 1}, 0.3), 0.85);
+  // With 0.1- below and the input shuffled: top 4 (4/6) still ties top 1, and
+  // the cut stays at 0.85, not midway between 0.6 and 0.1.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.1, 0.6, 0.7, 0.8, 0.9}, {0, 1, 0, 0, 1}, 0.3), 0.85);
+}
+
 TEST(BestF1ThresholdTest, AcceptingEverythingCutsBelowTheLowestScore) {
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.8, 0.4}, {1, 1}, 0.3), 0.2);
 }
