@@ -29,3 +29,15 @@ cmake --build build-asan -j "$jobs"
 # sanitizers also see the real-data paths.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs")
+
+echo "== ThreadSanitizer: the Concurrent* tests"
+# A third build, kept cheap: only the executables that hold Concurrent*
+# tests, and only those tests run (category_indexer_test's fixture also
+# trains a model, whose cross-validation folds run on several threads).
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOCAT_WERROR=ON \
+  -DAUTOCAT_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" > /dev/null
+cmake --build build-tsan -j "$jobs" \
+  --target analyzer_test rocchio_test knn_test category_indexer_test
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --output-on-failure -j "$jobs" -R '\.Concurrent')
