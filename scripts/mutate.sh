@@ -50,7 +50,9 @@ run_tests ||
 
 backup=""
 target=""
-restore() { if [ -n "$backup" ]; then cp -p "$backup" "$target"; rm -f "$backup"; backup=""; fi; }
+# A plain copy, not cp -p: the restored file must look newer than the object
+# built from the mutation, or the next build would keep that object.
+restore() { if [ -n "$backup" ]; then cp "$backup" "$target"; rm -f "$backup"; backup=""; fi; }
 trap restore EXIT INT TERM
 
 printf 'id\tfile\tresult\tseconds\tfirst failing test\n' > "$results"
