@@ -243,6 +243,25 @@ TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
   }
 }
 
+// On cleanly separated categories every candidate scores the same; the
+// tie goes to the first candidate (the smallest k, linear votes, the
+// smallest gamma), not to any later one.
+TEST(TunedSettingsTest, TiesKeepTheFirstCandidate) {
+  const TrainingCorpus corpus = make_training_corpus(documents(true, true));
+  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
+                                            TrainOptions(), Decision::kAnyOf);
+  ASSERT_FALSE(tuned.knn_objective.empty());
+  for (const KnnCandidate& candidate : tuned.knn_objective) {
+    ASSERT_EQ(candidate.objective, tuned.knn_objective.front().objective);
+  }
+  for (const auto& [gamma, objective] : tuned.rocchio_gamma_objective) {
+    ASSERT_EQ(objective, tuned.rocchio_gamma_objective.front().second);
+  }
+  EXPECT_EQ(tuned.knn_k, knn_k_candidates().front());
+  EXPECT_EQ(tuned.knn_similarity_power, 1);
+  EXPECT_EQ(tuned.rocchio_gamma, rocchio_gamma_candidates().front());
+}
+
 TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
   const TrainingCorpus corpus = make_training_corpus(documents(true, true));
   // Settings given in the options are kept, not searched.
