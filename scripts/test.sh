@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command 2: install what is missing, then build and run the whole test
 # suite twice: warnings as errors, and under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
+# UndefinedBehaviorSanitizer; then the Concurrent* tests under
+# ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
