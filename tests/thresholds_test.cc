@@ -22,6 +22,9 @@ TEST(BestF1ThresholdTest, NeverCutsBetweenEqualScores) {
   // Top 1 alone would give F1 1, but 0.5 and 0.5 cannot be told apart:
   // accepting both gives 2/3, all three 1/2.
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.5, 0.5, 0.2}, {1, 0, 0}, 0.3), 0.35);
+  // Also between the last two: 0.9+ 0.5+ 0.5-. Top 2 alone would give F1 1;
+  // top 1 gives 2/3, all three 4/5, so the cut goes below every score.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.5, 0.5}, {1, 1, 0}, 0.3), 0.25);
 }
 
 // Equal F1 at two cuts: the higher cut (fewer documents accepted) wins.
