@@ -48,6 +48,8 @@ TEST(BestF1ThresholdTest, MissedPositivesCountAsFalseNegatives) {
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.3, 1), 0.85);
   EXPECT_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.7, 1), kNeverAssign);
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.7, 0), 0.85);
+  // Best F1 exactly at the floor passes it: top 1 with 2 missed, 2/(1+3) = 0.5.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.5, 2), 0.85);
 }
 
 TEST(BestF1ThresholdTest, ZeroScoresAreNeverAccepted) {
