@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Command 2: install what is missing, then build and run the whole test
 # suite twice: warnings as errors, and under AddressSanitizer +
-# UndefinedBehaviorSanitizer; then fuzz the untrusted-input readers for a
-# bounded time (AUTOCAT_FUZZ_SECONDS each, default 60; 0 skips).
+# UndefinedBehaviorSanitizer; then the Concurrent* tests under
+# ThreadSanitizer; then fuzz the untrusted-input readers for a bounded time
+# (AUTOCAT_FUZZ_SECONDS each, default 60; 0 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,18 @@ cmake --build build-asan -j "$jobs"
 # sanitizers also see the real-data paths.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs")
+
+echo "== ThreadSanitizer: the Concurrent* tests"
+# A third build, kept cheap: only the executables that hold Concurrent*
+# tests, and only those tests run (category_indexer_test's fixture also
+# trains a model, whose cross-validation folds run on several threads).
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOCAT_WERROR=ON \
+  -DAUTOCAT_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" > /dev/null
+cmake --build build-tsan -j "$jobs" \
+  --target analyzer_test rocchio_test knn_test category_indexer_test
+(cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --output-on-failure -j "$jobs" -R '\.Concurrent')
 
 fuzz_seconds=${AUTOCAT_FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ]; then

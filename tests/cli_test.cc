@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <xapian.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -37,6 +38,12 @@ const char kSportsText[] = "The striker scored in the match and the team won the
 std::vector<std::string> category_names(const JsonValue& list) {
   std::vector<std::string> names;
   for (const JsonValue& entry : list.as_array()) names.push_back(string_at(entry, "name"));
+  return names;
+}
+
+std::vector<std::string> category_names_of_strings(const JsonValue& list) {
+  std::vector<std::string> names;
+  for (const JsonValue& entry : list.as_array()) names.push_back(entry.as_string());
   return names;
 }
 
@@ -512,33 +519,93 @@ TEST_F(CliTest, CustomPrefixAndSlotAreRecordedForSearch) {
   EXPECT_EQ(number_at(result.find("facets")->as_array().at(0), "count"), 6);
 }
 
+// Every metric of `eval --json` equals the one recomputed here from the
+// labels of the test file and the categories `classify` assigns with the
+// same options: by default (every method is right on this easy set) and
+// any-of with one low threshold (which makes mistakes).
 TEST_F(CliTest, EvalJson) {
-  for (const std::string method : {"knn", "rocchio", "nb", "bnb", "cnb"}) {
-    const CliResult result = run_autocat(
-        {"eval", "--model", model_, "--method", method, "--json", test_data("fixture_test.jsonl")});
-    ASSERT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_EQ(result.err, "");
-    const std::vector<std::string> lines = lines_of(result.out);
-    ASSERT_EQ(lines.size(), 1u);
-    const JsonValue report = json(lines[0]);
-    EXPECT_EQ(string_at(report, "method"), method);
-    EXPECT_EQ(number_at(report, "documents"), 9);
-    for (const char* key : {"accuracy", "macro_f1", "micro_f1"}) {
-      EXPECT_GE(number_at(report, key), 0.0) << key;
-      EXPECT_LE(number_at(report, key), 1.0) << key;
-    }
-    for (const char* key : {"classify_seconds", "docs_per_second", "analyze_seconds"}) {
-      EXPECT_GE(number_at(report, key), 0.0) << key;
-    }
-    const JsonValue* per_category = report.find("per_category");
-    ASSERT_TRUE(per_category != nullptr && per_category->is_array());
-    ASSERT_EQ(per_category->as_array().size(), 3u);
-    for (const JsonValue& entry : per_category->as_array()) {
-      EXPECT_GE(number_at(entry, "f1"), 0.0);
-      EXPECT_LE(number_at(entry, "f1"), 1.0);
-    }
-    EXPECT_EQ(report.find("confusion")->find("matrix")->as_array().size(), 3u);
+  const std::string input = test_data("fixture_test.jsonl");
+  std::map<std::string, std::vector<std::string>> truth;
+  for (const std::string& line : lines_of(testing_util::read_file(input))) {
+    const JsonValue record = json(line);
+    truth[string_at(record, "id")] = category_names_of_strings(*record.find("labels"));
   }
+  ASSERT_EQ(truth.size(), 9u);
+  const std::vector<std::string> categories = {"food", "science", "sports"};
+  int imperfect = 0;
+  for (const std::string method : {"knn", "rocchio", "nb", "bnb", "cnb"}) {
+    for (const std::vector<std::string>& options :
+         {std::vector<std::string>{}, std::vector<std::string>{"--any-of", "--threshold", "0.3"}}) {
+      const std::string what = method + (options.empty() ? "" : " any-of 0.3");
+      std::vector<std::string> args = {"--model", model_, "--method", method, "--json"};
+      args.insert(args.end(), options.begin(), options.end());
+      args.push_back(input);
+      std::vector<std::string> classify_args = {"classify"}, eval_args = {"eval"};
+      classify_args.insert(classify_args.end(), args.begin(), args.end());
+      eval_args.insert(eval_args.end(), args.begin(), args.end());
+      const CliResult classified = run_autocat(classify_args);
+      ASSERT_EQ(classified.exit_code, 0) << classified.err;
+      const CliResult result = run_autocat(eval_args);
+      ASSERT_EQ(result.exit_code, 0) << result.err;
+      EXPECT_EQ(result.err, "");
+      const std::vector<std::string> lines = lines_of(result.out);
+      ASSERT_EQ(lines.size(), 1u);
+      const JsonValue report = json(lines[0]);
+      EXPECT_EQ(string_at(report, "method"), method);
+      EXPECT_EQ(number_at(report, "documents"), 9);
+
+      // Counts from the classify output.
+      std::map<std::string, double> tp, fp, fn;
+      double exact = 0;
+      for (const std::string& line : lines_of(classified.out)) {
+        const JsonValue doc = json(line);
+        const std::vector<std::string>& labels = truth.at(string_at(doc, "id"));
+        const std::vector<std::string> assigned = category_names(*doc.find("categories"));
+        for (const std::string& c : categories) {
+          const bool is = std::count(labels.begin(), labels.end(), c) > 0;
+          const bool got = std::count(assigned.begin(), assigned.end(), c) > 0;
+          tp[c] += is && got;
+          fp[c] += !is && got;
+          fn[c] += is && !got;
+        }
+        std::vector<std::string> sorted = assigned;
+        std::sort(sorted.begin(), sorted.end());
+        exact += sorted == labels;
+      }
+      const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+      const auto f1 = [&](double t, double p, double n) { return ratio(2 * t, 2 * t + p + n); };
+      double sum_tp = 0, sum_fp = 0, sum_fn = 0, sum_f1 = 0, counted = 0;
+      const auto& per_category = report.find("per_category")->as_array();
+      ASSERT_EQ(per_category.size(), 3u);
+      for (size_t i = 0; i < 3; ++i) {
+        const std::string& c = categories[i];
+        const JsonValue& entry = per_category[i];
+        EXPECT_EQ(string_at(entry, "name"), c);
+        EXPECT_EQ(number_at(entry, "true_positives"), tp[c]) << what << " " << c;
+        EXPECT_EQ(number_at(entry, "false_positives"), fp[c]) << what << " " << c;
+        EXPECT_EQ(number_at(entry, "false_negatives"), fn[c]) << what << " " << c;
+        EXPECT_NEAR(number_at(entry, "precision"), ratio(tp[c], tp[c] + fp[c]), 1e-12) << what;
+        EXPECT_NEAR(number_at(entry, "recall"), ratio(tp[c], tp[c] + fn[c]), 1e-12) << what;
+        EXPECT_NEAR(number_at(entry, "f1"), f1(tp[c], fp[c], fn[c]), 1e-12) << what;
+        sum_tp += tp[c];
+        sum_fp += fp[c];
+        sum_fn += fn[c];
+        if (tp[c] + fp[c] + fn[c] > 0) {
+          sum_f1 += f1(tp[c], fp[c], fn[c]);
+          ++counted;
+        }
+      }
+      EXPECT_NEAR(number_at(report, "accuracy"), exact / 9, 1e-12) << what;
+      EXPECT_NEAR(number_at(report, "micro_f1"), f1(sum_tp, sum_fp, sum_fn), 1e-12) << what;
+      EXPECT_NEAR(number_at(report, "macro_f1"), ratio(sum_f1, counted), 1e-12) << what;
+      imperfect += exact < 9;
+      for (const char* key : {"classify_seconds", "docs_per_second", "analyze_seconds"}) {
+        EXPECT_GE(number_at(report, key), 0.0) << key;
+      }
+      EXPECT_EQ(report.find("confusion")->find("matrix")->as_array().size(), 3u);
+    }
+  }
+  EXPECT_GT(imperfect, 0);  // some runs make mistakes, so wrong counts would show
 }
 
 TEST_F(CliTest, EvalHumanTableAndUnknownLabels) {

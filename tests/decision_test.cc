@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,22 @@ TEST_F(DecisionRuleTest, AnyOfTakesEveryCategoryOverItsThreshold) {
             "2 categories reached the minimum score; capped at 2");
 }
 
+// A score exactly at a threshold reaches it, both for a tuned threshold and
+// for the minimum score (the documented rule is score >= threshold).
+TEST_F(DecisionRuleTest, ScoreEqualToTheThresholdReachesIt) {
+  options_.decision = Decision::kAnyOf;
+  // Rocchio radii: a 0.6, b 0.3, c 0.05, d never.
+  EXPECT_EQ(names({0.6, 0.3, 0.05, 0.9}), (std::vector<std::string>{"a", "b", "c"}));
+  options_.decision = Decision::kOneOf;
+  options_.other = true;
+  EXPECT_EQ(names({0.6, 0.2, 0.01, 0.9}), (std::vector<std::string>{"a"}));
+  options_.tuned_thresholds = false;
+  options_.min_score = 0.4;
+  EXPECT_EQ(names({0.1, 0.4, 0.2, 0.3}), (std::vector<std::string>{"b"}));
+  options_.decision = Decision::kAnyOf;
+  EXPECT_EQ(names({0.4, 0.4, 0.39, 0.0}), (std::vector<std::string>{"a", "b"}));
+}
+
 TEST_F(DecisionRuleTest, NoEvidenceNoCategory) {
   for (Decision decision : {Decision::kOneOf, Decision::kAnyOf}) {
     options_.decision = decision;
@@ -162,33 +179,91 @@ TEST_F(DecisionRuleTest, NoEvidenceNoCategory) {
   }
 }
 
-TEST(TunedSettingsTest, CrossValidationChoosesFromTheCandidates) {
-  std::vector<LabelledTerms> docs = documents(true, true);
-  const TrainingCorpus corpus = make_training_corpus(docs);
-  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
-                                            TrainOptions(), Decision::kAnyOf);
-  ASSERT_EQ(tuned.thresholds.size(), all_methods().size());
-  // Every (k, power) and gamma candidate was scored; the chosen ones are
-  // among the best.
-  EXPECT_EQ(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
-  EXPECT_EQ(tuned.rocchio_gamma_objective.size(), rocchio_gamma_candidates().size());
-  double best_knn = 0, chosen_knn = -1;
-  for (const KnnCandidate& candidate : tuned.knn_objective) {
-    best_knn = std::max(best_knn, candidate.objective);
-    if (candidate.k == tuned.knn_k && candidate.similarity_power == tuned.knn_similarity_power) {
-      chosen_knn = candidate.objective;
+// Overlapping categories of unequal size: words drawn mostly from the
+// category's own 12 and partly from a shared pool, so that the candidates of
+// k, vote power and gamma score differently (on cleanly separated
+// categories all would score 1 and any choice would look like the best).
+std::vector<LabelledTerms> noisy_documents() {
+  std::mt19937 rng(20261123);
+  std::vector<LabelledTerms> docs;
+  const int sizes[] = {40, 20, 10};
+  for (int round = 0; round < 40; ++round) {
+    for (int c = 0; c < 3; ++c) {
+      if (round >= sizes[c]) continue;
+      LabelledTerms doc;
+      for (int i = 0; i < 6; ++i) {
+        const bool own = rng() % 10 < 4;
+        doc.terms.push_back(own ? "c" + std::to_string(c) + "w" + std::to_string(rng() % 12)
+                                : "shared" + std::to_string(rng() % 30));
+      }
+      doc.labels = {"cat" + std::to_string(c)};
+      docs.push_back(std::move(doc));
     }
   }
-  EXPECT_EQ(chosen_knn, best_knn);
-  double best_gamma = 0, chosen_gamma = -1;
-  for (const auto& [gamma, objective] : tuned.rocchio_gamma_objective) {
-    best_gamma = std::max(best_gamma, objective);
-    if (gamma == tuned.rocchio_gamma) chosen_gamma = objective;
-  }
-  EXPECT_EQ(chosen_gamma, best_gamma);
-  // These clean categories separate perfectly.
-  EXPECT_GT(best_knn, 0.9);
+  return docs;
+}
 
+// Every (k, power) and gamma candidate is scored, and the chosen one is the
+// first (smallest, fastest) of those with the best objective.
+TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
+  const TrainingCorpus corpus = make_training_corpus(noisy_documents());
+  for (Decision decision : {Decision::kOneOf, Decision::kAnyOf}) {
+    const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
+                                              TrainOptions(), decision);
+    ASSERT_EQ(tuned.thresholds.size(), all_methods().size());
+    ASSERT_EQ(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
+    ASSERT_EQ(tuned.rocchio_gamma_objective.size(), rocchio_gamma_candidates().size());
+    double best_knn = -1;
+    for (const KnnCandidate& candidate : tuned.knn_objective) {
+      best_knn = std::max(best_knn, candidate.objective);
+    }
+    const auto first_best_knn = std::find_if(
+        tuned.knn_objective.begin(), tuned.knn_objective.end(),
+        [&](const KnnCandidate& candidate) { return candidate.objective == best_knn; });
+    EXPECT_EQ(tuned.knn_k, first_best_knn->k);
+    EXPECT_EQ(tuned.knn_similarity_power, first_best_knn->similarity_power);
+    // The candidates differ, so choosing another one would show.
+    const auto worst_knn = std::min_element(
+        tuned.knn_objective.begin(), tuned.knn_objective.end(),
+        [](const KnnCandidate& a, const KnnCandidate& b) { return a.objective < b.objective; });
+    EXPECT_LT(worst_knn->objective, best_knn - 0.01);
+
+    double best_gamma = -1, worst_gamma = 2;
+    for (const auto& [gamma, objective] : tuned.rocchio_gamma_objective) {
+      best_gamma = std::max(best_gamma, objective);
+      worst_gamma = std::min(worst_gamma, objective);
+    }
+    for (const auto& [gamma, objective] : tuned.rocchio_gamma_objective) {
+      if (objective == best_gamma) {
+        EXPECT_EQ(tuned.rocchio_gamma, gamma);
+        break;
+      }
+    }
+    EXPECT_LT(worst_gamma, best_gamma - 0.01);
+  }
+}
+
+// On cleanly separated categories every candidate scores the same; the
+// tie goes to the first candidate (the smallest k, linear votes, the
+// smallest gamma), not to any later one.
+TEST(TunedSettingsTest, TiesKeepTheFirstCandidate) {
+  const TrainingCorpus corpus = make_training_corpus(documents(true, true));
+  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
+                                            TrainOptions(), Decision::kAnyOf);
+  ASSERT_FALSE(tuned.knn_objective.empty());
+  for (const KnnCandidate& candidate : tuned.knn_objective) {
+    ASSERT_EQ(candidate.objective, tuned.knn_objective.front().objective);
+  }
+  for (const auto& [gamma, objective] : tuned.rocchio_gamma_objective) {
+    ASSERT_EQ(objective, tuned.rocchio_gamma_objective.front().second);
+  }
+  EXPECT_EQ(tuned.knn_k, knn_k_candidates().front());
+  EXPECT_EQ(tuned.knn_similarity_power, 1);
+  EXPECT_EQ(tuned.rocchio_gamma, rocchio_gamma_candidates().front());
+}
+
+TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
+  const TrainingCorpus corpus = make_training_corpus(documents(true, true));
   // Settings given in the options are kept, not searched.
   TrainOptions fixed;
   fixed.knn_k = 7;

@@ -80,6 +80,18 @@ TEST_F(EvaluationTest, ConfusionMatrix) {
   EXPECT_EQ(evaluation_.confusion(), expected);
 }
 
+// A category assigned but never true scores F1 0 and counts in the macro
+// average; only categories never true nor assigned are left out.
+// a: tp 1, fn 1 -> F1 2/3; b: fp 1 -> F1 0; c: left out. Macro F1 = 1/3.
+TEST(EvaluationAnyOfTest, CategoryOnlyAssignedCountsInTheMacroAverage) {
+  Evaluation evaluation({"a", "b", "c"});
+  evaluation.add({0}, {0});
+  evaluation.add({0}, {1});
+  EXPECT_DOUBLE_EQ(evaluation.macro_f1(), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(evaluation.macro_precision(), 0.5);  // (1 + 0) / 2
+  EXPECT_DOUBLE_EQ(evaluation.macro_recall(), 0.25);    // (1/2 + 0) / 2
+}
+
 // Any-of decisions over a, b, c, d:
 //   d1 {a, b} -> {a, b}   exact
 //   d2 {a}    -> {a, c}   tp a, fp c

@@ -270,6 +270,61 @@ TEST_F(KnnTest, TiesAreBrokenByLowerDocumentIndex) {
   EXPECT_EQ(result[0].similarity, result[2].similarity);
 }
 
+// In a short postings walk documents are offered in the order the postings
+// first touch them, not by index: here doc 1 (via "a") before doc 0 (via
+// "b"). Once the top k is full, a later document tied with the worst kept
+// one must still displace it when its index is lower.
+TEST_F(KnnTest, ShortPostingWalkBreaksTiesAtTheTopKFloorByLowerIndex) {
+  build_text({{"x", "b"},
+              {"y", "a"},
+              {"z", "c1"},
+              {"z", "c2"},
+              {"z", "c3"},
+              {"z", "c4"},
+              {"z", "c5"},
+              {"z", "c6"}});
+  ASSERT_LT(vocabulary_.find("a"), vocabulary_.find("b"));
+  const DocumentTerms both = query("a b");
+  ASSERT_LT(2u, corpus_.num_docs() / 2);  // 2 postings: the touched-documents path
+  const auto all = index_->neighbours(both, 8);
+  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all[0].similarity, all[1].similarity);
+  EXPECT_EQ(all[0].doc, 0u);
+  EXPECT_EQ(all[1].doc, 1u);
+  const auto top = index_->neighbours(both, 1);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].doc, 0u);
+}
+
+// With similarity^2 votes each neighbour votes with its squared cosine.
+TEST_F(KnnTest, SquaredSimilarityVotes) {
+  build(random_documents(200, 50, 4, 5));
+  KnnClassifier classifier(index_, /*similarity_power=*/2);
+  ClassifyOptions options;
+  options.k = 15;
+  int unequal = 0;
+  for (const LabelledTerms& q : random_documents(10, 50, 4, 6)) {
+    const DocumentTerms doc = query(q.terms);
+    std::vector<double> scores;
+    classifier.score(doc, options, &scores);
+    ASSERT_EQ(scores.size(), 4u);
+    std::vector<double> squared(4, 0.0), linear(4, 0.0);
+    double squared_total = 0.0, linear_total = 0.0;
+    for (const auto& n : index_->neighbours(doc, options.k)) {
+      const double s = n.similarity;
+      squared_total += s * s;
+      linear_total += s;
+      squared[corpus_.doc_categories[n.doc].at(0)] += s * s;
+      linear[corpus_.doc_categories[n.doc].at(0)] += s;
+    }
+    for (size_t c = 0; c < 4; ++c) {
+      EXPECT_NEAR(scores[c], squared[c] / squared_total, 1e-9);
+      if (std::abs(squared[c] / squared_total - linear[c] / linear_total) > 1e-3) ++unequal;
+    }
+  }
+  EXPECT_GT(unequal, 0);  // the queries tell the two vote rules apart
+}
+
 TEST_F(KnnTest, VoteSharesAreSimilarityWeightedAndSumToOne) {
   build(random_documents(200, 50, 4, 5));
   KnnClassifier classifier(index_);
@@ -325,27 +380,31 @@ TEST_F(KnnTest, PrunedWithEveryTermEqualsExact) {
 TEST_F(KnnTest, PrunedModeWalksOnlyTheHeaviestTermsButKeepsTheFullNorm) {
   build(random_documents(200, 50, 4, 13));
   const BruteForce brute(docs_);
-  const std::vector<std::string> tokens = split("t001 t002 t030 t030 t045");
-  const DocumentTerms doc = query(tokens);
-  // The heaviest query term: highest (1 + ln count) * idf.
-  TermId heaviest = doc.terms[0].term;
-  double best = -1;
-  for (const TermCount& tc : doc.terms) {
-    const double w = sublinear_tf(tc.count) * idf_[tc.term];
-    if (w > best) {
-      best = w;
-      heaviest = tc.term;
+  // Four query terms, and two: one more than the limit prunes too.
+  for (const char* text : {"t001 t002 t030 t030 t045", "t002 t030 t030"}) {
+    const std::vector<std::string> tokens = split(text);
+    const DocumentTerms doc = query(tokens);
+    // The heaviest query term: highest (1 + ln count) * idf.
+    TermId heaviest = doc.terms[0].term;
+    double best = -1;
+    for (const TermCount& tc : doc.terms) {
+      const double w = sublinear_tf(tc.count) * idf_[tc.term];
+      if (w > best) {
+        best = w;
+        heaviest = tc.term;
+      }
     }
+    const std::vector<double> q = brute.weights(tokens);
+    const auto pruned = index_->neighbours(doc, 200, 1);
+    ASSERT_FALSE(pruned.empty()) << text;
+    for (const auto& n : pruned) {
+      std::vector<double> only(q.size(), 0.0);
+      only[heaviest] = q[heaviest];
+      EXPECT_NEAR(n.similarity, brute.cosine(only, n.doc), 1e-5) << text;
+    }
+    EXPECT_EQ(pruned.size(), corpus_.df[heaviest]) << text;
+    EXPECT_LT(pruned.size(), index_->neighbours(doc, 200).size()) << text;
   }
-  const std::vector<double> q = brute.weights(tokens);
-  const auto pruned = index_->neighbours(doc, 200, 1);
-  ASSERT_FALSE(pruned.empty());
-  for (const auto& n : pruned) {
-    std::vector<double> only(q.size(), 0.0);
-    only[heaviest] = q[heaviest];
-    EXPECT_NEAR(n.similarity, brute.cosine(only, n.doc), 1e-5);
-  }
-  EXPECT_EQ(pruned.size(), corpus_.df[heaviest]);
 }
 
 TEST_F(KnnTest, PrunedModeSkipsCommonTerms) {

@@ -1,15 +1,19 @@
 // Helpers shared by the tests: temporary directories and fixture paths.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "missing_data.h"
 
 namespace autocat::testing_util {
 
@@ -68,6 +72,19 @@ inline std::string test_data(const std::string& name) {
   return std::string(AUTOCAT_TEST_DATA_DIR) + "/" + name;
 }
 
+// A file of the real collections: under $AUTOCAT_SHARED_DATA_DIR when set
+// (to point a suite at other, e.g. damaged, data), else ../shared/data.
+inline std::string shared_data(const std::string& name) {
+  const char* dir = std::getenv("AUTOCAT_SHARED_DATA_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : AUTOCAT_SHARED_DATA_DIR) + "/" + name;
+}
+
+// True when AUTOCAT_REQUIRE_DATA=1 (CI): absent real data is a failure.
+inline bool data_required() {
+  const char* value = std::getenv("AUTOCAT_REQUIRE_DATA");
+  return value != nullptr && std::string(value) == "1";
+}
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
@@ -81,3 +98,19 @@ inline void write_file(const std::string& path, const std::string& contents) {
 }
 
 }  // namespace autocat::testing_util
+
+// The one legitimate skip: real data at `path` is absent. Counted, so that
+// the test main reports the run to ctest as skipped (and any other skip as
+// a failure); with AUTOCAT_REQUIRE_DATA=1 the test fails instead.
+#define AUTOCAT_SKIP_WITHOUT_DATA(path, what)                                         \
+  do {                                                                                \
+    if (!std::filesystem::exists(path)) {                                             \
+      if (::autocat::testing_util::data_required()) {                                 \
+        GTEST_FAIL() << what << " not found at " << (path)                            \
+                     << " and AUTOCAT_REQUIRE_DATA=1 (see ../shared/data/README.md)"; \
+      }                                                                               \
+      ++::autocat::testing_util::missing_data_skips;                                  \
+      GTEST_SKIP() << what << " not found at " << (path)                              \
+                   << " (see ../shared/data/README.md); NOT checked";                 \
+    }                                                                                 \
+  } while (false)

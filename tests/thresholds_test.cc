@@ -22,6 +22,18 @@ TEST(BestF1ThresholdTest, NeverCutsBetweenEqualScores) {
   // Top 1 alone would give F1 1, but 0.5 and 0.5 cannot be told apart:
   // accepting both gives 2/3, all three 1/2.
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.5, 0.5, 0.2}, {1, 0, 0}, 0.3), 0.35);
+  // Also between the last two: 0.9+ 0.5+ 0.5-. Top 2 alone would give F1 1;
+  // top 1 gives 2/3, all three 4/5, so the cut goes below every score.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.5, 0.5}, {1, 1, 0}, 0.3), 0.25);
+}
+
+// Equal F1 at two cuts: the higher cut (fewer documents accepted) wins.
+// 0.9+ 0.8- 0.7- 0.6+ (2 positives): top 1 gives F1 2/3, top 4 also 4/6.
+TEST(BestF1ThresholdTest, TiesInF1TakeTheHigherCut) {
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8, 0.7, 0.6}, {1, 0, 0, 1}, 0.3), 0.85);
+  // With 0.1- below and the input shuffled: top 4 (4/6) still ties top 1, and
+  // the cut stays at 0.85, not midway between 0.6 and 0.1.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.1, 0.6, 0.7, 0.8, 0.9}, {0, 1, 0, 0, 1}, 0.3), 0.85);
 }
 
 TEST(BestF1ThresholdTest, AcceptingEverythingCutsBelowTheLowestScore) {
@@ -36,6 +48,8 @@ TEST(BestF1ThresholdTest, MissedPositivesCountAsFalseNegatives) {
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.3, 1), 0.85);
   EXPECT_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.7, 1), kNeverAssign);
   EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.7, 0), 0.85);
+  // Best F1 exactly at the floor passes it: top 1 with 2 missed, 2/(1+3) = 0.5.
+  EXPECT_DOUBLE_EQ(best_f1_threshold({0.9, 0.8}, {1, 0}, 0.5, 2), 0.85);
 }
 
 TEST(BestF1ThresholdTest, ZeroScoresAreNeverAccepted) {
