@@ -22,8 +22,10 @@ const char kUsage[] =
     "usage: autocat index --model DIR --db DB [OPTIONS] INPUT...\n"
     "\n"
     "Categorizes each document of INPUT with the model DIR and adds it to the Xapian\n"
-    "database DB (created if missing): its text terms with positions, one boolean\n"
-    "term per category (prefix XC) and a value slot with the categories and scores.\n"
+    "database DB (created if missing): its text terms as Xapian's TermGenerator makes\n"
+    "them (so any Xapian QueryParser with the same stemmer finds them), one boolean\n"
+    "term per category (XCname, or XC:Name for a name starting with a capital) and a\n"
+    "value slot with the categories and scores.\n"
     "A document whose id is already in DB is replaced. Documents with empty text are\n"
     "indexed without categories.\n"
     "\n"
@@ -36,10 +38,16 @@ const char kUsage[] =
 
 const char kUsageTail[] =
     "  --no-categories      index the text only (to measure the cost of categorizing)\n"
+    "  --categories-only    store categories, id and data but no text terms (for an\n"
+    "                       application that indexes the text itself)\n"
+    "  --stemmer LANG       stemmer of the text's search terms: english (default),\n"
+    "                       german, ... or none; recorded in DB for autocat search.\n"
+    "                       Independent of the model's own analysis\n"
     "  --batch N            commit every N documents (default 1000)\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --prefix XC          term prefix of categories (default XC)\n"
+    "  --prefix XC          term prefix of categories (default XC): capitals, not X\n"
+    "                       alone; Q (ids) and Z (stems) are reserved\n"
     "  --slot N             value slot of categories and scores (default 200)\n"
     "  --json               print the summary as one JSON object\n"
     "  -h, --help           show this help\n"
@@ -55,6 +63,8 @@ const std::vector<OptionSpec>& command_options() {
           {"method", true},
           {"k", true},
           {"no-categories", false},
+          {"categories-only", false},
+          {"stemmer", true},
           {"batch", true},
           {"split", true},
           {"skip-malformed", false},
@@ -108,6 +118,15 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
       args.integer("slot", kDefaultCategorySlot, 0, Xapian::BAD_VALUENO - 1));
   const int64_t batch = args.integer("batch", 1000, 1, 100000000);
   const bool no_categories = args.has("no-categories");
+  const bool categories_only = args.has("categories-only");
+  if (no_categories && categories_only) {
+    throw UsageError("--no-categories and --categories-only exclude each other");
+  }
+  if (categories_only && args.has("stemmer")) {
+    throw UsageError("--stemmer has no effect with --categories-only (no text is indexed)");
+  }
+  options.index_text = !categories_only;
+  options.stemmer = args.value("stemmer", options.stemmer);
   // Every option that shapes categorization is meaningless without it.
   std::vector<OptionSpec> categorizing = {{"method", true}, {"k", true}};
   categorizing = with_options(categorizing, decision_option_specs());
@@ -127,6 +146,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
 
   Xapian::WritableDatabase db = open_writable(db_path);
   write_search_metadata(db, model_dir, options.category_prefix, options.category_slot);
+  if (options.index_text) db.set_metadata(kStemmerKey, options.stemmer);
 
   IndexCounts counts;
   const Stopwatch clock;

@@ -22,6 +22,7 @@ SearchMetadata read_search_metadata(const Xapian::Database& db) {
   metadata.model_dir = db.get_metadata(kModelKey);
   metadata.prefix = db.get_metadata(kPrefixKey);
   metadata.slot = db.get_metadata(kSlotKey);
+  metadata.stemmer = db.get_metadata(kStemmerKey);
   return metadata;
 }
 
