@@ -153,7 +153,8 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
 
   Xapian::Enquire enquire(db);
   enquire.set_query(query);
-  const Xapian::MSet matches = enquire.get_mset(offset, limit);
+  // With facets every match is counted anyway: make the estimate exact too.
+  const Xapian::MSet matches = enquire.get_mset(offset, limit, facets ? db.get_doccount() : 0);
   // Counted from the category terms with filtered queries rather than a
   // MatchSpy, so remote shards on a stock xapian-tcpsrv work too.
   Xapian::doccount facet_documents = 0;
