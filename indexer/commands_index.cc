@@ -127,6 +127,12 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   }
   options.index_text = !categories_only;
   options.stemmer = args.value("stemmer", options.stemmer);
+  try {
+    Xapian::Stem check(options.stemmer);
+  } catch (const Xapian::InvalidArgumentError&) {
+    throw UsageError("--stemmer: unknown language '" + options.stemmer +
+                     "'; use one Xapian knows (english, german, french, ...) or none");
+  }
   // Every option that shapes categorization is meaningless without it.
   std::vector<OptionSpec> categorizing = {{"method", true}, {"k", true}};
   categorizing = with_options(categorizing, decision_option_specs());

@@ -345,6 +345,9 @@ TEST_F(CliErrorsTest, UsageErrors) {
        "letters A-Z (like XC), not X alone and not "
        "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms) (see autocat "
        "search --help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--stemmer", "klingon", input},
+       "autocat index: --stemmer: unknown language 'klingon'; use one Xapian knows (english, "
+       "german, french, ...) or none (see autocat index --help)"},
       {{"index", "--model", model_, "--db", scratch_.file("db"), "--no-categories",
         "--categories-only", input},
        "autocat index: --no-categories and --categories-only exclude each other (see autocat "
