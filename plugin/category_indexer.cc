@@ -103,14 +103,25 @@ void remove_category_terms(Xapian::Document& doc, const std::string& prefix,
 }
 
 // Adds `text` to `doc` exactly as an application's Xapian::TermGenerator
-// would. A TermGenerator and a Stem hold per-use state, so each call makes its
-// own: index() stays callable from many threads.
+// would. A TermGenerator and its Stem hold per-use state, so each thread keeps
+// its own, made once per language (building a Snowball stemmer per document
+// would cost more than indexing short texts).
 void index_search_text(std::string_view text, const std::string& stemmer, Xapian::Document& doc) {
-  Xapian::TermGenerator generator;
-  generator.set_stemmer(Xapian::Stem(stemmer));
-  generator.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
-  generator.set_document(doc);
-  generator.index_text(std::string(text));
+  struct Generator {
+    std::string language;
+    Xapian::TermGenerator generator;
+  };
+  thread_local Generator cached;
+  if (cached.language != stemmer || cached.language.empty()) {
+    cached.generator = Xapian::TermGenerator();
+    cached.generator.set_stemmer(Xapian::Stem(stemmer));
+    cached.generator.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
+    cached.language = stemmer;
+  }
+  cached.generator.set_document(doc);
+  cached.generator.index_text(std::string(text));
+  // Drop the reference to the caller's document (set_document also restarts positions).
+  cached.generator.set_document(Xapian::Document());
 }
 
 }  // namespace
