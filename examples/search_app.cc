@@ -33,9 +33,9 @@ int main(int argc, char** argv) try {
   db.commit();  // explicitly: the destructor swallows errors
   vector<autocat::FacetCount> sizes = autocat::collection_category_counts(db);
   if (sizes.empty()) throw runtime_error("no document was categorized");
-  Xapian::QueryParser parser;  // QUERY may use category:NAME
-  autocat::add_category_prefix(parser);
-  Xapian::Query query = parser.parse_query(indexer.normalize_query(argc == 4 ? argv[3] : ""));
+  Xapian::QueryParser parser;              // QUERY may use category:NAME
+  indexer.configure_query_parser(parser);  // the stemmer the text was indexed with
+  Xapian::Query query = parser.parse_query(argc == 4 ? argv[3] : "", autocat::kQueryParserFlags);
   Xapian::Enquire enquire(db);  // no QUERY: every document of the category
   enquire.set_query(autocat::category_filter(query, {sizes[0].category}));
   autocat::CategoryFacetSpy spy;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <system_error>
 
+#include "autocat/error.h"
+#include "autocat/facets.h"
 #include "indexer/output.h"
 
 namespace autocat::cli {
@@ -155,11 +157,10 @@ FeatureSelection parse_selection(const std::string& name) {
 }
 
 void check_prefix(const std::string& prefix) {
-  bool ok = !prefix.empty();
-  for (char c : prefix) ok = ok && c >= 'A' && c <= 'Z';
-  if (!ok) {
-    throw UsageError("--prefix must be one or more capital letters A-Z (like XC), got " +
-                     quoted(prefix));
+  try {
+    check_category_prefix(prefix);
+  } catch (const InvalidArgumentError& e) {
+    throw UsageError(std::string("--prefix: ") + e.what());
   }
 }
 

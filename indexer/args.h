@@ -72,8 +72,8 @@ bool wants_help(const std::vector<std::string>& args);
 // Parses --select (mi, chi2, df, kl); throws UsageError listing the choices.
 FeatureSelection parse_selection(const std::string& name);
 
-// Checks a category term prefix: one or more ASCII capital letters (Xapian's
-// convention for term prefixes). Throws UsageError.
+// Checks a category term prefix (autocat::check_category_prefix: capitals,
+// not X alone, not starting with the reserved Q or Z). Throws UsageError.
 void check_prefix(const std::string& prefix);
 
 }  // namespace autocat::cli

@@ -34,15 +34,17 @@ const char kUsage[] =
     "usage: autocat index --model DIR --db DB [OPTIONS] INPUT...\n"
     "\n"
     "Categorizes each document of INPUT with the model DIR and adds it to the Xapian\n"
-    "database DB (created if missing): its text terms with positions, one boolean\n"
-    "term per category (prefix XC) and a value slot with the categories and scores.\n"
+    "database DB (created if missing): its text terms as Xapian's TermGenerator makes\n"
+    "them (so any Xapian QueryParser with the same stemmer finds them), one boolean\n"
+    "term per category (XCname, or XC:Name for a name starting with a capital) and a\n"
+    "value slot with the categories and scores.\n"
     "A document whose id is already in DB is replaced (the summary counts them).\n"
     "Documents with empty text are indexed without categories. DB records the model\n"
-    "(and its fingerprint), prefix and slot; indexing into it with another model,\n"
-    "prefix or slot is refused unless --switch-model is given. DB may not lie inside\n"
-    "a model directory. Documents are committed every --batch documents and at the\n"
-    "end; after an error or a kill, DB holds complete documents, and running the same\n"
-    "command again completes it without duplicates.\n"
+    "(and its fingerprint), prefix, slot and stemmer; indexing into it with another\n"
+    "model, prefix or slot is refused unless --switch-model is given. DB may not lie\n"
+    "inside a model directory. Documents are committed every --batch documents and at\n"
+    "the end; after an error or a kill, DB holds complete documents, and running the\n"
+    "same command again completes it without duplicates.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
@@ -53,13 +55,19 @@ const char kUsage[] =
 
 const char kUsageTail[] =
     "  --no-categories      index the text only (to measure the cost of categorizing)\n"
+    "  --categories-only    store categories, id and data but no text terms (for an\n"
+    "                       application that indexes the text itself)\n"
+    "  --stemmer LANG       stemmer of the text's search terms: english (default),\n"
+    "                       german, ... or none; recorded in DB for autocat search.\n"
+    "                       Independent of the model's own analysis\n"
     "  --batch N            commit every N documents (default 1000)\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
     "                       replaces the earlier where ids are stored (default: error)\n"
     "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --prefix XC          term prefix of categories (default: DB's, else XC)\n"
+    "  --prefix XC          term prefix of categories (default: DB's, else XC):\n"
+    "                       capitals, not X alone; Q (ids) and Z (stems) are reserved\n"
     "  --slot N             value slot of categories and scores (default: DB's, else\n"
     "                       200)\n"
     "  --switch-model       index into a DB recorded with another model, prefix or\n"
@@ -80,6 +88,8 @@ const std::vector<OptionSpec>& command_options() {
           {"method", true},
           {"k", true},
           {"no-categories", false},
+          {"categories-only", false},
+          {"stemmer", true},
           {"batch", true},
           {"split", true},
           {"skip-malformed", false},
@@ -288,6 +298,23 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
           : recorded_slot(earlier.slot, kDefaultCategorySlot);
   const int64_t batch = args.integer("batch", 1000, 1, 100000000);
   const bool no_categories = args.has("no-categories");
+  const bool categories_only = args.has("categories-only");
+  if (no_categories && categories_only) {
+    throw UsageError("--no-categories and --categories-only exclude each other");
+  }
+  if (categories_only && args.has("stemmer")) {
+    throw UsageError("--stemmer has no effect with --categories-only (no text is indexed)");
+  }
+  options.index_text = !categories_only;
+  // The database's own stemmer unless told otherwise, so its terms stay one kind.
+  options.stemmer =
+      args.value("stemmer", earlier.stemmer.empty() ? options.stemmer : earlier.stemmer);
+  try {
+    Xapian::Stem check(options.stemmer);
+  } catch (const Xapian::InvalidArgumentError&) {
+    throw UsageError("--stemmer: unknown language '" + options.stemmer +
+                     "'; use one Xapian knows (english, german, french, ...) or none");
+  }
   // Every option that shapes categorization is meaningless without it.
   std::vector<OptionSpec> categorizing = {{"method", true}, {"k", true}};
   categorizing = with_options(categorizing, decision_option_specs());
@@ -327,6 +354,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
                      "until re-indexed");
   }
   write_search_metadata(db, wanted);
+  if (options.index_text) db.set_metadata(kStemmerKey, options.stemmer);
 
   IndexCounts counts;
   const Stopwatch clock;

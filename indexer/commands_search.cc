@@ -17,28 +17,30 @@
 #include "classify/json.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
-#include "plugin/query_text.h"
 
 namespace autocat::cli {
 
 namespace {
 
 const char kUsage[] =
-    "usage: autocat search --db DB [OPTIONS] [QUERY...]\n"
+    "usage: autocat search --db DB [--db DB]... [OPTIONS] [QUERY...]\n"
     "\n"
     "Searches the database DB written by autocat index. The QUERY words are joined\n"
-    "and parsed by Xapian's QueryParser (OR by default; AND, NOT, \"phrases\" and\n"
-    "category:NAME work). Words are normalized like indexed text (case-folded, and\n"
-    "stemmed if the model was). With no QUERY every document matches.\n"
+    "and parsed by Xapian's QueryParser as any Xapian application would (OR by\n"
+    "default; AND, NOT, \"phrases\", CJK text and category:NAME or\n"
+    "category:\"Two Words\" work), with the stemmer DB was indexed with and English\n"
+    "stopwords. With no QUERY every document matches.\n"
     "\n"
     "options:\n"
-    "  --db DB              Xapian database to search\n"
+    "  --db DB              Xapian database to search; repeat to search several shards\n"
+    "                       as one (a stub file may list local and remote databases,\n"
+    "                       e.g. \"remote 127.0.0.1:8000\" for a xapian-tcpsrv)\n"
     "  --category C         only documents in category C (repeat for any of several)\n"
-    "  --facets             count the categories of all matching documents\n"
+    "  --facets             count the categories of all matching documents (exact,\n"
+    "                       also over remote shards)\n"
     "  --limit N            show at most N results (default 10)\n"
     "  --offset N           skip the first N results (default 0)\n"
-    "  --model DIR          analyze the query with this model's settings (default: the\n"
-    "                       model recorded in DB by autocat index)\n"
+    "  --stemmer LANG       stemmer for the query (default: as indexed, else english)\n"
     "  --prefix XC          term prefix of categories (default: as indexed, else XC)\n"
     "  --slot N             value slot of categories (default: as indexed, else 200)\n"
     "  --json               one JSON object: {\"query\", \"matches_estimated\",\n"
@@ -53,20 +55,25 @@ const char kUsage[] =
     "  autocat search --db news.db --category sports --facets world cup\n";
 
 const std::vector<OptionSpec> kOptions = {
-    {"db", true},    {"category", true, true}, {"facets", false}, {"limit", true}, {"offset", true},
-    {"model", true}, {"prefix", true},         {"slot", true},    {"json", false},
+    {"db", true, true}, {"category", true, true}, {"facets", false},
+    {"limit", true},    {"offset", true},         {"stemmer", true},
+    {"prefix", true},   {"slot", true},           {"json", false},
 };
 
 // Longest data shown in human-readable results.
 constexpr size_t kSnippetBytes = 100;
 
+// Opens `path` (a database folder or a stub file listing local and remote
+// databases, read by Xapian itself).
 Xapian::Database open_database(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw NotFoundError(path + ": no such database");
   try {
     return Xapian::Database(path);
-  } catch (const Xapian::DatabaseOpeningError& e) {
+  } catch (const Xapian::DatabaseError& e) {
     throw IOError(path + ": cannot open the database: " + e.get_msg());
+  } catch (const Xapian::NetworkError& e) {
+    throw IOError(path + ": cannot reach a remote database: " + e.get_msg());
   }
 }
 
@@ -80,28 +87,10 @@ std::string document_id(const Xapian::Document& doc) {
   return std::string();
 }
 
-// The analyzer for query words: --model, else the model recorded by
-// `autocat index`, else case folding only.
-std::unique_ptr<internal::Analyzer> query_analyzer(const ParsedArgs& args,
-                                                   const SearchMetadata& metadata,
-                                                   Messages& messages) {
-  if (args.has("model")) return load_model_analyzer(args.value("model"));
-  if (!metadata.model_dir.empty()) {
-    try {
-      return load_model_analyzer(metadata.model_dir);
-    } catch (const Error& e) {
-      messages.warning(std::string(e.what()) +
-                       "; query words are only case-folded (use --model DIR)");
-    }
-  }
-  internal::AnalyzerSettings settings;
-  settings.stemmer = "none";
-  return std::make_unique<internal::Analyzer>(settings);
-}
-
 int run_search(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
   const ParsedArgs args = parse_args(words, kOptions);
-  const std::string db_path = args.required("db");
+  const std::vector<std::string> db_paths = args.values("db");
+  if (db_paths.empty()) throw UsageError("--db is required");
   const std::vector<std::string> filter = args.values("category");
   for (const std::string& category : filter) {
     if (category.empty()) throw UsageError("--category needs a non-empty name");
@@ -112,7 +101,9 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   const bool facets = args.has("facets");
   const bool json = args.has("json");
 
-  const Xapian::Database db = open_database(db_path);
+  // Shards combine into one Database; metadata comes from the first.
+  Xapian::Database db;
+  for (const std::string& path : db_paths) db.add_database(open_database(path));
   const SearchMetadata metadata = read_search_metadata(db);
   const std::string prefix =
       args.value("prefix", metadata.prefix.empty() ? kDefaultCategoryPrefix : metadata.prefix);
@@ -142,14 +133,18 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   const std::string raw_query = join(args.positional(), " ");
   Xapian::Query query = Xapian::Query::MatchAll;
   if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
-    const std::unique_ptr<internal::Analyzer> analyzer = query_analyzer(args, metadata, messages);
     Xapian::QueryParser parser;
     parser.set_database(db);
     parser.set_default_op(Xapian::Query::OP_OR);
-    parser.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
-    add_category_prefix(parser, prefix);
+    const std::string stemmer =
+        args.value("stemmer", metadata.stemmer.empty() ? std::string("english") : metadata.stemmer);
     try {
-      query = parser.parse_query(internal::normalize_query(raw_query, *analyzer));
+      configure_query_parser(parser, stemmer, prefix);
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(std::string("--stemmer: ") + e.what());
+    }
+    try {
+      query = parser.parse_query(raw_query, kQueryParserFlags);
     } catch (const Xapian::QueryParserError& e) {
       throw UsageError("cannot parse the query: " + e.get_msg());
     }
@@ -158,9 +153,13 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
 
   Xapian::Enquire enquire(db);
   enquire.set_query(query);
-  CategoryFacetSpy spy(slot);
-  if (facets) enquire.add_matchspy(&spy);
+  // With facets every match is counted anyway: make the estimate exact too.
   const Xapian::MSet matches = enquire.get_mset(offset, limit, facets ? db.get_doccount() : 0);
+  // Counted from the category terms with filtered queries rather than a
+  // MatchSpy, so remote shards on a stock xapian-tcpsrv work too.
+  Xapian::doccount facet_documents = 0;
+  std::vector<FacetCount> facet_counts;
+  if (facets) facet_counts = category_counts(db, query, &facet_documents, prefix);
 
   if (json) {
     internal::JsonValue result = internal::JsonValue::object();
@@ -186,14 +185,14 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
     result.set("results", std::move(results));
     if (facets) {
       internal::JsonValue facet_list = internal::JsonValue::array();
-      for (const FacetCount& count : spy.counts()) {
+      for (const FacetCount& count : facet_counts) {
         internal::JsonValue entry = internal::JsonValue::object();
         entry.set("category", internal::JsonValue::string(count.category));
         entry.set("count", internal::JsonValue::number(count.count));
         facet_list.push_back(std::move(entry));
       }
       result.set("facets", std::move(facet_list));
-      result.set("facet_documents", internal::JsonValue::number(spy.documents_seen()));
+      result.set("facet_documents", internal::JsonValue::number(facet_documents));
     }
     out << json_output(result) << '\n';
     return 0;
@@ -220,10 +219,10 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
     }
   }
   if (facets) {
-    out << "categories of the " << spy.documents_seen()
-        << (spy.documents_seen() == 1 ? " matching document:\n" : " matching documents:\n");
+    out << "categories of the " << facet_documents
+        << (facet_documents == 1 ? " matching document:\n" : " matching documents:\n");
     std::vector<std::vector<std::string>> rows;
-    for (const FacetCount& count : spy.counts()) {
+    for (const FacetCount& count : facet_counts) {
       rows.push_back({"  " + count.category, std::to_string(count.count)});
     }
     if (rows.empty()) rows.push_back({"  (none)", "0"});

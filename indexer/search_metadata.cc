@@ -54,6 +54,7 @@ SearchMetadata read_search_metadata(const Xapian::Database& db) {
   metadata.model_fingerprint = db.get_metadata(kModelFingerprintKey);
   metadata.prefix = db.get_metadata(kPrefixKey);
   metadata.slot = db.get_metadata(kSlotKey);
+  metadata.stemmer = db.get_metadata(kStemmerKey);
   return metadata;
 }
 

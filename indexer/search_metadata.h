@@ -21,12 +21,16 @@ inline const std::string kModelKey = "autocat:model";
 inline const std::string kModelFingerprintKey = "autocat:model_fingerprint";
 inline const std::string kPrefixKey = "autocat:category_prefix";
 inline const std::string kSlotKey = "autocat:category_slot";
+// Stemmer of the search terms `autocat index` wrote (IndexOptions::stemmer),
+// so `autocat search` parses queries the same way.
+inline const std::string kStemmerKey = "autocat:stemmer";
 
 struct SearchMetadata {
   std::string model_dir;          // absolute path of the model used; empty if unknown
   std::string model_fingerprint;  // model_fingerprint() of that model; empty if unknown
   std::string prefix;             // category term prefix; empty if unknown
   std::string slot;               // category value slot as text; empty if unknown
+  std::string stemmer;            // stemmer of the indexed text; empty if unknown
 };
 
 // `model_dir` made absolute and normal (as recorded in kModelKey).

@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "autocat/error.h"
+#include "autocat/facets.h"
 #include "classify/analyzer.h"
 #include "classify/categorizer.h"
-#include "plugin/query_text.h"
 
 namespace autocat {
 
@@ -50,9 +50,13 @@ std::string snippet(std::string_view text, size_t max_bytes) {
 
 void check_options(const IndexOptions& options, const std::vector<std::string>& categories,
                    const std::string& model_dir) {
-  // Without a prefix, category terms could not be told from text terms.
-  if (options.category_prefix.empty()) {
-    throw InvalidArgumentError("IndexOptions.category_prefix must not be empty");
+  // Category terms must not collide with text, stem or id terms.
+  check_category_prefix(options.category_prefix);
+  try {
+    Xapian::Stem check(options.stemmer);
+  } catch (const Xapian::InvalidArgumentError&) {
+    throw InvalidArgumentError("IndexOptions.stemmer: unknown language '" + options.stemmer +
+                               "'; use one Xapian::Stem knows (english, german, ...) or none");
   }
   if (options.category_slot == Xapian::BAD_VALUENO) {
     throw InvalidArgumentError("IndexOptions.category_slot must not be Xapian::BAD_VALUENO");
@@ -62,7 +66,7 @@ void check_options(const IndexOptions& options, const std::vector<std::string>& 
                                std::to_string(options.snippet_bytes));
   }
   for (const std::string& name : categories) {
-    if (options.category_prefix.size() + name.size() > kMaxTermBytes) {
+    if (category_term(name, options.category_prefix).size() > kMaxTermBytes) {
       throw InvalidArgumentError("category '" + name + "' of model " + model_dir +
                                  " with prefix '" + options.category_prefix +
                                  "' exceeds Xapian's 245-byte term limit; use a shorter prefix");
@@ -70,10 +74,10 @@ void check_options(const IndexOptions& options, const std::vector<std::string>& 
   }
 }
 
-// Removes the category terms a previous index() stored: prefix + name for
-// every category of the model and every category listed in the old slot
-// value (written by another model, perhaps). Other terms that merely start
-// with the prefix (an application's "XCOLORred") are left alone.
+// Removes the category terms a previous index() stored: the term of every
+// category of the model and of every category listed in the old slot value
+// (written by another model, perhaps). Other terms that merely start with the
+// prefix (an application's "XCOLORred") are left alone.
 void remove_category_terms(Xapian::Document& doc, const std::string& prefix,
                            const std::vector<std::string>& sorted_categories,
                            const std::string& old_value) {
@@ -88,13 +92,36 @@ void remove_category_terms(Xapian::Document& doc, const std::string& prefix,
   for (; it != end; ++it) {
     const std::string& term = *it;
     if (term.compare(0, prefix.size(), prefix) != 0) break;
-    const std::string name = term.substr(prefix.size());
+    const std::string name = category_from_term(term, prefix);
+    if (name.empty()) continue;
     if (std::binary_search(sorted_categories.begin(), sorted_categories.end(), name) ||
         std::find(previous.begin(), previous.end(), name) != previous.end()) {
       stale.push_back(term);
     }
   }
   for (const std::string& term : stale) doc.remove_term(term);
+}
+
+// Adds `text` to `doc` exactly as an application's Xapian::TermGenerator
+// would. A TermGenerator and its Stem hold per-use state, so each thread keeps
+// its own, made once per language (building a Snowball stemmer per document
+// would cost more than indexing short texts).
+void index_search_text(std::string_view text, const std::string& stemmer, Xapian::Document& doc) {
+  struct Generator {
+    std::string language;
+    Xapian::TermGenerator generator;
+  };
+  thread_local Generator cached;
+  if (cached.language != stemmer || cached.language.empty()) {
+    cached.generator = Xapian::TermGenerator();
+    cached.generator.set_stemmer(Xapian::Stem(stemmer));
+    cached.generator.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
+    cached.language = stemmer;
+  }
+  cached.generator.set_document(doc);
+  cached.generator.index_text(std::string(text));
+  // Drop the reference to the caller's document (set_document also restarts positions).
+  cached.generator.set_document(Xapian::Document());
 }
 
 }  // namespace
@@ -148,12 +175,14 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
   const internal::Categorizer& categorizer = *rep_->categorizer;
   const IndexOptions& options = rep_->options;
 
-  // Analyze once: the same tokens feed the search index and the classifier.
-  const std::vector<internal::Token> tokens = categorizer.analyzer().analyze(text);
+  // The classifier's analysis (ICU, the model's settings) is separate from
+  // the search terms below (Xapian's TermGenerator).
   std::vector<Category> assigned;
   if (options.categorize) {
     assigned = categorizer.decide(
-        categorizer.scores(categorizer.document_terms(tokens), options.classify), options.classify);
+        categorizer.scores(categorizer.document_terms(categorizer.analyzer().analyze(text)),
+                           options.classify),
+        options.classify);
   }
 
   // Drop what a previous call stored before adding anything.
@@ -161,21 +190,16 @@ std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Docu
                         doc.get_value(options.category_slot));
   doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
 
-  if (options.index_text) {
-    for (const internal::Token& token : tokens) {
-      // Only a model trained with max_term_bytes > 245 can yield longer terms.
-      if (token.term.size() <= kMaxTermBytes) doc.add_posting(token.term, token.position);
-    }
-  }
+  if (options.index_text) index_search_text(text, options.stemmer, doc);
   for (const Category& category : assigned) {
-    doc.add_boolean_term(options.category_prefix + category.name);
+    doc.add_boolean_term(category_term(category.name, options.category_prefix));
   }
   if (!assigned.empty()) doc.add_value(options.category_slot, encode_categories(assigned));
   return assigned;
 }
 
-std::string CategoryIndexer::normalize_query(const std::string& query) const {
-  return internal::normalize_query(query, rep_->categorizer->analyzer());
+void CategoryIndexer::configure_query_parser(Xapian::QueryParser& parser) const {
+  autocat::configure_query_parser(parser, rep_->options.stemmer, rep_->options.category_prefix);
 }
 
 std::vector<Category> CategoryIndexer::index_document(Xapian::WritableDatabase& db,

@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config
-  libxapian-dev xapian-tools
+  libxapian-dev xapian-tools python3-xapian xapian-omega
   libicu-dev
   libboost-serialization-dev
   zlib1g-dev

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "autocat/facets.h"
 #include "classify/trainer.h"
 #include "tests/test_util.h"
 
@@ -83,24 +84,70 @@ TEST_F(CategoryIndexerTest, ModelCategoriesAndDefaults) {
   EXPECT_EQ(indexer_->options().category_slot, kDefaultCategorySlot);
 }
 
-TEST_F(CategoryIndexerTest, QueriesAreAnalyzedLikeIndexedText) {
-  // Case folded, operators and field:value words kept, CJK segmented into a
-  // phrase of its words, stopwords dropped.
-  EXPECT_EQ(indexer_->normalize_query("Goal AND category:sports"), "goal AND category:sports");
-  EXPECT_EQ(indexer_->normalize_query("the ＦＩＮＡＬ"), "final");
-  const std::string cjk = indexer_->normalize_query("北京大学");
-  ASSERT_GE(cjk.size(), 2u);
-  EXPECT_EQ(cjk.front(), '"');
-  EXPECT_NE(cjk.find(' '), std::string::npos) << cjk;
+// Every term of `doc` with its wdf and positions, one line each.
+std::vector<std::string> term_dump(const Xapian::Document& doc) {
+  std::vector<std::string> out;
+  for (Xapian::TermIterator it = doc.termlist_begin(); it != doc.termlist_end(); ++it) {
+    std::string line = *it + " wdf=" + std::to_string(it.get_wdf());
+    for (Xapian::PositionIterator p = it.positionlist_begin(); p != it.positionlist_end(); ++p) {
+      line += " " + std::to_string(*p);
+    }
+    out.push_back(line);
+  }
+  return out;
+}
 
-  // The normalized query finds what index_document stored.
+TEST_F(CategoryIndexerTest, TextIsIndexedAsXapiansTermGeneratorDoes) {
+  const std::string text = "The Doctors said: the flu season peaks. 我们今天去北京大学看比赛 Été";
+  IndexOptions options;
+  options.categorize = false;
+  for (const std::string stemmer : {"english", "none", "french"}) {
+    options.stemmer = stemmer;
+    CategoryIndexer indexer(*model_dir_, options);
+    Xapian::Document before;  // a previous document must not shift positions
+    indexer.index("one two three", before);
+    Xapian::Document ours;
+    indexer.index(text, ours);
+
+    Xapian::Document stock;
+    Xapian::TermGenerator generator;
+    generator.set_stemmer(Xapian::Stem(stemmer));
+    generator.set_flags(Xapian::TermGenerator::FLAG_CJK_NGRAM);
+    generator.set_document(stock);
+    generator.index_text(text);
+    EXPECT_EQ(term_dump(ours), term_dump(stock)) << stemmer;
+  }
+}
+
+TEST_F(CategoryIndexerTest, QueryParserConfiguredLikeTheIndexFindsTheText) {
   Xapian::WritableDatabase db(std::string(), Xapian::DB_BACKEND_INMEMORY);
   indexer_->index_document(db, "cjk", "我们今天去北京大学看比赛");
+  indexer_->index_document(db, "en", "The doctors said the flu season peaks in winter.");
   Xapian::QueryParser parser;
   parser.set_database(db);
-  Xapian::Enquire enquire(db);
-  enquire.set_query(parser.parse_query(cjk));
-  EXPECT_EQ(enquire.get_mset(0, 10).size(), 1u);
+  indexer_->configure_query_parser(parser);
+  auto count = [&](const std::string& query) {
+    Xapian::Enquire enquire(db);
+    enquire.set_query(parser.parse_query(query, kQueryParserFlags));
+    return enquire.get_mset(0, 10).size();
+  };
+  EXPECT_EQ(count("北京大学"), 1u);
+  EXPECT_EQ(count("北京"), 1u);
+  EXPECT_EQ(count("doctor"), 1u);                   // stemmed query, Z terms
+  EXPECT_EQ(count("the AND doctor AND peak"), 1u);  // stopword dropped outside phrases
+  EXPECT_EQ(count("\"the flu season\""), 1u);       // kept inside
+  EXPECT_EQ(count("doctor category:sports"), 0u);
+}
+
+TEST_F(CategoryIndexerTest, RefusesReservedPrefixesAndUnknownStemmers) {
+  for (const std::string prefix : {"", "Q", "QC", "Z", "ZC", "X", "xc", "X1", "XC:"}) {
+    IndexOptions options;
+    options.category_prefix = prefix;
+    EXPECT_THROW(CategoryIndexer(*model_dir_, options), InvalidArgumentError) << prefix;
+  }
+  IndexOptions options;
+  options.stemmer = "klingon";
+  EXPECT_THROW(CategoryIndexer(*model_dir_, options), InvalidArgumentError);
 }
 
 TEST_F(CategoryIndexerTest, CategorizeOnTopicText) {
@@ -137,10 +184,13 @@ TEST_F(CategoryIndexerTest, IndexAddsTermsWithPositionsCategoryTermAndValue) {
   std::vector<Category> assigned = indexer_->index(kSportsText, doc);
   ASSERT_EQ(names(assigned), std::vector<std::string>{"sports"});
 
-  // Positions count stopwords: "The(1) striker(2) scored(3) in(4) the(5) match(6)".
+  // Every word has a position, stopwords too: "The(1) striker(2) scored(3) in(4) the(5)
+  // match(6) and(7) the(8) ..."; stems have none.
   EXPECT_EQ(positions(doc, "striker"), std::vector<Xapian::termpos>{2});
   EXPECT_EQ(positions(doc, "match"), std::vector<Xapian::termpos>{6});
-  EXPECT_TRUE(positions(doc, "the").empty());  // stopword
+  EXPECT_EQ(positions(doc, "the"), (std::vector<Xapian::termpos>{1, 5, 8, 11}));
+  EXPECT_EQ(terms_with_prefix(doc, "Zscore"), std::vector<std::string>{"Zscore"});
+  EXPECT_TRUE(positions(doc, "Zscore").empty());
   EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XCsports"});
   EXPECT_EQ(doc.get_value(kDefaultCategorySlot), encode_categories(assigned));
   std::vector<Category> stored = decode_categories(doc.get_value(kDefaultCategorySlot));

@@ -320,8 +320,42 @@ TEST_F(CliErrorsTest, UsageErrors) {
        "autocat train: unknown selection measure 'foo'; choose one of mi, chi2, df, kl (see "
        "autocat train --help)"},
       {{"index", "--model", model_, "--db", scratch_.file("db"), "--prefix", "xc", input},
-       "autocat index: --prefix must be one or more capital letters A-Z (like XC), got 'xc' "
-       "(see autocat index --help)"},
+       "autocat index: --prefix: category prefix 'xc' is not allowed: use one or more capital "
+       "letters A-Z (like XC), not X alone and not "
+       "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms) (see autocat "
+       "index --help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--prefix", "Q", input},
+       "autocat index: --prefix: category prefix 'Q' is not allowed: use one or more capital "
+       "letters A-Z (like XC), not X alone and not "
+       "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms) (see autocat "
+       "index --help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--prefix", "QC", input},
+       "autocat index: --prefix: category prefix 'QC' is not allowed: use one or more capital "
+       "letters A-Z (like XC), not X alone and not "
+       "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms) (see autocat "
+       "index --help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--prefix", "Z", input},
+       "autocat index: --prefix: category prefix 'Z' is not allowed: use one or more capital "
+       "letters A-Z (like XC), not X alone and not "
+       "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms) (see autocat "
+       "index --help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--prefix", "X", input},
+       "autocat index: --prefix: category prefix 'X' is not allowed: use one or more capital "
+       "letters A-Z (like XC), not X alone and not "
+       "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms) (see autocat "
+       "index --help)"},
+      {{"search", "--db", scratch_.file("db"), "--prefix", "QX"},
+       "autocat search: --prefix: category prefix 'QX' is not allowed: use one or more capital "
+       "letters A-Z (like XC), not X alone and not "
+       "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms) (see autocat "
+       "search --help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--stemmer", "klingon", input},
+       "autocat index: --stemmer: unknown language 'klingon'; use one Xapian knows (english, "
+       "german, french, ...) or none (see autocat index --help)"},
+      {{"index", "--model", model_, "--db", scratch_.file("db"), "--no-categories",
+        "--categories-only", input},
+       "autocat index: --no-categories and --categories-only exclude each other (see autocat "
+       "index --help)"},
       {{"index", "--model", model_, "--db", scratch_.file("db"), "--no-categories", "--k", "3",
         input},
        "autocat index: --no-categories cannot be combined with --k (see autocat index --help)"},

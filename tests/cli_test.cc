@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -427,6 +428,64 @@ TEST_F(CliTest, SearchTextIsCaseFoldedAndRanked) {
   ASSERT_EQ(field.exit_code, 0) << field.err;
   EXPECT_NE(field.out.find("[food "), std::string::npos) << field.out;
   EXPECT_EQ(field.out.find("[sports "), std::string::npos) << field.out;
+}
+
+TEST_F(CliTest, StemmerIsRecordedAndSearchParsesLikeXapian) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index_fixtures(db, {"--stemmer", "english"}).exit_code, 0);
+  EXPECT_EQ(Xapian::Database(db).get_metadata("autocat:stemmer"), "english");
+  // Stemmed queries find other forms ("goals" -> Zgoal); a stopword-only
+  // AND term does not block the match (Xapian drops it outside phrases).
+  const CliResult plural = run_autocat({"search", "--db", db, "--json", "goals"});
+  const CliResult singular = run_autocat({"search", "--db", db, "--json", "goal"});
+  const CliResult with_stopword = run_autocat({"search", "--db", db, "--json", "the AND goal"});
+  ASSERT_EQ(plural.exit_code, 0) << plural.err;
+  const double matches = number_at(json(lines_of(singular.out).at(0)), "matches_estimated");
+  EXPECT_GT(matches, 0);
+  EXPECT_EQ(number_at(json(lines_of(plural.out).at(0)), "matches_estimated"), matches);
+  EXPECT_EQ(number_at(json(lines_of(with_stopword.out).at(0)), "matches_estimated"), matches);
+
+  // Without stemming the index holds no Z terms and search follows the metadata.
+  const std::string plain = scratch_.file("plain");
+  ASSERT_EQ(index_fixtures(plain, {"--stemmer", "none"}).exit_code, 0);
+  EXPECT_EQ(Xapian::Database(plain).allterms_begin("Z"), Xapian::Database(plain).allterms_end("Z"));
+  const CliResult none = run_autocat({"search", "--db", plain, "--json", "goal"});
+  EXPECT_EQ(number_at(json(lines_of(none.out).at(0)), "matches_estimated"), matches);
+}
+
+TEST_F(CliTest, CategoriesOnlyLeavesTheTextToTheApplication) {
+  const std::string db = scratch_.file("db");
+  const CliResult indexed = index_fixtures(db, {"--categories-only"});
+  ASSERT_EQ(indexed.exit_code, 0) << indexed.err;
+  Xapian::Database database(db);
+  EXPECT_EQ(database.get_termfreq("XCsports"), 6u);
+  // Only Q ids and XC categories: no text terms at all.
+  for (Xapian::TermIterator it = database.allterms_begin(); it != database.allterms_end(); ++it) {
+    EXPECT_TRUE((*it)[0] == 'Q' || (*it).rfind("XC", 0) == 0) << *it;
+  }
+  EXPECT_EQ(database.get_metadata("autocat:stemmer"), "");
+}
+
+TEST_F(CliTest, QuotedCategoryNamesPassThroughSearchExactly) {
+  // Issue 8.12: category:"New York" kept its first word only and lower-cased the rest.
+  const std::string train = scratch_.file("train.jsonl");
+  std::ofstream(train)
+      << R"({"id":"1","text":"subway taxi broadway manhattan","labels":["New York"]})"
+      << "\n"
+      << R"({"id":"2","text":"tomato basil pasta sauce","labels":["cooking"]})"
+      << "\n";
+  const std::string model = scratch_.file("model");
+  ASSERT_EQ(run_autocat({"train", "--model", model, "--threshold-folds", "0", train}).exit_code, 0);
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(run_autocat({"index", "--model", model, "--db", db, train}).exit_code, 0);
+  EXPECT_EQ(Xapian::Database(db).get_termfreq("XC:New York"), 1u);
+  const CliResult field = run_autocat({"search", "--db", db, "--json", "category:\"New York\""});
+  ASSERT_EQ(field.exit_code, 0) << field.err;
+  const JsonValue result = json(lines_of(field.out).at(0));
+  EXPECT_EQ(number_at(result, "matches_estimated"), 1);
+  EXPECT_EQ(string_at(result, "parsed_query"), "Query(0 * XC:New York)");
+  const CliResult option = run_autocat({"search", "--db", db, "--json", "--category", "New York"});
+  EXPECT_EQ(number_at(json(lines_of(option.out).at(0)), "matches_estimated"), 1);
 }
 
 TEST_F(CliTest, ReindexingSameIdsReplaces) {

@@ -198,18 +198,72 @@ TEST_F(FacetsTest, QueryParserCategoryField) {
   EXPECT_EQ(ids(parse("butter -category:science")), std::vector<std::string>{"fd-2"});
 }
 
-TEST_F(FacetsTest, QueryParserKeepsCategoryNamesVerbatim) {
-  // Plain add_boolean_prefix would turn "category:Sports" into "XC:Sports".
+TEST_F(FacetsTest, CategoryTermsFollowXapiansPrefixConvention) {
+  // Whatever the name, category_term() is what a stock QueryParser's
+  // add_boolean_prefix("category", prefix) produces, and it decodes back.
+  const std::vector<std::string> names = {"sci.med", "Sports", "New York", "new york", "Été",
+                                          "体育",    "Наука",  ":colon",   "C++",      "9lives",
+                                          "a:B",     "X",      "ÉCONOMIE"};
+  for (const std::string prefix : {"XC", "XTOPIC", "K"}) {
+    Xapian::QueryParser stock;
+    stock.add_boolean_prefix("category", prefix);
+    for (const std::string& name : names) {
+      const std::string term = category_term(name, prefix);
+      EXPECT_EQ(stock.parse_query("category:\"" + name + "\"").get_description(),
+                "Query(0 * " + term + ")")
+          << prefix << " " << name;
+      EXPECT_EQ(category_from_term(term, prefix), name) << term;
+    }
+  }
+  EXPECT_EQ(category_term("Sports"), "XC:Sports");
+  EXPECT_EQ(category_term("sports"), "XCsports");
+  EXPECT_EQ(category_term("Sports", "K"), "KSports");  // one-letter prefixes take no colon
+  // Terms the convention cannot produce are not categories.
+  EXPECT_EQ(category_from_term("XCOLORred"), "");
+  EXPECT_EQ(category_from_term("XC:red"), "");
+  EXPECT_EQ(category_from_term("XC"), "");
+  EXPECT_EQ(category_from_term("Qdoc"), "");
+}
+
+TEST_F(FacetsTest, ReservedPrefixesAreRefused) {
+  for (const std::string prefix : {"", "Q", "QX", "Z", "ZC", "X", "xc", "X-C", "XC:"}) {
+    EXPECT_THROW(check_category_prefix(prefix), InvalidArgumentError) << prefix;
+    EXPECT_THROW(category_filter(Xapian::Query("a"), {"x"}, prefix), InvalidArgumentError);
+  }
+  for (const std::string prefix : {"XC", "XTOPIC", "K", "B"}) {
+    EXPECT_NO_THROW(check_category_prefix(prefix)) << prefix;
+  }
+}
+
+TEST_F(FacetsTest, QuotedCategoryValuesPassThroughExactly) {
+  // Issue 8.12: category:"New York" must keep both words and their case.
   Xapian::QueryParser parser;
-  add_category_prefix(parser);
-  EXPECT_EQ(parser.parse_query("category:Sports").get_description(), "Query(0 * XCSports)");
-  EXPECT_EQ(parser.parse_query("category:sci.med").get_description(), "Query(0 * XCsci.med)");
-  EXPECT_EQ(parser.parse_query("category:Été").get_description(), "Query(0 * XCÉté)");
+  configure_query_parser(parser, "english");
+  EXPECT_EQ(parser.parse_query("category:\"New York\"", kQueryParserFlags).get_description(),
+            "Query(0 * XC:New York)");
+  EXPECT_EQ(parser.parse_query("category:Été", kQueryParserFlags).get_description(),
+            "Query(0 * XCÉté)");
 
   Xapian::QueryParser custom;
   add_category_prefix(custom, "XTOPIC");
   EXPECT_EQ(custom.parse_query("word category:a").get_description(),
             "Query((word@1 FILTER XTOPICa))");
+}
+
+TEST_F(FacetsTest, FilteredCountsMatchTheSpy) {
+  for (const Xapian::Query& query :
+       {Xapian::Query(Xapian::Query::MatchAll), Xapian::Query("team"), Xapian::Query("Zthe"),
+        category_filter(Xapian::Query(), {"food"}), Xapian::Query("nosuchword")}) {
+    CategoryFacetSpy spy;
+    spy_on(query, &spy);
+    Xapian::doccount matching = 0;
+    EXPECT_EQ(plain(category_counts(*db_, query, &matching)), plain(spy.counts()))
+        << query.get_description();
+    EXPECT_EQ(matching, spy.documents_seen());
+  }
+  Xapian::doccount matching = 7;
+  EXPECT_TRUE(category_counts(*db_, Xapian::Query(), &matching).empty());
+  EXPECT_EQ(matching, 0u);
 }
 
 TEST_F(FacetsTest, SpyCountsMultiValuedCategoriesOverMatches) {

@@ -1,7 +1,8 @@
 // autocat: automatic text categorization built into a Xapian index.
 // Start here. An application includes this header only:
 //   CategoryIndexer (category_indexer.h)  open a model, categorize text, enrich documents
-//   category_filter, add_category_prefix, CategoryFacetSpy (facets.h)  search by category
+//   configure_query_parser, category_filter, category_term, category_counts,
+//   CategoryFacetSpy (facets.h)  search by category, facet counts (also remote)
 //   Options (options.h), Category and Method (types.h), errors (error.h)
 #pragma once
 

@@ -1,6 +1,6 @@
 // CategoryIndexer: the indexing hook. Open a model once, then for each
-// document add its text terms (with positions), one boolean term per assigned
-// category and a value slot with the categories and their scores.
+// document add its text terms (as Xapian::TermGenerator does), one boolean
+// term per assigned category and a value slot with the categories and scores.
 //
 // Thread safety: after construction every const method may be called from
 // many threads at once (the model is immutable; kNN's index is built once,
@@ -42,18 +42,18 @@ class CategoryIndexer {
   std::vector<Category> categorize(std::string_view text) const;
   std::vector<Category> categorize(std::string_view text, const ClassifyOptions& options) const;
 
-  // Adds to `doc` the text's terms with positions (if options.index_text),
-  // one boolean term per assigned category and the category value slot.
+  // Adds to `doc` the text's search terms as Xapian::TermGenerator makes
+  // them (if options.index_text; see IndexOptions::stemmer), one boolean
+  // term per assigned category (category_term()) and the category value slot.
   // Removes category terms and the slot a previous call may have left. The
   // application's other terms and values are not touched. Returns what was
   // stored.
   std::vector<Category> index(std::string_view text, Xapian::Document& doc) const;
 
-  // Returns `query` with its free-text words analyzed like indexed text
-  // (case folding, CJK segmentation, stopwords, stemming), ready for
-  // Xapian::QueryParser: operators, field:value words, quotes and +/- are
-  // kept; a word that analysis splits becomes a phrase.
-  std::string normalize_query(const std::string& query) const;
+  // Sets up `parser` to search text indexed by this indexer: its stemmer,
+  // stopwords and the `category:` prefix (see autocat::configure_query_parser).
+  // Parse with autocat::kQueryParserFlags.
+  void configure_query_parser(Xapian::QueryParser& parser) const;
 
   // Builds a complete document for `id` (unique term "Q"+id, data = title or
   // the start of the text) and adds it to `db`, replacing any document with

@@ -133,9 +133,16 @@ struct IndexOptions {
   // Assign categories. false stores the text, id and data only (e.g. to
   // measure what categorizing costs, or to categorize later).
   bool categorize = true;
-  // Add the text's terms (with positions) to the document, analyzed as at
-  // training time. Set false if the application indexes the text itself.
+  // Add the text's search terms to the document the way Xapian::TermGenerator
+  // does (FLAG_CJK_NGRAM, `stemmer`), so any Xapian QueryParser set up with
+  // the same stemmer finds it. Set false if the application indexes the text
+  // itself (categories only).
   bool index_text = true;
+  // Snowball language of the search terms ("english", "german", ..., or
+  // "none"): unstemmed terms with positions plus "Z"-prefixed stems, no
+  // stopper (every word is indexed, so queries work with or without one).
+  // Independent of the model's own analysis (AnalyzerOptions).
+  std::string stemmer = "english";
   // Document data when the caller gives no title: the first this many bytes
   // of the text (cut on a character boundary).
   int snippet_bytes = 200;

@@ -12,8 +12,10 @@
 
 namespace autocat {
 
-// Boolean term prefix of category terms: "XC" + name, e.g. "XCsci.med".
-// Xapian's convention: "X" starts a multi-capital user-defined prefix.
+// Boolean term prefix of category terms, joined to the name by Xapian's
+// convention (category_term() in facets.h): "XCsci.med", "XC:Sports".
+// "X" starts a multi-capital user-defined prefix; "Q" (ids) and "Z" (stems)
+// are reserved.
 inline const std::string kDefaultCategoryPrefix = "XC";
 // Unique-id term prefix (Xapian's "Q" convention): "Q" + document id.
 inline const std::string kIdPrefix = "Q";
