@@ -146,6 +146,8 @@ void add_category_prefix(Xapian::QueryParser& parser, const std::string& prefix)
   parser.add_boolean_prefix(kCategoryField, prefix);
 }
 
+const std::vector<std::string>& query_stopwords() { return internal::english_stopwords(); }
+
 void configure_query_parser(Xapian::QueryParser& parser, const std::string& stemmer,
                             const std::string& prefix) {
   try {
@@ -156,7 +158,7 @@ void configure_query_parser(Xapian::QueryParser& parser, const std::string& stem
                                "or none");
   }
   parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
-  const std::vector<std::string>& stopwords = internal::english_stopwords();
+  const std::vector<std::string>& stopwords = query_stopwords();
   parser.set_stopper((new Xapian::SimpleStopper(stopwords.begin(), stopwords.end()))->release());
   add_category_prefix(parser, prefix);
 }

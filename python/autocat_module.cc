@@ -245,9 +245,15 @@ PYBIND11_MODULE(_autocat, module) {
             return to_tuples(indexer.categorize(text));
           },
           py::arg("text"), "The categories assigned to text: [(name, score)].")
-      .def("normalize_query", &autocat::CategoryIndexer::normalize_query, py::arg("query"))
+      .def_property_readonly(
+          "stemmer",
+          [](const autocat::CategoryIndexer& indexer) { return indexer.options().stemmer; },
+          "The stemmer the text is indexed with (configure_query_parser uses it).")
       .def("_index_changes", &index_changes, py::arg("text"), py::arg("serialised_document"));
 
+  module.def(
+      "query_stopwords", [] { return autocat::query_stopwords(); },
+      "The stopwords configure_query_parser gives a QueryParser.");
   module.def(
       "decode_categories",
       [](const std::string& value) { return to_tuples(autocat::decode_categories(value)); },

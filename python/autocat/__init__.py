@@ -18,7 +18,7 @@ import xapian
 from ._autocat import (CATEGORY_FIELD, DEFAULT_CATEGORY_PREFIX, DEFAULT_CATEGORY_SLOT,
                        ID_PREFIX, Error, InvalidArgumentError, IOError, ModelFormatError,
                        NotFoundError, __version__, category_terms, decode_categories,
-                       encode_categories)
+                       encode_categories, query_stopwords)
 from ._autocat import CategoryIndexer as _CategoryIndexer
 
 __all__ = [
@@ -79,6 +79,25 @@ class CategoryIndexer(_CategoryIndexer):
 def add_category_prefix(parser, prefix=DEFAULT_CATEGORY_PREFIX):
     """Lets the xapian.QueryParser `parser` read `category:NAME` filters."""
     parser.add_boolean_prefix(CATEGORY_FIELD, prefix)
+
+
+# Flags for parse_query on text indexed by autocat: Xapian's defaults plus
+# CJK n-grams, as the text was indexed.
+QUERY_PARSER_FLAGS = xapian.QueryParser.FLAG_DEFAULT | xapian.QueryParser.FLAG_CJK_NGRAM
+
+
+def configure_query_parser(parser, stemmer="english", prefix=DEFAULT_CATEGORY_PREFIX):
+    """Sets up the xapian.QueryParser `parser` as autocat indexed the text
+    with `stemmer` (CategoryIndexer.stemmer): that stemmer with STEM_SOME,
+    autocat's English stopwords and `category:`. Parse with
+    QUERY_PARSER_FLAGS."""
+    parser.set_stemmer(xapian.Stem(stemmer))
+    parser.set_stemming_strategy(xapian.QueryParser.STEM_SOME)
+    stopper = xapian.SimpleStopper()
+    for word in query_stopwords():
+        stopper.add(word)
+    parser.set_stopper(stopper)
+    add_category_prefix(parser, prefix)
 
 
 def category_filter(query, names, prefix=DEFAULT_CATEGORY_PREFIX):

@@ -50,6 +50,10 @@ void add_category_prefix(Xapian::QueryParser& parser,
 constexpr unsigned kQueryParserFlags =
     Xapian::QueryParser::FLAG_DEFAULT | Xapian::QueryParser::FLAG_CJK_NGRAM;
 
+// The stopword list configure_query_parser() gives the parser, for
+// bindings that set up a QueryParser of their own (Python).
+const std::vector<std::string>& query_stopwords();
+
 // Sets up `parser` the way CategoryIndexer indexed the text with stemmer
 // `stemmer` ("english", ..., or "none"): that stemmer with STEM_SOME (stemmed
 // words match the "Z" terms), autocat's English stopword list (stopwords are
