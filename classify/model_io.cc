@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <boost/archive/archive_exception.hpp>
 #include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
@@ -68,10 +69,13 @@ void check_consistency(const std::string& path, const ModelState& m) {
                   m.rocchio.term_start.size() == terms + 1 &&
                   m.rocchio.entry_category.size() == m.rocchio.entry_weight.size() &&
                   m.rocchio.term_start.back() == m.rocchio.entry_weight.size() &&
-                  nb_ok(m.multinomial_nb) && nb_ok(m.bernoulli_nb) && nb_ok(m.complement_nb);
+                  nb_ok(m.multinomial_nb) && nb_ok(m.bernoulli_nb) && nb_ok(m.complement_nb) &&
+                  linear_model_consistent(m.svm, terms, cats) &&
+                  linear_model_consistent(m.logreg, terms, cats);
   bool thresholds_ok = m.thresholds.empty() || m.thresholds.size() == all_methods().size();
   for (const auto& per_category : m.thresholds) {
-    thresholds_ok = thresholds_ok && per_category.size() == cats;
+    // Empty: that method untuned (added after the file was written).
+    thresholds_ok = thresholds_ok && (per_category.empty() || per_category.size() == cats);
   }
   if (!ok || !thresholds_ok) corrupt(path, "model file is inconsistent (sizes disagree)");
   for (uint32_t c : m.rocchio.entry_category) {
@@ -80,6 +84,21 @@ void check_consistency(const std::string& path, const ModelState& m) {
 }
 
 }  // namespace
+
+bool linear_model_consistent(const LinearModel& model, size_t terms, size_t categories) {
+  if (model.term_start.empty()) {
+    return model.entry_category.empty() && model.entry_weight.empty() && model.bias.empty();
+  }
+  if (model.num_categories != categories || model.term_start.size() != terms + 1 ||
+      model.term_start.front() != 0 || model.entry_category.size() != model.entry_weight.size() ||
+      model.term_start.back() != model.entry_weight.size() || model.bias.size() != categories ||
+      model.slope.size() != categories || model.intercept.size() != categories ||
+      !std::is_sorted(model.term_start.begin(), model.term_start.end())) {
+    return false;
+  }
+  return std::all_of(model.entry_category.begin(), model.entry_category.end(),
+                     [&](uint32_t c) { return c < categories; });
+}
 
 void write_model_file(const std::string& path, const ModelState& state) {
   std::ostringstream payload_stream(std::ios::binary);
