@@ -109,6 +109,10 @@ void linear_decision_values(const LinearModel& model, const std::vector<float>& 
 // Probabilities from decision values, in place, as score() reports them.
 void linear_probabilities(const LinearModel& model, Decision decision, std::vector<double>* values);
 
+// Every term's weight for every category (num_terms x num_categories,
+// term-major, 0 where none is stored): `features` ranks terms by it.
+std::vector<double> linear_term_weights(const LinearModel& model);
+
 class LinearClassifier : public Classifier {
  public:
   // Keeps references: `model` and `idf` must outlive the classifier.
