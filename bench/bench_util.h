@@ -2,9 +2,16 @@
 #pragma once
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "classify/linear.h"
+#include "classify/model_io.h"
+#include "classify/training_collection.h"
+#include "classify/weighting.h"
 
 namespace autocat::bench {
 
@@ -22,6 +29,38 @@ inline std::vector<int> parse_list(const std::string& text) {
   std::string item;
   while (std::getline(stream, item, ',')) values.push_back(std::stoi(item));
   return values;
+}
+
+// The C chosen for svm and logreg (with every candidate's cross-validated
+// objective), their weights' size, and the time one thread takes to fit each
+// on the whole training collection at that C (the last step of training).
+inline void print_linear_summary(const internal::ModelState& model, const std::string& model_dir) {
+  const auto candidates = [](const std::vector<std::pair<double, double>>& objective) {
+    std::string text;
+    for (const auto& [c, value] : objective) {
+      char buffer[64];
+      std::snprintf(buffer, sizeof buffer, "%sC=%g: %.4f", text.empty() ? "" : ", ", c, value);
+      text += buffer;
+    }
+    return text;
+  };
+  const Xapian::Database db(
+      (std::filesystem::path(model_dir) / internal::kTrainingDbName).string());
+  const internal::TrainingCorpus corpus = internal::load_training_corpus(db);
+  const std::vector<float> idf = internal::compute_idf(model.df, model.num_docs, model.selected);
+  for (const auto* linear : {&model.svm, &model.logreg}) {
+    const bool svm = linear == &model.svm;
+    const auto start = Clock::now();
+    const internal::LinearModel refit = internal::train_linear(
+        corpus, idf, svm ? internal::LinearLoss::kSquaredHinge : internal::LinearLoss::kLogistic,
+        linear->c);
+    std::printf(
+        "%s: C=%g (%s); %zu non-zero weights, %.1f MB; one-thread fit on all documents: %.2f s\n",
+        svm ? "svm" : "logreg", linear->c,
+        candidates(svm ? model.svm_c_objective : model.logreg_c_objective).c_str(),
+        linear->entry_weight.size(), linear->weight_bytes() / 1e6, since(start));
+    (void)refit;
+  }
 }
 
 }  // namespace autocat::bench

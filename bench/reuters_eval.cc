@@ -144,6 +144,7 @@ int main(int argc, char** argv) try {
   for (const auto& [gamma, value] : categorizer.model().rocchio_gamma_objective) {
     std::printf("  cv objective rocchio gamma=%g: %.4f\n", gamma, value);
   }
+  autocat::bench::print_linear_summary(categorizer.model(), model_dir);
 
   // Test split: every document, labelled or not.
   autocat::internal::ReadOptions test_read;

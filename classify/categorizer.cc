@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "autocat/error.h"
+#include "classify/linear.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
 #include "classify/thresholds.h"
@@ -91,6 +92,10 @@ void Categorizer::build_classifiers() {
       std::make_unique<NaiveBayesClassifier>(model_.bernoulli_nb);
   classifiers_[static_cast<size_t>(Method::kComplementNaiveBayes)] =
       std::make_unique<NaiveBayesClassifier>(model_.complement_nb);
+  classifiers_[static_cast<size_t>(Method::kSvm)] =
+      std::make_unique<LinearClassifier>(Method::kSvm, model_.svm, idf_, model_.decision);
+  classifiers_[static_cast<size_t>(Method::kLogreg)] =
+      std::make_unique<LinearClassifier>(Method::kLogreg, model_.logreg, idf_, model_.decision);
 }
 
 Categorizer::~Categorizer() = default;

@@ -143,6 +143,8 @@ bool gives_probabilities(Method method) {
     case Method::kNaiveBayes:
     case Method::kBernoulliNaiveBayes:
     case Method::kComplementNaiveBayes:
+    case Method::kSvm:
+    case Method::kLogreg:
       return true;
     case Method::kKnn:
     case Method::kRocchio:

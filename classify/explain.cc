@@ -140,6 +140,8 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
   } else if (!out.assigned.empty()) {
     if (method == Method::kRocchio) {
       explain_rocchio(doc, options, &out);
+    } else if (method == Method::kSvm || method == Method::kLogreg) {
+      explain_linear(doc, options, method, &out);
     } else {
       explain_naive_bayes(doc, options, method, ranking, &out);
     }
@@ -234,6 +236,30 @@ void Explainer::explain_rocchio(const DocumentTerms& doc, const ExplainOptions& 
     for (uint64_t e = model.term_start[tc.term]; e < model.term_start[tc.term + 1]; ++e) {
       if (model.entry_category[e] == best) {
         contributions.push_back(TermValue{tc.term, q * model.entry_weight[e]});
+        break;
+      }
+    }
+  }
+  set_terms(contributions, categorizer_.model().terms, options.max_terms, out);
+}
+
+void Explainer::explain_linear(const DocumentTerms& doc, const ExplainOptions& options,
+                               Method method, Explanation* out) const {
+  const LinearModel& model =
+      method == Method::kSvm ? categorizer_.model().svm : categorizer_.model().logreg;
+  out->category = out->assigned.front().name;
+  const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
+  out->base = model.bias[best];
+  const double inverse_norm = inverse_query_norm(doc, idf_);
+  const size_t vocabulary = model.term_start.empty() ? 0 : model.term_start.size() - 1;
+  std::vector<TermValue> contributions;
+  for (const TermCount& tc : doc.terms) {
+    if (tc.term >= vocabulary) continue;
+    const double x = query_weight(tc, idf_) * inverse_norm;
+    if (x == 0.0) continue;
+    for (uint64_t e = model.term_start[tc.term]; e < model.term_start[tc.term + 1]; ++e) {
+      if (model.entry_category[e] == best) {
+        contributions.push_back(TermValue{tc.term, x * model.entry_weight[e]});
         break;
       }
     }

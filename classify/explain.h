@@ -4,7 +4,9 @@
 // shared with the nearest one of the best category (q_t * d_t, summing to their cosine). Rocchio:
 // the terms' shares of the cosine to the best centroid (q_t * centroid_t, summing to the score).
 // Naive Bayes family: the terms' shares of the log-score gap between the best category and the
-// runner-up (count * (w[t][best] - w[t][second])).
+// runner-up (count * (w[t][best] - w[t][second])). svm and logreg: the terms' shares of the best
+// category's decision value (x_t * w_t, x the normalized tf-idf vector); with the bias (`base`)
+// they sum to the decision value, which the probability sigmoid maps to the score.
 //
 // Thread safety: an Explainer holds a Xapian::Database (kNN, opened on first
 // use) and is not thread-safe; use one per thread. Explanations are data.
@@ -67,7 +69,8 @@ struct Explanation {
   std::string versus;     // NB family: the runner-up (empty with a single category)
   std::string neighbour;  // kNN: id of the nearest neighbour labelled `category`
   // NB family: the part of the log-score gap not due to terms (difference of
-  // log priors and per-category constants). Other methods: 0.
+  // log priors and per-category constants). svm, logreg: the category's bias
+  // weight. Other methods: 0.
   double base = 0;
   // Terms with a non-zero contribution, largest first (ties by term), at most
   // max_terms of them.
@@ -75,7 +78,8 @@ struct Explanation {
   // Sum of the contributions of every term of the document, listed or not:
   // kNN the neighbour's cosine (over every query term: with the pruning
   // options, more than the similarity kNN walked), Rocchio the score of
-  // `category` (before clipping), NB the log-score gap minus `base`.
+  // `category` (before clipping), NB the log-score gap minus `base`, svm and
+  // logreg the decision value minus `base`.
   double terms_total = 0;
   size_t num_contributing_terms = 0;  // terms with a non-zero contribution
 };
@@ -101,6 +105,8 @@ class Explainer {
   // `ranking`: every category, best first.
   void explain_naive_bayes(const DocumentTerms& doc, const ExplainOptions& options, Method method,
                            const std::vector<Category>& ranking, Explanation* out) const;
+  void explain_linear(const DocumentTerms& doc, const ExplainOptions& options, Method method,
+                      Explanation* out) const;
   void open_training_database();
 
   const Categorizer& categorizer_;

@@ -59,6 +59,21 @@ uint32_t crc32_of(const std::string& data) {
 
 }  // namespace
 
+bool linear_model_consistent(const LinearModel& model, size_t terms, size_t categories) {
+  if (model.term_start.empty()) {
+    return model.entry_category.empty() && model.entry_weight.empty() && model.bias.empty();
+  }
+  if (model.num_categories != categories || model.term_start.size() != terms + 1 ||
+      model.term_start.front() != 0 || model.entry_category.size() != model.entry_weight.size() ||
+      model.term_start.back() != model.entry_weight.size() || model.bias.size() != categories ||
+      model.slope.size() != categories || model.intercept.size() != categories ||
+      !std::is_sorted(model.term_start.begin(), model.term_start.end())) {
+    return false;
+  }
+  return std::all_of(model.entry_category.begin(), model.entry_category.end(),
+                     [&](uint32_t c) { return c < categories; });
+}
+
 void write_model_file(const std::string& path, const ModelState& state) {
   std::ostringstream payload_stream(std::ios::binary);
   {
@@ -274,7 +289,8 @@ void check_model_state(const std::string& path, const ModelState& m) {
   check.require(m.thresholds.empty() || m.thresholds.size() == all_methods().size(),
                 "thresholds per method");
   for (const auto& per_category : m.thresholds) {
-    check.require(per_category.size() == cats, "thresholds per category");
+    // Empty: that method untuned (added after the file was written).
+    check.require(per_category.empty() || per_category.size() == cats, "thresholds per category");
     check.require_not_nan(per_category, "thresholds");
   }
 
@@ -304,6 +320,14 @@ void check_model_state(const std::string& path, const ModelState& m) {
   check_nb(m.multinomial_nb, Method::kNaiveBayes);
   check_nb(m.bernoulli_nb, Method::kBernoulliNaiveBayes);
   check_nb(m.complement_nb, Method::kComplementNaiveBayes);
+  check.require(linear_model_consistent(m.svm, terms, cats), "svm weights");
+  check.require(linear_model_consistent(m.logreg, terms, cats), "logreg weights");
+  for (const LinearModel* linear : {&m.svm, &m.logreg}) {
+    for (const std::vector<float>* values :
+         {&linear->entry_weight, &linear->bias, &linear->slope, &linear->intercept}) {
+      check.require_finite(*values, "linear model weights");
+    }
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "autocat/options.h"
 #include "classify/analyzer.h"
+#include "classify/linear.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
 
@@ -41,13 +42,15 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
                        : std::optional<autocat::Decision>(static_cast<autocat::Decision>(decision));
     }
   }
+  if (version >= 2) ar& options.svm_c& options.logreg_c;
 }
 
 }  // namespace boost::serialization
 
 // Version 1 (2026-11): TrainOptions::decision and threshold_folds;
 // ModelState::decision. Version 0 files still load (one-of, no "other").
-BOOST_CLASS_VERSION(autocat::TrainOptions, 1)
+// Version 2 (2026-11): svm_c, logreg_c.
+BOOST_CLASS_VERSION(autocat::TrainOptions, 2)
 
 namespace autocat::internal {
 
@@ -109,6 +112,13 @@ struct ModelState {
   NaiveBayesModel multinomial_nb;
   NaiveBayesModel bernoulli_nb;
   NaiveBayesModel complement_nb;
+  // Linear models (version 2); empty in older files, which then cannot
+  // classify with svm or logreg until trained again.
+  LinearModel svm;
+  LinearModel logreg;
+  // The cross-validated objective of every C tried, per linear method.
+  std::vector<std::pair<double, double>> svm_c_objective;
+  std::vector<std::pair<double, double>> logreg_c_objective;
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {
@@ -121,14 +131,25 @@ struct ModelState {
     } else {
       rocchio_gamma = training.rocchio_gamma;
     }
+    if (version >= 2) {
+      ar& svm& logreg& svm_c_objective& logreg_c_objective;
+    } else if (Archive::is_loading::value && !thresholds.empty()) {
+      thresholds.resize(all_methods().size());  // methods added since: untuned
+    }
   }
 };
 
 }  // namespace autocat::internal
 
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 1)
+// Version 2 (2026-11): svm and logreg weights and their C objectives.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 2)
 
 namespace autocat::internal {
+
+// True if a linear model fits a vocabulary of `terms` terms and
+// `categories` categories (or is empty: not trained, as in files older than
+// version 2); for the read path's consistency checks.
+bool linear_model_consistent(const LinearModel& model, size_t terms, size_t categories);
 
 // Throws IOError if the file cannot be written.
 void write_model_file(const std::string& path, const ModelState& state);

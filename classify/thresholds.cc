@@ -11,6 +11,7 @@
 
 #include "classify/cross_validation.h"
 #include "classify/knn.h"
+#include "classify/linear.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
 #include "classify/trainer.h"
@@ -75,6 +76,12 @@ const std::vector<int>& knn_k_candidates() {
 const std::vector<double>& rocchio_gamma_candidates() {
   static const std::vector<double> candidates = {0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0};
   return candidates;
+}
+
+const std::vector<double>& linear_c_candidates(Method method) {
+  static const std::vector<double> svm = {0.3, 1.0, 3.0};
+  static const std::vector<double> logreg = {10.0, 30.0};
+  return method == Method::kLogreg ? logreg : svm;
 }
 
 namespace {
@@ -239,6 +246,8 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
   tuned.knn_k = options.knn_k > 0 ? options.knn_k : kDefaultKnnK;
   tuned.knn_similarity_power = options.knn_similarity_power > 0 ? options.knn_similarity_power : 1;
   tuned.rocchio_gamma = std::max(options.rocchio_gamma, 0.0);
+  tuned.svm_c = options.svm_c > 0 ? options.svm_c : 1.0;
+  tuned.logreg_c = options.logreg_c > 0 ? options.logreg_c : 1.0;
   const auto num_folds = static_cast<uint32_t>(std::max(options.threshold_folds, 2));
   if (!options.tune_thresholds || corpus.num_docs() < 2 * num_folds) return tuned;
 
@@ -259,6 +268,19 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
   const std::vector<Method> nb_methods = {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
                                           Method::kComplementNaiveBayes};
   std::vector<ScoreLists> nb(nb_methods.size(), ScoreLists(corpus.num_docs()));
+  // svm, logreg: out-of-fold decision values, [C candidate][doc * categories + c].
+  const std::vector<Method> linear_methods = {Method::kSvm, Method::kLogreg};
+  std::vector<std::vector<double>> c_candidates;
+  for (Method method : linear_methods) {
+    const double fixed = method == Method::kSvm ? options.svm_c : options.logreg_c;
+    c_candidates.push_back(fixed > 0 ? std::vector<double>{fixed} : linear_c_candidates(method));
+  }
+  std::vector<std::vector<std::vector<float>>> linear_values(linear_methods.size());
+  for (size_t m = 0; m < linear_methods.size(); ++m) {
+    linear_values[m].assign(c_candidates[m].size(),
+                            std::vector<float>(size_t(corpus.num_docs()) * num_categories, 0.0f));
+  }
+  std::vector<uint8_t> scored(corpus.num_docs(), 0);  // held out with a term its fold knows
 
   TrainOptions fold_options = options;
   fold_options.tune_thresholds = false;
@@ -279,7 +301,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
     // read it (Naive Bayes smoothing depends on the vocabulary size).
     const FoldCorpus fold_training = fold_corpus(corpus, keep);
     const TrainingCorpus& fitted_on = fold_training.corpus;
-    const ModelState model = fit_model(fitted_on, analyzer, fold_options);
+    const ModelState model = fit_model(fitted_on, analyzer, fold_options, /*fit_linear=*/false);
     const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), model.selected);
     const KnnIndex knn(fitted_on, idf);
     std::vector<RocchioModel> centroids;
@@ -291,6 +313,14 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
     const std::vector<NaiveBayesClassifier> nb_classifiers = {
         NaiveBayesClassifier(model.multinomial_nb), NaiveBayesClassifier(model.bernoulli_nb),
         NaiveBayesClassifier(model.complement_nb)};
+    std::vector<std::vector<LinearModel>> linear_models;
+    {
+      const LinearProblem problem = make_linear_problem(fitted_on, idf);
+      linear_models.push_back(
+          train_linear_path(problem, fitted_on, LinearLoss::kSquaredHinge, c_candidates[0]));
+      linear_models.push_back(
+          train_linear_path(problem, fitted_on, LinearLoss::kLogistic, c_candidates[1]));
+    }
 
     for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
       if (keep[d] || docs[d].terms.empty()) continue;
@@ -305,6 +335,14 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
       for (size_t m = 0; m < nb_classifiers.size(); ++m) {
         nb_classifiers[m].score(doc, classify, &fold_scores);
         keep_best(fold_scores, &nb[m][d]);
+      }
+      scored[d] = 1;
+      for (size_t m = 0; m < linear_models.size(); ++m) {
+        for (size_t k = 0; k < linear_models[m].size(); ++k) {
+          linear_decision_values(linear_models[m][k], idf, doc, &fold_scores);
+          std::copy(fold_scores.begin(), fold_scores.end(),
+                    linear_values[m][k].begin() + ptrdiff_t(d) * num_categories);
+        }
       }
     }
   };
@@ -370,6 +408,56 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
   }
   for (size_t m = 0; m < nb_methods.size(); ++m) {
     tuned.thresholds[static_cast<size_t>(nb_methods[m])] = thresholds_from(corpus, nb[m]);
+  }
+  // svm and logreg: per C, out-of-fold probabilities as the classifier
+  // would give them (svm through a Platt sigmoid fitted on these decision
+  // values), then thresholds and the objective as for the other methods.
+  for (size_t m = 0; m < linear_methods.size(); ++m) {
+    const bool platt = linear_methods[m] == Method::kSvm;
+    best = -1.0;
+    for (size_t k = 0; k < c_candidates[m].size(); ++k) {
+      const std::vector<float>& values = linear_values[m][k];
+      LinearModel calibration;  // only the sigmoids
+      calibration.slope.assign(num_categories, 1.0f);
+      calibration.intercept.assign(num_categories, 0.0f);
+      if (platt) {
+        std::vector<double> f;
+        std::vector<uint8_t> positive;
+        for (uint32_t c = 0; c < num_categories; ++c) {
+          f.clear();
+          positive.clear();
+          for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+            if (!scored[d]) continue;
+            f.push_back(values[size_t(d) * num_categories + c]);
+            positive.push_back(has_label(corpus, d, c) ? 1 : 0);
+          }
+          const Sigmoid sigmoid = fit_platt(f, positive);
+          calibration.slope[c] = static_cast<float>(sigmoid.slope);
+          calibration.intercept[c] = static_cast<float>(sigmoid.intercept);
+        }
+      }
+      ScoreLists linear_lists(corpus.num_docs());
+      for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+        if (!scored[d]) continue;
+        scores.assign(values.begin() + ptrdiff_t(d) * num_categories,
+                      values.begin() + ptrdiff_t(d + 1) * num_categories);
+        linear_probabilities(calibration, decision, &scores);
+        keep_best(scores, &linear_lists[d]);
+      }
+      std::vector<double> thresholds = thresholds_from(corpus, linear_lists);
+      const double value = objective(corpus, linear_lists, thresholds, decision);
+      const double c_value = c_candidates[m][k];
+      (platt ? tuned.svm_c_objective : tuned.logreg_c_objective).emplace_back(c_value, value);
+      if (value > best) {
+        best = value;
+        (platt ? tuned.svm_c : tuned.logreg_c) = c_value;
+        tuned.thresholds[static_cast<size_t>(linear_methods[m])] = std::move(thresholds);
+        if (platt) {
+          tuned.svm_slope = calibration.slope;
+          tuned.svm_intercept = calibration.intercept;
+        }
+      }
+    }
   }
   return tuned;
 }

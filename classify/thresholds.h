@@ -51,11 +51,19 @@ struct TunedSettings {
   // models, accuracy for one-of), for the training report.
   std::vector<KnnCandidate> knn_objective;
   std::vector<std::pair<double, double>> rocchio_gamma_objective;
+  // svm and logreg: C in force and every candidate's objective; svm's Platt
+  // sigmoid per category, fitted on out-of-fold decision values at that C
+  // (empty without tuning).
+  double svm_c = 1.0, logreg_c = 1.0;
+  std::vector<std::pair<double, double>> svm_c_objective, logreg_c_objective;
+  std::vector<float> svm_slope, svm_intercept;
 };
 
 // Candidates tried when TrainOptions leave kNN's k or Rocchio's gamma unset.
 const std::vector<int>& knn_k_candidates();
 const std::vector<double>& rocchio_gamma_candidates();
+// C tried for svm and logreg (ascending) when TrainOptions leave it 0.
+const std::vector<double>& linear_c_candidates(Method method);
 
 // Cross-validates every method over options.threshold_folds folds: chooses
 // kNN's k and Rocchio's gamma (when options leave them unset) by the

@@ -9,6 +9,7 @@
 #include "classify/atomic_file.h"
 #include "classify/categorizer.h"
 #include "classify/feature_selection.h"
+#include "classify/linear.h"
 #include "classify/model_dir.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
@@ -43,8 +44,11 @@ void check_label(const std::string& label, const std::string& source) {
 }  // namespace
 
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
-                     const TrainOptions& options) {
+                     const TrainOptions& options, bool fit_linear) {
   if (options.nb_alpha <= 0) throw InvalidArgumentError("--alpha must be greater than 0");
+  if (options.svm_c < 0 || options.logreg_c < 0) {
+    throw InvalidArgumentError("C of svm / logreg must be greater than 0 (0: cross-validate)");
+  }
   if (options.knn_similarity_power < 0 || options.knn_similarity_power > 2) {
     throw InvalidArgumentError("kNN similarity power must be 1 or 2 (0: cross-validate)");
   }
@@ -84,6 +88,19 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.multinomial_nb = train_multinomial_nb(corpus, model.selected, options.nb_alpha);
   model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, options.nb_alpha);
   model.complement_nb = train_complement_nb(corpus, model.selected, options.nb_alpha);
+  model.svm_c_objective = std::move(tuned.svm_c_objective);
+  model.logreg_c_objective = std::move(tuned.logreg_c_objective);
+  if (fit_linear) {
+    const LinearProblem problem = make_linear_problem(corpus, idf);
+    model.svm = std::move(
+        train_linear_path(problem, corpus, LinearLoss::kSquaredHinge, {tuned.svm_c}).front());
+    if (tuned.svm_slope.size() == corpus.num_categories()) {
+      model.svm.slope = std::move(tuned.svm_slope);
+      model.svm.intercept = std::move(tuned.svm_intercept);
+    }
+    model.logreg = std::move(
+        train_linear_path(problem, corpus, LinearLoss::kLogistic, {tuned.logreg_c}).front());
+  }
   return model;
 }
 

@@ -42,9 +42,10 @@ struct TrainReport {
   double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;
 };
 
-// Fits every classifier from a corpus (no I/O).
+// Fits every classifier from a corpus (no I/O). `fit_linear` false leaves
+// svm and logreg untrained (cross-validation fits them itself, per C).
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
-                     const TrainOptions& options);
+                     const TrainOptions& options, bool fit_linear = true);
 
 // Trains a model directory from inputs (see read_documents). Documents
 // without labels are skipped and counted. Throws InvalidArgumentError if no

@@ -6,9 +6,13 @@
 namespace autocat {
 
 const std::vector<Method>& all_methods() {
-  static const std::vector<Method> methods = {Method::kKnn, Method::kRocchio, Method::kNaiveBayes,
+  static const std::vector<Method> methods = {Method::kKnn,
+                                              Method::kRocchio,
+                                              Method::kNaiveBayes,
                                               Method::kBernoulliNaiveBayes,
-                                              Method::kComplementNaiveBayes};
+                                              Method::kComplementNaiveBayes,
+                                              Method::kSvm,
+                                              Method::kLogreg};
   return methods;
 }
 
@@ -24,6 +28,10 @@ std::string method_name(Method method) {
       return "bnb";
     case Method::kComplementNaiveBayes:
       return "cnb";
+    case Method::kSvm:
+      return "svm";
+    case Method::kLogreg:
+      return "logreg";
   }
   return "unknown";
 }

@@ -21,7 +21,8 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
+    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
+    "                       model's)\n"
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n";
 
@@ -35,8 +36,8 @@ const char kUsageTail[] =
     "  --json               one JSON object per document:\n"
     "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}],\n"
     "                        \"scores\": {CATEGORY: SCORE, ...}, \"decision\": {...}}\n"
-    "                       scores of every category (posterior probabilities for nb,\n"
-    "                       bnb, cnb); decision: mode, other, thresholds, min_score,\n"
+    "                       scores of every category (probabilities for nb, bnb, cnb,\n"
+    "                       svm, logreg); decision: mode, other, thresholds, min_score,\n"
     "                       outcome (assigned, none, other), reason, and candidates\n"
     "                       (name, score, threshold to reach, assigned)\n"
     "  -h, --help           show this help\n"

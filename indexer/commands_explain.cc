@@ -140,6 +140,10 @@ std::string terms_heading(const internal::Explanation& e) {
     case Method::kRocchio:
       return "terms toward the " + e.category + " centroid (query x centroid weight; " + summary +
              " = score):";
+    case Method::kSvm:
+    case Method::kLogreg:
+      return "terms for " + e.category + " (tf-idf x weight; " + summary + "; with the bias " +
+             format_fixed(e.base, 4) + " = the decision value, mapped to the score by a sigmoid):";
     default:
       if (e.versus.empty()) {
         return "terms for " + e.category + " (count x log weight; " + summary + "):";

@@ -9,6 +9,7 @@
 #include "classify/categorizer.h"
 #include "classify/feature_selection.h"
 #include "classify/json.h"
+#include "classify/linear.h"
 #include "classify/model_io.h"
 #include "classify/training_collection.h"
 #include "indexer/commands.h"
@@ -28,7 +29,8 @@ const char kUsage[] =
     "  --model DIR          model directory written by autocat train\n"
     "  --category C         only category C (default: every category)\n"
     "  --select MEASURE     mi (expected mutual information, bits; default), chi2,\n"
-    "                       df (document frequency), kl (KL divergence)\n"
+    "                       df (document frequency), kl (KL divergence), or svm /\n"
+    "                       logreg: the model's weights (largest toward the category)\n"
     "  --top N              terms per category (default 10)\n"
     "  --json               one JSON object: {\"select\", \"categories\": [{\"name\",\n"
     "                       \"documents\", \"terms\": [{\"term\", \"utility\"}]}]}\n"
@@ -50,7 +52,9 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
   (void)messages;
   const ParsedArgs args = parse_args(words, kOptions);
   const std::string model_dir = args.required("model");
-  const FeatureSelection measure = parse_selection(args.value("select", "mi"));
+  const std::string select = args.value("select", "mi");
+  const bool linear = select == "svm" || select == "logreg";
+  const FeatureSelection measure = linear ? FeatureSelection::kNone : parse_selection(select);
   const int top = static_cast<int>(args.integer("top", 10, 1, 1000000));
   if (!args.positional().empty()) {
     throw UsageError("unexpected argument '" + args.positional().front() + "'");
@@ -73,9 +77,25 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
     for (uint32_t c = 0; c < corpus.num_categories(); ++c) selected.push_back(c);
   }
 
-  const std::vector<double> utility = internal::term_class_utility(corpus, measure);
+  std::vector<double> utility;
+  if (linear) {
+    const internal::ModelState& model = categorizer.model();
+    const internal::LinearModel& weights = select == "svm" ? model.svm : model.logreg;
+    if (weights.term_start.empty()) {
+      throw InvalidArgumentError(model_dir + ": this model has no " + select +
+                                 " weights (written by an older autocat); train it again");
+    }
+    if (corpus.terms != model.terms) {
+      throw ModelFormatError(model_dir +
+                             ": the training database has changed since the model "
+                             "was trained; run autocat train again");
+    }
+    utility = internal::linear_term_weights(weights);
+  } else {
+    utility = internal::term_class_utility(corpus, measure);
+  }
   const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
-  const std::string measure_name = feature_selection_name(measure);
+  const std::string measure_name = linear ? select : feature_selection_name(measure);
 
   if (args.has("json")) {
     internal::JsonValue json = internal::JsonValue::object();
@@ -118,8 +138,8 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
 }  // namespace
 
 Command features_command() {
-  return {"features", "show the most useful terms of each category (mi, chi2, df, kl)", kUsage,
-          run_features};
+  return {"features", "show the most useful terms of each category (mi, chi2, df, kl, svm, logreg)",
+          kUsage, run_features};
 }
 
 }  // namespace autocat::cli

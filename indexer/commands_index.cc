@@ -49,7 +49,8 @@ const char kUsage[] =
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
     "  --db DB              Xapian database to create or update\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
+    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
+    "                       model's)\n"
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n";
 

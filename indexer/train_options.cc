@@ -18,7 +18,7 @@ const std::vector<OptionSpec>& train_option_specs() {
 
 const char kTrainHelp[] =
     "  --method M           default method for index/classify: knn (default), rocchio,\n"
-    "                       nb, bnb, cnb\n"
+    "                       nb, bnb, cnb, svm, logreg\n"
     "  --one-of / --any-of  the model's decision mode: one category per document, or\n"
     "                       every category over its threshold (default: any-of if some\n"
     "                       document has several labels, or none with --keep-unlabelled)\n"

@@ -289,8 +289,8 @@ TEST_F(CliErrorsTest, UnknownMethod) {
       {"classify", "--model", model_, "--method", "xyz", test_data("fixture_test.jsonl")});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(one_line(result.err),
-            "autocat classify: unknown method 'xyz'; choose one of knn, rocchio, nb, bnb, cnb "
-            "(see autocat classify --help)");
+            "autocat classify: unknown method 'xyz'; choose one of knn, rocchio, nb, bnb, cnb, "
+            "svm, logreg (see autocat classify --help)");
   EXPECT_EQ(result.out, "");
 }
 

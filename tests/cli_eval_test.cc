@@ -418,13 +418,15 @@ TEST_F(CliEvalTest, FoldsAllMethodsShareTheFolds) {
   const JsonValue all = json_report(
       run_autocat({"eval", "--folds", "3", "--seed", "4", "--method", "all", "--json", train}));
   const auto& methods = all.find("methods")->as_array();
-  ASSERT_EQ(methods.size(), 5u);
+  ASSERT_EQ(methods.size(), 7u);
   std::vector<std::string> names;
   for (const JsonValue& method : methods) names.push_back(string_at(method, "method"));
-  EXPECT_EQ(names, (std::vector<std::string>{"knn", "rocchio", "nb", "bnb", "cnb"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"knn", "rocchio", "nb", "bnb", "cnb", "svm", "logreg"}));
   for (const JsonValue& method : methods) {
     const bool probabilities = method.find("log_loss_defined")->as_bool();
-    EXPECT_EQ(probabilities, string_at(method, "method").find("nb") != std::string::npos);
+    const std::string name = string_at(method, "method");
+    EXPECT_EQ(probabilities, name != "knn" && name != "rocchio") << name;
     EXPECT_EQ(method.find("pooled")->find("log_loss")->is_null(), !probabilities);
   }
   // One method alone: the same numbers as its entry in --method all.
@@ -470,7 +472,8 @@ TEST_F(CliEvalTest, FoldsHumanOutput) {
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_TRUE(contains(all.out, "log-loss of knn: n/a (scores of knn are not probabilities)\n"))
       << all.out;
-  for (const char* method : {"\nknn ", "\nrocchio ", "\nnb ", "\nbnb ", "\ncnb "}) {
+  for (const char* method :
+       {"\nknn ", "\nrocchio ", "\nnb ", "\nbnb ", "\ncnb ", "\nsvm ", "\nlogreg "}) {
     EXPECT_TRUE(contains(all.out, method)) << method;
   }
 }
@@ -529,8 +532,8 @@ TEST_F(CliEvalTest, FoldsBadInput) {
        "(see autocat eval --help)"},
       {{"--folds", "3", "--method", "best", train},
        2,
-       "autocat eval: unknown method 'best'; choose one of knn, rocchio, nb, bnb, cnb (see "
-       "autocat eval --help)"},
+       "autocat eval: unknown method 'best'; choose one of knn, rocchio, nb, bnb, cnb, svm, "
+       "logreg (see autocat eval --help)"},
       {{"--folds", "3", "--method", "nb", "--method", "all", train},
        2,
        "autocat eval: --method given more than once (see autocat eval --help)"},

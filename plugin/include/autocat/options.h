@@ -70,6 +70,10 @@ struct TrainOptions {
   // kNN: a neighbour votes with similarity^power, 1 or 2. 0 = chosen by
   // cross-validation (1 without tuning).
   int knn_similarity_power = 0;
+  // svm / logreg: the regularization constant C. 0 = chosen by
+  // cross-validation (see linear_c_candidates; 1 without tuning).
+  double svm_c = 0;
+  double logreg_c = 0;
   // Feature selection applied to every classifier; kNone keeps every term.
   FeatureSelection feature_selection = FeatureSelection::kNone;
   // Number of terms to keep (0 = all). Global top-N, or N per category.

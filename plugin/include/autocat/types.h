@@ -39,11 +39,14 @@ enum class Method {
   kNaiveBayes,            // multinomial Naive Bayes; score = posterior probability.
   kBernoulliNaiveBayes,   // Bernoulli Naive Bayes; score = posterior probability.
   kComplementNaiveBayes,  // complement Naive Bayes (Rennie et al. 2003).
+  kSvm,                   // linear SVM, one-vs-rest; score = Platt-calibrated probability.
+  kLogreg,                // logistic regression, one-vs-rest; score = its probability.
 };
 
 // Every method, in the order of the enum.
 const std::vector<Method>& all_methods();
-// Short name used on the command line and in JSON: knn, rocchio, nb, bnb, cnb.
+// Short name used on the command line and in JSON: knn, rocchio, nb, bnb, cnb,
+// svm, logreg.
 std::string method_name(Method method);
 // Parses a short name; returns nullopt for an unknown name.
 std::optional<Method> parse_method(const std::string& name);

@@ -1,0 +1,312 @@
+// Tests of the linear SVM and logistic regression (classify/linear.h): the
+// dual coordinate descent against the optimality (KKT) conditions and a
+// brute-force projected-gradient solver, Platt scaling, the probabilities
+// the classifier reports, and the model file round trip.
+#include "classify/linear.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "autocat/error.h"
+#include "classify/categorizer.h"
+#include "classify/model_io.h"
+#include "classify/thresholds.h"
+#include "classify/trainer.h"
+#include "classify/weighting.h"
+#include "test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+// A random sparse problem with L2-normalized rows, labels from a noisy
+// random hyperplane (so it is not separable).
+struct Toy {
+  LinearProblem problem;
+  std::vector<int8_t> y;
+};
+
+Toy random_problem(uint32_t rows, uint32_t features, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> truth(features);
+  for (double& t : truth) t = normal(rng);
+  Toy toy;
+  toy.problem.num_features = features;
+  toy.problem.row_start.push_back(0);
+  for (uint32_t i = 0; i < rows; ++i) {
+    std::vector<std::pair<uint32_t, double>> row;
+    for (uint32_t j = 0; j < features; ++j) {
+      if (rng() % 2 == 0) row.emplace_back(j, std::fabs(normal(rng)) + 0.1);
+    }
+    if (row.empty()) row.emplace_back(rng() % features, 1.0);
+    double norm2 = 0, margin = 0;
+    for (const auto& [j, v] : row) norm2 += v * v;
+    for (auto& [j, v] : row) {
+      v /= std::sqrt(norm2);
+      margin += truth[j] * v;
+      toy.problem.column.push_back(j);
+      toy.problem.value.push_back(static_cast<float>(v));
+    }
+    toy.problem.row_start.push_back(toy.problem.column.size());
+    toy.y.push_back(margin + 0.3 * normal(rng) > 0 ? 1 : -1);
+  }
+  return toy;
+}
+
+std::vector<double> dense_row(const LinearProblem& p, uint32_t i) {
+  std::vector<double> x(p.num_features + 1, 0.0);
+  for (uint64_t k = p.row_start[i]; k < p.row_start[i + 1]; ++k) x[p.column[k]] = p.value[k];
+  x[p.num_features] = 1.0;  // bias feature
+  return x;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
+}
+
+// Gradient of the dual objective (see dual_objective) at alpha.
+std::vector<double> dual_gradient(const Toy& toy, LinearLoss loss, double c,
+                                  const std::vector<double>& alpha) {
+  const uint32_t n = toy.problem.num_rows();
+  std::vector<double> w(toy.problem.num_features + 1, 0.0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::vector<double> x = dense_row(toy.problem, i);
+    for (size_t j = 0; j < x.size(); ++j) w[j] += alpha[i] * toy.y[i] * x[j];
+  }
+  std::vector<double> g(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const double margin = toy.y[i] * dot(w, dense_row(toy.problem, i));
+    g[i] = loss == LinearLoss::kSquaredHinge ? margin - 1.0 + alpha[i] / (2 * c)
+                                             : margin + std::log(alpha[i] / (c - alpha[i]));
+  }
+  return g;
+}
+
+// Brute force: projected gradient descent with a small fixed step, run long.
+std::vector<double> projected_gradient(const Toy& toy, LinearLoss loss, double c) {
+  const uint32_t n = toy.problem.num_rows();
+  std::vector<double> alpha(n, loss == LinearLoss::kLogistic ? c / 2 : 0.0);
+  const double step = loss == LinearLoss::kLogistic ? 0.2 * c / (1 + c * n) : 0.5 / (n + 1 / c);
+  for (int iter = 0; iter < 100000; ++iter) {
+    const std::vector<double> g = dual_gradient(toy, loss, c, alpha);
+    for (uint32_t i = 0; i < n; ++i) {
+      alpha[i] -= step * g[i];
+      alpha[i] = loss == LinearLoss::kLogistic ? std::clamp(alpha[i], 1e-300, c * (1 - 1e-15))
+                                               : std::max(alpha[i], 0.0);
+    }
+  }
+  return alpha;
+}
+
+TEST(LinearSolverTest, SquaredHingeMeetsKktAndMatchesBruteForce) {
+  const Toy toy = random_problem(24, 6, 7);
+  for (double c : {0.1, 1.0, 10.0}) {
+    const BinarySolution s =
+        solve_binary(toy.problem, toy.y, LinearLoss::kSquaredHinge, c, /*eps=*/1e-9);
+    const std::vector<double> g = dual_gradient(toy, LinearLoss::kSquaredHinge, c, s.alpha);
+    for (size_t i = 0; i < g.size(); ++i) {
+      ASSERT_GE(s.alpha[i], 0.0);
+      if (s.alpha[i] > 0) {
+        EXPECT_NEAR(g[i], 0.0, 1e-6) << "C " << c << " i " << i;
+      } else {
+        EXPECT_GE(g[i], -1e-6) << "C " << c << " i " << i;
+      }
+    }
+    const std::vector<double> brute = projected_gradient(toy, LinearLoss::kSquaredHinge, c);
+    const double ours = dual_objective(toy.problem, toy.y, LinearLoss::kSquaredHinge, c, s.alpha);
+    const double best = dual_objective(toy.problem, toy.y, LinearLoss::kSquaredHinge, c, brute);
+    EXPECT_NEAR(ours, best, 1e-6 * std::max(1.0, std::fabs(best))) << "C " << c;
+    EXPECT_LE(ours, best + 1e-9);
+  }
+}
+
+TEST(LinearSolverTest, LogisticMeetsKktAndMatchesBruteForce) {
+  const Toy toy = random_problem(20, 5, 11);
+  for (double c : {0.5, 4.0}) {
+    const BinarySolution s = solve_binary(toy.problem, toy.y, LinearLoss::kLogistic, c, 1e-9);
+    const std::vector<double> g = dual_gradient(toy, LinearLoss::kLogistic, c, s.alpha);
+    for (size_t i = 0; i < g.size(); ++i) {
+      ASSERT_GT(s.alpha[i], 0.0);
+      ASSERT_LT(s.alpha[i], c);
+      EXPECT_NEAR(g[i], 0.0, 1e-6) << "C " << c << " i " << i;
+    }
+    const std::vector<double> brute = projected_gradient(toy, LinearLoss::kLogistic, c);
+    const double ours = dual_objective(toy.problem, toy.y, LinearLoss::kLogistic, c, s.alpha);
+    const double best = dual_objective(toy.problem, toy.y, LinearLoss::kLogistic, c, brute);
+    EXPECT_NEAR(ours, best, 1e-6 * std::max(1.0, std::fabs(best))) << "C " << c;
+    EXPECT_LE(ours, best + 1e-9);
+  }
+}
+
+TEST(LinearSolverTest, WarmStartReachesTheSameOptimum) {
+  const Toy toy = random_problem(30, 8, 3);
+  for (LinearLoss loss : {LinearLoss::kSquaredHinge, LinearLoss::kLogistic}) {
+    const BinarySolution small = solve_binary(toy.problem, toy.y, loss, 0.5, 1e-9);
+    const BinarySolution cold = solve_binary(toy.problem, toy.y, loss, 2.0, 1e-9);
+    const BinarySolution warm = solve_binary(toy.problem, toy.y, loss, 2.0, 1e-9, small.alpha);
+    EXPECT_NEAR(dual_objective(toy.problem, toy.y, loss, 2.0, cold.alpha),
+                dual_objective(toy.problem, toy.y, loss, 2.0, warm.alpha), 1e-7);
+  }
+}
+
+TEST(LinearSolverTest, RefusesANonPositiveC) {
+  const Toy toy = random_problem(4, 3, 1);
+  EXPECT_THROW(solve_binary(toy.problem, toy.y, LinearLoss::kSquaredHinge, 0.0),
+               InvalidArgumentError);
+}
+
+TEST(PlattTest, RecoversAKnownSigmoid) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<double> f;
+  std::vector<uint8_t> positive;
+  for (int i = 0; i < 40000; ++i) {
+    const double value = -3.0 + 6.0 * uniform(rng);
+    f.push_back(value);
+    positive.push_back(uniform(rng) < sigmoid(2.0 * value - 0.5) ? 1 : 0);
+  }
+  const Sigmoid fitted = fit_platt(f, positive);
+  EXPECT_NEAR(fitted.slope, 2.0, 0.1);
+  EXPECT_NEAR(fitted.intercept, -0.5, 0.1);
+}
+
+TEST(PlattTest, SeparatedScoresStayShortOfCertainty) {
+  // Platt's smoothed targets (3 + 1) / (3 + 2) and 1 / (3 + 2): perfectly
+  // separated scores still get a finite sigmoid, symmetric here, whose
+  // probabilities stay near 0.8 / 0.2 rather than 1 / 0.
+  const Sigmoid fitted = fit_platt({-2, -1.5, -1, 1, 1.5, 2}, {0, 0, 0, 1, 1, 1});
+  EXPECT_GT(fitted.slope, 0.0);
+  EXPECT_NEAR(fitted.intercept, 0.0, 1e-6);
+  EXPECT_NEAR(sigmoid(fitted.slope * 1.5 + fitted.intercept), 0.8, 0.05);
+  EXPECT_NEAR(sigmoid(fitted.slope * -1.5 + fitted.intercept), 0.2, 0.05);
+}
+
+// Three categories with their own words, and words they share.
+std::vector<LabelledTerms> toy_documents() {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> topics = {
+      {"fruit", {"apple", "banana", "cherry", "pear"}},
+      {"vehicle", {"car", "engine", "wheel", "brake"}},
+      {"weather", {"rain", "cloud", "storm", "wind"}}};
+  const std::vector<std::string> shared = {"the", "good", "new", "big"};
+  std::mt19937 rng(2);
+  std::vector<LabelledTerms> docs;
+  for (int i = 0; i < 60; ++i) {
+    const auto& [label, words] = topics[i % 3];
+    LabelledTerms doc;
+    for (int j = 0; j < 6; ++j) doc.terms.push_back(words[rng() % words.size()]);
+    for (int j = 0; j < 3; ++j) doc.terms.push_back(shared[rng() % shared.size()]);
+    doc.labels.push_back(label);
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+DocumentTerms terms_of(const Categorizer& categorizer, const std::vector<std::string>& words) {
+  return make_document_terms(Vocabulary(categorizer.model().terms), words);
+}
+
+class LinearModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    corpus_ = std::make_shared<const TrainingCorpus>(make_training_corpus(toy_documents()));
+    model_ = fit_model(*corpus_, resolve_analyzer_options(AnalyzerOptions()), TrainOptions());
+  }
+  std::shared_ptr<const TrainingCorpus> corpus_;
+  ModelState model_;
+};
+
+TEST_F(LinearModelTest, SeparableDataIsLearnedAndScoresAreProbabilities) {
+  ASSERT_FALSE(model_.svm.term_start.empty());
+  ASSERT_FALSE(model_.logreg.term_start.empty());
+  EXPECT_FALSE(model_.svm_c_objective.empty());  // C was cross-validated
+  const Categorizer categorizer(model_, corpus_);
+  const std::vector<DocumentTerms> docs = corpus_documents(*corpus_);
+  for (Method method : {Method::kSvm, Method::kLogreg}) {
+    ClassifyOptions options;
+    options.method = method;
+    for (uint32_t d = 0; d < corpus_->num_docs(); ++d) {
+      const std::vector<double> scores = categorizer.scores(docs[d], options);
+      const auto decided = categorizer.decide(scores, options);
+      ASSERT_EQ(decided.size(), 1u);
+      EXPECT_EQ(decided.front().name, corpus_->categories[corpus_->doc_categories[d].front()]);
+      // One-of: probabilities normalized over the categories.
+      EXPECT_NEAR(std::accumulate(scores.begin(), scores.end(), 0.0), 1.0, 1e-9);
+    }
+    // Any-of: each category's own probability, in (0, 1), not normalized.
+    options.decision = Decision::kAnyOf;
+    const std::vector<double> scores =
+        categorizer.scores(terms_of(categorizer, {"apple", "banana"}), options);
+    double total = 0;
+    for (double p : scores) {
+      EXPECT_GT(p, 0.0);
+      EXPECT_LT(p, 1.0);
+      total += p;
+    }
+    EXPECT_GT(scores[0], 0.5) << method_name(method);  // fruit
+    EXPECT_LT(scores[1], 0.5) << method_name(method);
+    EXPECT_GT(std::fabs(total - 1.0), 1e-6);
+  }
+}
+
+TEST_F(LinearModelTest, DecisionValueIsTheSumOfTermContributionsAndBias) {
+  const std::vector<float> idf = compute_idf(model_.df, model_.num_docs, model_.selected);
+  const Categorizer categorizer(model_, corpus_);
+  const DocumentTerms doc = terms_of(categorizer, {"rain", "rain", "storm", "good", "car"});
+  std::vector<double> values;
+  linear_decision_values(model_.svm, idf, doc, &values);
+  const std::vector<double> weights = linear_term_weights(model_.svm);
+  double norm2 = 0;
+  for (const TermCount& tc : doc.terms) norm2 += std::pow(sublinear_tf(tc.count) * idf[tc.term], 2);
+  for (uint32_t c = 0; c < model_.svm.num_categories; ++c) {
+    double expected = model_.svm.bias[c];
+    for (const TermCount& tc : doc.terms) {
+      expected += sublinear_tf(tc.count) * idf[tc.term] / std::sqrt(norm2) *
+                  weights[size_t(tc.term) * model_.svm.num_categories + c];
+    }
+    EXPECT_NEAR(values[c], expected, 1e-9);
+  }
+}
+
+TEST_F(LinearModelTest, ModelFileRoundTripKeepsWeightsAndScores) {
+  const std::string path = testing::TempDir() + "/linear_round_trip.autocat";
+  write_model_file(path, model_);
+  const ModelState loaded = read_model_file(path);
+  std::filesystem::remove(path);
+  for (const auto& [a, b] :
+       {std::pair(&model_.svm, &loaded.svm), {&model_.logreg, &loaded.logreg}}) {
+    EXPECT_EQ(a->term_start, b->term_start);
+    EXPECT_EQ(a->entry_category, b->entry_category);
+    EXPECT_EQ(a->entry_weight, b->entry_weight);
+    EXPECT_EQ(a->bias, b->bias);
+    EXPECT_EQ(a->slope, b->slope);
+    EXPECT_EQ(a->intercept, b->intercept);
+    EXPECT_EQ(a->c, b->c);
+  }
+  EXPECT_EQ(loaded.svm_c_objective, model_.svm_c_objective);
+  EXPECT_EQ(loaded.thresholds, model_.thresholds);
+  EXPECT_FALSE(linear_model_consistent(LinearModel{{0, 1}, {0}, {1.0f}, {}, {}, {}, 1, 1.0}, 1, 1));
+}
+
+TEST(LinearModelFileTest, OlderModelFileLoadsAndRefusesSvmClearly) {
+  const ModelState old = read_model_file(testing_util::test_data("model-2026-11-22-v0.autocat"));
+  EXPECT_TRUE(old.svm.term_start.empty());
+  LinearClassifier classifier(Method::kSvm, old.svm, {}, Decision::kOneOf);
+  DocumentTerms doc;
+  doc.terms.push_back(TermCount{0, 1});
+  std::vector<double> scores(old.categories.size());
+  try {
+    classifier.score(doc, ClassifyOptions(), &scores);
+    FAIL() << "expected an error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("train it again"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace autocat::internal
