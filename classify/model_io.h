@@ -15,6 +15,7 @@
 
 #include "autocat/options.h"
 #include "classify/analyzer.h"
+#include "classify/em.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
 
@@ -110,6 +111,10 @@ struct ModelState {
   NaiveBayesModel bernoulli_nb;
   NaiveBayesModel complement_nb;
 
+  // Semi-supervised EM (train --unlabelled) behind multinomial_nb: lambda,
+  // M-steps (0 = not used), unlabelled documents, objective per iteration.
+  EmReport em;
+
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {
     ar& analyzer& training;
@@ -121,12 +126,17 @@ struct ModelState {
     } else {
       rocchio_gamma = training.rocchio_gamma;
     }
+    if (version >= 2) {
+      ar& em.lambda& em.iterations& em.converged& em.unlabelled_docs& em.log_likelihood&
+          em.lambda_accuracy;
+    }
   }
 };
 
 }  // namespace autocat::internal
 
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 1)
+// Version 2: ModelState::em. Version 1 files load with EM not used.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 2)
 
 namespace autocat::internal {
 

@@ -1,0 +1,159 @@
+#include "classify/em.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "autocat/error.h"
+
+namespace autocat::internal {
+namespace {
+
+// Two topics, each with 20 words of its own. Labelled document i of a topic
+// uses only its words 4i to 4i+3 (i < 3); unlabelled documents draw from all
+// 20 and test documents from words 12-19, so only the unlabelled documents
+// link words 12-19 to a topic: plain NB knows nothing about them, EM learns
+// them. A held-out labelled document shares no word with the other labelled
+// documents either, so cross-validation sees EM help too.
+class EmTest : public testing::Test {
+ protected:
+  static constexpr int kTopicWords = 20;
+
+  EmTest() {
+    std::mt19937 random(7);
+    auto document = [&](const std::string& topic, int first_word, int num_words) {
+      std::vector<std::string> terms;
+      for (int i = 0; i < 6; ++i) {
+        terms.push_back(topic +
+                        std::to_string(first_word + static_cast<int>(random() % num_words)));
+      }
+      return terms;
+    };
+    std::vector<LabelledTerms> docs;
+    for (int i = 0; i < 3; ++i) {
+      docs.push_back({document("a", 4 * i, 4), {"alpha"}});
+      docs.push_back({document("b", 4 * i, 4), {"beta"}});
+    }
+    // Unlabelled documents: in the vocabulary (no label), and as term counts.
+    std::vector<std::vector<std::string>> unlabelled_terms;
+    for (int i = 0; i < 200; ++i) {
+      unlabelled_terms.push_back(document(i % 2 == 0 ? "a" : "b", 0, kTopicWords));
+      docs.push_back({unlabelled_terms.back(), {}});
+    }
+    corpus_ = make_training_corpus(docs);
+    const Vocabulary vocabulary(corpus_.terms);
+    for (const auto& terms : unlabelled_terms) {
+      unlabelled_.push_back(make_document_terms(vocabulary, terms));
+    }
+    // Test documents use only the words no labelled document has.
+    for (int i = 0; i < 100; ++i) {
+      test_.push_back(make_document_terms(vocabulary, document(i % 2 == 0 ? "a" : "b", 12, 8)));
+      truth_.push_back(i % 2 == 0 ? 0 : 1);  // alpha = 0, beta = 1
+    }
+  }
+
+  double accuracy(const NaiveBayesModel& model) const {
+    const NaiveBayesClassifier classifier(model);
+    std::vector<double> scores;
+    int correct = 0;
+    for (size_t i = 0; i < test_.size(); ++i) {
+      classifier.log_scores(test_[i], &scores);
+      // A tie (no evidence) counts as wrong, not as a lucky first class.
+      if (scores[truth_[i]] > scores[1 - truth_[i]]) ++correct;
+    }
+    return static_cast<double>(correct) / static_cast<double>(test_.size());
+  }
+
+  TrainingCorpus corpus_;
+  std::vector<DocumentTerms> unlabelled_;
+  std::vector<DocumentTerms> test_;
+  std::vector<uint32_t> truth_;
+};
+
+TEST_F(EmTest, UnlabelledDocumentsTeachTheWordsLabelledOnesLack) {
+  const double plain = accuracy(train_multinomial_nb(corpus_, {}, 1.0));
+  const EmResult em = run_naive_bayes_em(corpus_, unlabelled_, {}, 1.0, /*lambda=*/1.0,
+                                         /*max_iterations=*/20, /*tolerance=*/1e-6);
+  EXPECT_LT(plain, 0.1);  // every test word is unseen in the labelled documents
+  EXPECT_GE(accuracy(em.model), 0.95);
+  EXPECT_GT(em.report.iterations, 0);
+  EXPECT_EQ(em.report.unlabelled_docs, 200u);
+  EXPECT_EQ(em.report.lambda, 1.0);
+}
+
+TEST_F(EmTest, LogLikelihoodNeverDecreases) {
+  for (double lambda : {0.1, 1.0}) {
+    const EmResult em = run_naive_bayes_em(corpus_, unlabelled_, {}, 1.0, lambda, 30, 0.0);
+    const std::vector<double>& likelihood = em.report.log_likelihood;
+    ASSERT_EQ(likelihood.size(), static_cast<size_t>(em.report.iterations) + 1);
+    ASSERT_GE(likelihood.size(), 3u);
+    for (size_t k = 1; k < likelihood.size(); ++k) {
+      EXPECT_GE(likelihood[k], likelihood[k - 1] - 1e-9 * std::fabs(likelihood[k - 1]))
+          << "lambda " << lambda << ", iteration " << k;
+    }
+    EXPECT_GT(likelihood.back(), likelihood.front());
+  }
+}
+
+TEST_F(EmTest, StopsAtTheIterationLimitOrWhenTheLikelihoodSettles) {
+  const EmResult limited = run_naive_bayes_em(corpus_, unlabelled_, {}, 1.0, 1.0, 2, 0.0);
+  EXPECT_EQ(limited.report.iterations, 2);
+  EXPECT_FALSE(limited.report.converged);
+  const EmResult settled = run_naive_bayes_em(corpus_, unlabelled_, {}, 1.0, 1.0, 100, 1e-3);
+  EXPECT_TRUE(settled.report.converged);
+  EXPECT_LT(settled.report.iterations, 100);
+  const std::vector<double>& likelihood = settled.report.log_likelihood;
+  const double last = likelihood.back(), before = likelihood[likelihood.size() - 2];
+  EXPECT_LT(std::fabs(last - before), 1e-3 * std::fabs(before));
+}
+
+TEST_F(EmTest, LambdaZeroIsPlainNaiveBayes) {
+  EmOptions options;
+  options.lambda_grid = {0.0};
+  const EmResult em = train_multinomial_nb_em(corpus_, unlabelled_, {}, 1.0, options);
+  const NaiveBayesModel plain = train_multinomial_nb(corpus_, {}, 1.0);
+  EXPECT_EQ(em.report.iterations, 0);
+  EXPECT_EQ(em.report.lambda, 0.0);
+  ASSERT_EQ(em.model.term_weight.size(), plain.term_weight.size());
+  for (size_t i = 0; i < plain.term_weight.size(); ++i) {
+    EXPECT_NEAR(em.model.term_weight[i], plain.term_weight[i], 1e-6) << i;
+  }
+  for (uint32_t c = 0; c < plain.num_categories; ++c) {
+    EXPECT_NEAR(em.model.log_prior[c], plain.log_prior[c], 1e-12);
+  }
+}
+
+TEST_F(EmTest, CrossValidationPrefersUnlabelledDocumentsWhenTheyHelp) {
+  const EmResult em = train_multinomial_nb_em(corpus_, unlabelled_, {}, 1.0, EmOptions());
+  ASSERT_EQ(em.report.lambda_accuracy.size(), EmOptions().lambda_grid.size());
+  EXPECT_GT(em.report.lambda, 0.0);
+  EXPECT_GT(em.report.iterations, 0);
+  EXPECT_GE(accuracy(em.model), 0.95);
+}
+
+TEST_F(EmTest, UnselectedTermsGetNoWeight) {
+  std::vector<uint8_t> selected(corpus_.num_terms(), 1);
+  selected[0] = 0;
+  const EmResult em = run_naive_bayes_em(corpus_, unlabelled_, selected, 1.0, 1.0, 5, 0.0);
+  for (uint32_t c = 0; c < em.model.num_categories; ++c) {
+    EXPECT_EQ(em.model.term_weight[c], 0.0f);
+  }
+}
+
+TEST_F(EmTest, RejectsBadSettings) {
+  EXPECT_THROW(run_naive_bayes_em(corpus_, unlabelled_, {}, 0.0, 1.0, 5, 0.0),
+               InvalidArgumentError);
+  EXPECT_THROW(run_naive_bayes_em(corpus_, unlabelled_, {}, 1.0, -1.0, 5, 0.0),
+               InvalidArgumentError);
+  EmOptions options;
+  options.lambda_grid.clear();
+  EXPECT_THROW(train_multinomial_nb_em(corpus_, unlabelled_, {}, 1.0, options),
+               InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace autocat::internal
