@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/model_io.h"
+#include "tests/cli_test_util.h"
 
 namespace autocat::internal {
 namespace {
@@ -153,6 +155,84 @@ TEST_F(EmTest, RejectsBadSettings) {
   options.lambda_grid.clear();
   EXPECT_THROW(train_multinomial_nb_em(corpus_, unlabelled_, {}, 1.0, options),
                InvalidArgumentError);
+}
+
+// `autocat train --unlabelled`: two topics, two labelled documents each, and
+// unlabelled documents (one of them labelled: its label is ignored).
+class TrainUnlabelledCliTest : public testing::Test {
+ protected:
+  TrainUnlabelledCliTest() {
+    testing_util::write_file(dir_.file("labelled.jsonl"),
+                             R"({"id":"l1","text":"football goal striker","labels":["sport"]}
+{"id":"l2","text":"referee penalty stadium","labels":["sport"]}
+{"id":"l3","text":"compiler kernel memory","labels":["computing"]}
+{"id":"l4","text":"processor linux software","labels":["computing"]}
+)");
+    testing_util::write_file(dir_.file("unlabelled.jsonl"),
+                             R"({"id":"u1","text":"football referee league coach"}
+{"id":"u2","text":"striker penalty match coach"}
+{"id":"u3","text":"kernel linux debugger thread"}
+{"id":"u4","text":"compiler software cache thread","labels":["sport"]}
+{"id":"u5","text":"nothing known here"}
+)");
+  }
+  testing_util::TempDir dir_;
+};
+
+TEST_F(TrainUnlabelledCliTest, ReportsLambdaIterationsAndLikelihood) {
+  const std::string model = dir_.file("model");
+  const testing_util::CliResult result = testing_util::run_autocat(
+      {"train", "--model", model, "--unlabelled", dir_.file("unlabelled.jsonl"), "--em-lambda", "1",
+       "--json", dir_.file("labelled.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const JsonValue summary = testing_util::json(result.out);
+  EXPECT_EQ(summary.find("documents")->as_number(), 4);  // unlabelled ones stay out
+  const JsonValue* em = summary.find("em");
+  ASSERT_TRUE(em != nullptr && em->is_object()) << result.out;
+  EXPECT_EQ(em->find("unlabelled_read")->as_number(), 5);
+  EXPECT_EQ(em->find("unlabelled_used")->as_number(), 4);  // u5 has no known term
+  EXPECT_EQ(em->find("lambda")->as_number(), 1);
+  const double iterations = em->find("iterations")->as_number();
+  EXPECT_GE(iterations, 1);
+  const std::vector<JsonValue>& likelihood = em->find("log_likelihood")->as_array();
+  ASSERT_EQ(likelihood.size(), static_cast<size_t>(iterations) + 1);
+  for (size_t k = 1; k < likelihood.size(); ++k) {
+    EXPECT_GE(likelihood[k].as_number(), likelihood[k - 1].as_number() - 1e-6);
+  }
+  EXPECT_TRUE(em->find("lambda_cross_validation")->as_array().empty());  // lambda was given
+
+  // The model file records what EM did.
+  const ModelState state = read_model_file(model + "/" + kModelFileName);
+  EXPECT_EQ(state.em.lambda, 1.0);
+  EXPECT_EQ(state.em.iterations, static_cast<int>(iterations));
+  EXPECT_EQ(state.em.unlabelled_docs, 4u);
+  EXPECT_EQ(state.num_docs, 4u);
+
+  // The human summary prints the log-likelihood of every iteration.
+  const testing_util::CliResult text =
+      testing_util::run_autocat({"train", "--model", dir_.file("model2"), "--unlabelled",
+                                 dir_.file("unlabelled.jsonl"), dir_.file("labelled.jsonl")});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("iteration 0  log-likelihood"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("unlabelled"), std::string::npos) << text.out;
+}
+
+TEST_F(TrainUnlabelledCliTest, RefusesEmOptionsThatCannotApply) {
+  const testing_util::CliResult no_input = testing_util::run_autocat(
+      {"train", "--model", dir_.file("model"), "--em-lambda", "1", dir_.file("labelled.jsonl")});
+  EXPECT_EQ(no_input.exit_code, 2);
+  EXPECT_NE(no_input.err.find("--em-lambda needs --unlabelled INPUT"), std::string::npos)
+      << no_input.err;
+  const testing_util::CliResult with_add =
+      testing_util::run_autocat({"train", "--model", dir_.file("model"), "--add", "--unlabelled",
+                                 dir_.file("unlabelled.jsonl"), dir_.file("labelled.jsonl")});
+  EXPECT_EQ(with_add.exit_code, 2);
+  EXPECT_NE(with_add.err.find("--unlabelled needs a new model"), std::string::npos) << with_add.err;
+  const testing_util::CliResult missing =
+      testing_util::run_autocat({"train", "--model", dir_.file("model"), "--unlabelled",
+                                 dir_.file("absent.jsonl"), dir_.file("labelled.jsonl")});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("absent.jsonl"), std::string::npos) << missing.err;
 }
 
 }  // namespace
