@@ -5,15 +5,14 @@
 // labelled documents), iterations and time. One thread.
 //
 // usage: em_eval [--data FILE] [--labelled N,N,...] [--seeds S] [--vocabulary labelled|all]
-//                [--max-iterations N] [--lambda L] [--alpha A]
+//                [--max-iterations N] [--lambda L] [--alpha A] [--length N]
 // --vocabulary labelled (default) is what `autocat train --unlabelled` does:
 // the vocabulary is the labelled documents' terms, unlabelled documents are
 // mapped onto it. "all" also takes the unlabelled documents' terms into the
-// vocabulary, as Nigam et al. did.
+// vocabulary, as Nigam et al. did. --lambda fixes lambda (no
+// cross-validation); --length sets EmOptions::normalized_length.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <random>
@@ -158,10 +157,6 @@ int main(int argc, char** argv) {
       const ai::EmResult em =
           ai::train_multinomial_nb_em(corpus, unlabelled, {}, alpha, em_options);
       const double with_em = accuracy(em.model, test_terms, truth);
-      if (getenv("EM_DEBUG")) {
-        for (double v : em.report.log_likelihood) std::printf("  ll %.1f\n", v);
-        for (double v : em.model.log_prior) std::printf("  prior %.4f\n", std::exp(v));
-      }
       std::printf("%8d %4d %8.4f %8.4f %7.2f %6d %5zu %7.1f %6.1f%%\n", per_category, seed, nb,
                   with_em, em.report.lambda, em.report.iterations,
                   static_cast<size_t>(em.report.unlabelled_docs), em.report.seconds,

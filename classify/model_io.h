@@ -127,8 +127,8 @@ struct ModelState {
       rocchio_gamma = training.rocchio_gamma;
     }
     if (version >= 2) {
-      ar& em.lambda& em.iterations& em.converged& em.unlabelled_docs& em.log_likelihood&
-          em.lambda_accuracy;
+      ar& em.lambda& em.iterations& em.converged& em.unlabelled_docs& em.log_likelihood& em
+          .lambda_accuracy;
     }
   }
 };

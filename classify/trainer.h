@@ -64,8 +64,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 // the same read options), multinomial NB is fitted by EM.
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
-                        const WarningCallback& on_warning,
-                        const UnlabelledInputs& unlabelled = {});
+                        const WarningCallback& on_warning, const UnlabelledInputs& unlabelled = {});
 
 // Adds (or replaces, by id) documents in an existing model's training
 // collection and fits every classifier again, with the analyzer and options

@@ -65,7 +65,8 @@ const std::vector<OptionSpec>& command_options() {
 internal::JsonValue em_json(const internal::TrainReport& report) {
   const internal::EmReport& em = report.em;
   internal::JsonValue json = internal::JsonValue::object();
-  json.set("unlabelled_read", internal::JsonValue::number(static_cast<double>(report.unlabelled_read)));
+  json.set("unlabelled_read",
+           internal::JsonValue::number(static_cast<double>(report.unlabelled_read)));
   json.set("unlabelled_used", internal::JsonValue::number(static_cast<double>(em.unlabelled_docs)));
   json.set("lambda", internal::JsonValue::number(em.lambda));
   json.set("iterations", internal::JsonValue::number(em.iterations));
@@ -96,13 +97,13 @@ void print_em(std::ostream& out, const internal::TrainReport& report) {
                   std::to_string(em.iterations) + " iterations" +
                   (em.converged ? " (converged)" : " (iteration limit)");
   }
-  print_table(out,
-              {{"  unlabelled", std::to_string(em.unlabelled_docs) + " of " +
-                                    std::to_string(report.unlabelled_read) +
-                                    " documents with known terms"},
-               {"  nb em", lambda_line},
-               {"  em seconds", format_fixed(em.seconds, 3)}},
-              {});
+  print_table(
+      out,
+      {{"  unlabelled", std::to_string(em.unlabelled_docs) + " of " +
+                            std::to_string(report.unlabelled_read) + " documents with known terms"},
+       {"  nb em", lambda_line},
+       {"  em seconds", format_fixed(em.seconds, 3)}},
+      {});
   for (size_t i = 0; i < em.log_likelihood.size(); ++i) {
     out << "    iteration " << i << "  log-likelihood " << format_fixed(em.log_likelihood[i], 1)
         << '\n';
@@ -117,8 +118,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   internal::UnlabelledInputs unlabelled;
   unlabelled.inputs = args.values("unlabelled");
   unlabelled.em.lambda = args.number("em-lambda", unlabelled.em.lambda, 1e-6, 1e6);
-  unlabelled.em.max_iterations = static_cast<int>(
-      args.integer("em-iterations", unlabelled.em.max_iterations, 1, 10000));
+  unlabelled.em.max_iterations =
+      static_cast<int>(args.integer("em-iterations", unlabelled.em.max_iterations, 1, 10000));
   if (unlabelled.inputs.empty() && (args.has("em-lambda") || args.has("em-iterations"))) {
     throw UsageError(std::string(args.has("em-lambda") ? "--em-lambda" : "--em-iterations") +
                      " needs --unlabelled INPUT");
@@ -126,8 +127,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   internal::TrainReport report;
   if (args.has("add")) {
     if (!unlabelled.inputs.empty()) {
-      throw UsageError("--add refits from the training collection only; --unlabelled needs a "
-                       "new model (train without --add)");
+      throw UsageError(
+          "--add refits from the training collection only; --unlabelled needs a "
+          "new model (train without --add)");
     }
     // The model's own settings apply; options that would change them are refused.
     for (const OptionSpec& option : train_option_specs()) {

@@ -239,6 +239,15 @@ TEST_F(TrainUnlabelledCliTest, RefusesEmOptionsThatCannotApply) {
   EXPECT_NE(missing.err.find("absent.jsonl"), std::string::npos) << missing.err;
 }
 
+// Model files from before EM (ModelState version < 2) load with EM not used.
+TEST(EmModelFileTest, OlderModelsLoadWithoutEm) {
+  const ModelState old = read_model_file(testing_util::test_data("model-2026-11-22-v0.autocat"));
+  EXPECT_EQ(old.em.iterations, 0);
+  EXPECT_EQ(old.em.lambda, 0.0);
+  EXPECT_TRUE(old.em.log_likelihood.empty());
+  EXPECT_EQ(old.num_docs, 112u);
+}
+
 // 20 Newsgroups bydate, 20 labelled documents per category from split
 // "train" (drawn as bench/em_eval does with seed 1), the rest unlabelled,
 // lambda 1 (no cross-validation, to keep the test short). Measured
