@@ -15,6 +15,7 @@
 
 #include "autocat/options.h"
 #include "classify/analyzer.h"
+#include "classify/em.h"
 #include "classify/linear.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
@@ -120,6 +121,10 @@ struct ModelState {
   std::vector<std::pair<double, double>> svm_c_objective;
   std::vector<std::pair<double, double>> logreg_c_objective;
 
+  // Semi-supervised EM (train --unlabelled) behind multinomial_nb: lambda,
+  // M-steps (0 = not used), unlabelled documents, objective per iteration.
+  EmReport em;
+
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {
     ar& analyzer& training;
@@ -136,13 +141,18 @@ struct ModelState {
     } else if (Archive::is_loading::value && !thresholds.empty()) {
       thresholds.resize(all_methods().size());  // methods added since: untuned
     }
+    if (version >= 3) {
+      ar& em.lambda& em.iterations& em.converged& em.unlabelled_docs& em.log_likelihood& em
+          .lambda_accuracy;
+    }
   }
 };
 
 }  // namespace autocat::internal
 
 // Version 2 (2026-11): svm and logreg weights and their C objectives.
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 2)
+// Version 3: ModelState::em. Older files load with EM not used.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 3)
 
 namespace autocat::internal {
 

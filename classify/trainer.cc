@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
@@ -138,10 +139,14 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
   return labelled;
 }
 
+// Runs after fit_model() on the loaded corpus and may refine the model (EM).
+using RefineModel = std::function<void(const TrainingCorpus&, ModelState*)>;
+
 // Fits every classifier from the collection the writer's new generation
 // holds, writes the model file beside it and installs the generation.
 void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
-                     const TrainOptions& options, TrainReport* report) {
+                     const TrainOptions& options, TrainReport* report,
+                     const RefineModel& refine = nullptr) {
   const auto fit_start = Clock::now();
   ModelState model;
   {
@@ -149,6 +154,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     report->documents = db.get_doccount();
     const TrainingCorpus corpus = load_training_corpus(db);
     model = fit_model(corpus, settings, options);
+    if (refine) refine(corpus, &model);
   }
   report->fit_seconds = seconds_since(fit_start);
 
@@ -182,11 +188,35 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   }
 }
 
+// Semi-supervised EM: reads `unlabelled` (labels ignored) onto the corpus'
+// vocabulary and replaces the model's multinomial NB with EM's.
+void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_options,
+                    const Analyzer& analyzer, const TrainingCorpus& corpus, ModelState* model,
+                    TrainReport* report, const WarningCallback& on_warning) {
+  const Vocabulary vocabulary(corpus.terms);
+  std::vector<DocumentTerms> docs;
+  std::vector<Token> tokens;
+  read_documents(
+      unlabelled.inputs, read_options,
+      [&](InputDocument&& doc) {
+        ++report->unlabelled_read;
+        tokens.clear();
+        analyzer.analyze(doc.text, &tokens);
+        docs.push_back(make_document_terms(vocabulary, tokens));
+      },
+      on_warning);
+  EmResult em = train_multinomial_nb_em(corpus, docs, model->selected, model->training.nb_alpha,
+                                        unlabelled.em);
+  model->multinomial_nb = std::move(em.model);
+  model->em = em.report;
+  report->em = std::move(em.report);
+}
+
 }  // namespace
 
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
-                        const WarningCallback& on_warning) {
+                        const WarningCallback& on_warning, const UnlabelledInputs& unlabelled) {
   const auto start = Clock::now();
   TrainReport report;
   const AnalyzerSettings settings = resolve_analyzer_options(options.analyzer);
@@ -209,7 +239,13 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
         "no labelled document with text in the input; JSON Lines records need a non-empty "
         "\"labels\" array, folder trees need one subfolder per category");
   }
-  fit_and_install(&model_writer, settings, options, &report);
+  RefineModel run_em;
+  if (!unlabelled.inputs.empty()) {
+    run_em = [&](const TrainingCorpus& corpus, ModelState* model) {
+      fit_unlabelled(unlabelled, read_options, analyzer, corpus, model, &report, on_warning);
+    };
+  }
+  fit_and_install(&model_writer, settings, options, &report, run_em);
   report.total_seconds = seconds_since(start);
   return report;
 }

@@ -15,6 +15,7 @@
 
 #include "autocat/options.h"
 #include "classify/document_reader.h"
+#include "classify/em.h"
 #include "classify/model_io.h"
 #include "classify/training_collection.h"
 
@@ -40,6 +41,18 @@ struct TrainReport {
   uint32_t terms = 0;
   uint32_t selected_terms = 0;
   double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;
+  // Semi-supervised EM (train --unlabelled): documents read from those
+  // inputs, and what EM did (em.iterations 0 = not run or not chosen).
+  uint64_t unlabelled_read = 0;
+  EmReport em;
+};
+
+// Documents whose labels are ignored, for semi-supervised EM on multinomial
+// NB (see em.h). They are analyzed and mapped onto the labelled documents'
+// vocabulary; they never enter the training collection.
+struct UnlabelledInputs {
+  std::vector<std::string> inputs;
+  EmOptions em;
 };
 
 // Fits every classifier from a corpus (no I/O). `fit_linear` false leaves
@@ -49,10 +62,11 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 
 // Trains a model directory from inputs (see read_documents). Documents
 // without labels are skipped and counted. Throws InvalidArgumentError if no
-// labelled document with terms remains.
+// labelled document with terms remains. With `unlabelled` inputs (read with
+// the same read options), multinomial NB is fitted by EM.
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
-                        const WarningCallback& on_warning);
+                        const WarningCallback& on_warning, const UnlabelledInputs& unlabelled = {});
 
 // Adds (or replaces, by id) documents in an existing model's training
 // collection and fits every classifier again, with the analyzer and options
