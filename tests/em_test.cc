@@ -13,6 +13,7 @@
 #include "autocat/error.h"
 #include "classify/analyzer.h"
 #include "classify/document_reader.h"
+#include "classify/model_dir.h"
 #include "classify/model_io.h"
 #include "tests/cli_test_util.h"
 
@@ -206,7 +207,7 @@ TEST_F(TrainUnlabelledCliTest, ReportsLambdaIterationsAndLikelihood) {
   EXPECT_TRUE(em->find("lambda_cross_validation")->as_array().empty());  // lambda was given
 
   // The model file records what EM did.
-  const ModelState state = read_model_file(model + "/" + kModelFileName);
+  const ModelState state = read_model_file(resolve_model_dir(model).model_file);
   EXPECT_EQ(state.em.lambda, 1.0);
   EXPECT_EQ(state.em.iterations, static_cast<int>(iterations));
   EXPECT_EQ(state.em.unlabelled_docs, 4u);
