@@ -19,17 +19,9 @@ namespace autocat::internal {
 namespace {
 
 namespace fs = std::filesystem;
+using testing_util::entries_of;
 using testing_util::read_file;
 using testing_util::write_file;
-
-std::vector<std::string> entries_of(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // The smallest model write_model_file accepts.
 ModelState tiny_model() {

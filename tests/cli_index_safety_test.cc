@@ -41,8 +41,10 @@ using testing_util::lines_of;
 using testing_util::number_at;
 using testing_util::read_file;
 using testing_util::run_autocat;
+using testing_util::spawn_autocat;
 using testing_util::TempDir;
 using testing_util::test_data;
+using testing_util::wait_for;
 using testing_util::write_file;
 
 using Clock = std::chrono::steady_clock;
@@ -56,33 +58,6 @@ std::vector<std::string> corpus() {
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-// Starts AUTOCAT_CLI_PATH with `args` in the background, its output streams
-// to `out` and `err`; returns its process id.
-pid_t spawn_autocat(const std::vector<std::string>& args, const std::string& out,
-                    const std::string& err) {
-  std::vector<std::string> words = {AUTOCAT_CLI_PATH};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& word : words) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  const int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  return failed == 0 ? pid : -1;
-}
-
-// Waits for `pid`; its exit code, or 128 + the signal that ended it.
-int wait_for(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // What a database written by `autocat index` holds, and every way a

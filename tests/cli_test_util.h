@@ -2,8 +2,11 @@
 // captured stdout/stderr, split lines, parse JSON.
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <limits>
@@ -89,6 +92,36 @@ inline double number_at(const internal::JsonValue& object, const std::string& ke
 inline std::string string_at(const internal::JsonValue& object, const std::string& key) {
   const internal::JsonValue* value = object.find(key);
   return value != nullptr && value->is_string() ? value->as_string() : std::string("<missing>");
+}
+
+// Starts AUTOCAT_CLI_PATH with `args` in the background, stdin from
+// /dev/null and its output streams to `out` and `err`; returns its process
+// id, or -1 if it could not start.
+inline pid_t spawn_autocat(const std::vector<std::string>& args,
+                           const std::string& out = "/dev/null",
+                           const std::string& err = "/dev/null") {
+  std::vector<std::string> words = {AUTOCAT_CLI_PATH};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = -1;
+  const int failed = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return failed == 0 ? pid : -1;
+}
+
+// Waits for `pid`: its exit code, or 128 + the signal that ended it (as
+// run_autocat reports it); -1 if it cannot be waited for.
+inline int wait_for(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace autocat::testing_util

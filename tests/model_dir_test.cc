@@ -29,20 +29,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing_util::CliResult;
+using testing_util::entries_of;
 using testing_util::read_file;
 using testing_util::run_autocat;
+using testing_util::spawn_autocat;
 using testing_util::test_data;
+using testing_util::wait_for;
 using testing_util::write_file;
-
-// The names in `dir`, sorted.
-std::vector<std::string> entries_of(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // Sets AUTOCAT_CRASH_AT (see atomic_file.h) for this scope: the test hook
 // of this process and of the autocat processes it starts.
@@ -53,31 +46,6 @@ class CrashAt {
   CrashAt(const CrashAt&) = delete;
   CrashAt& operator=(const CrashAt&) = delete;
 };
-
-// Starts the autocat CLI with `args`, output to /dev/null; returns its pid.
-pid_t spawn_autocat(const std::vector<std::string>& args) {
-  std::vector<std::string> words = {AUTOCAT_CLI_PATH};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& word : words) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  const int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  EXPECT_EQ(error, 0);
-  return pid;
-}
-
-// Exit code as run_autocat reports it (128 + signal when killed).
-int wait_for(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 class ModelDirTest : public testing::Test {
  public:
@@ -384,6 +352,7 @@ TEST_F(ModelDirTest, KilledAtRandomMomentsLeavesTheOldOrTheNewModel) {
     const pid_t pid =
         spawn_autocat(add ? std::vector<std::string>{"train", "--model", model, "--add", second_}
                           : std::vector<std::string>{"train", "--model", model, fixture_});
+    ASSERT_GT(pid, 0);  // never kill(-1, ...)
     std::this_thread::sleep_for(std::chrono::microseconds(when(random)));
     ::kill(pid, SIGKILL);
     const int exit_code = wait_for(pid);
