@@ -169,6 +169,8 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->knn_k = model.knn_k;
   report->knn_similarity_power = model.knn_similarity_power;
   report->rocchio_gamma = model.rocchio_gamma;
+  report->svm_c = model.svm.c;
+  report->logreg_c = model.logreg.c;
   report->tuned = !model.thresholds.empty();
   report->knn_objective = model.knn_objective;
   report->rocchio_gamma_objective = model.rocchio_gamma_objective;

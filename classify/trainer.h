@@ -32,6 +32,9 @@ struct TrainReport {
   int knn_k = kDefaultKnnK;              // chosen by cross-validation unless set
   int knn_similarity_power = 1;
   double rocchio_gamma = 0.0;
+  // C of the linear SVM and of logistic regression (0 = not fitted).
+  double svm_c = 0.0;
+  double logreg_c = 0.0;
   bool tuned = false;                       // thresholds (and the above) tuned by cross-validation
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;

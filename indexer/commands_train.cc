@@ -176,6 +176,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("knn_k", internal::JsonValue::number(report.knn_k));
     json.set("knn_similarity_power", internal::JsonValue::number(report.knn_similarity_power));
     json.set("rocchio_gamma", internal::JsonValue::number(report.rocchio_gamma));
+    json.set("svm_c", internal::JsonValue::number(report.svm_c));
+    json.set("logreg_c", internal::JsonValue::number(report.logreg_c));
     // What cross-validation compared (micro-F1 for any-of, accuracy for one-of).
     internal::JsonValue knn_tried = internal::JsonValue::array();
     for (const internal::KnnCandidate& candidate : report.knn_objective) {
@@ -233,6 +235,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                              (report.tuned ? " (cross-validated)" : "")},
                {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) +
                                  (report.tuned ? " (cross-validated)" : "")},
+               {"  linear", "svm C = " + format_number(report.svm_c) +
+                                ", logreg C = " + format_number(report.logreg_c) +
+                                (report.tuned ? " (cross-validated)" : "")},
                {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
                                  format_fixed(report.analyze_seconds, 3) + ", fit " +
                                  format_fixed(report.fit_seconds, 3) + ")"}},

@@ -99,6 +99,11 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
   EXPECT_GE(number_at(summary, "knn_k"), 10);
   EXPECT_EQ(summary.find("knn_cross_validation")->as_array().size(), 18u);  // 9 k x 2 powers
   EXPECT_EQ(summary.find("rocchio_cross_validation")->as_array().size(), 7u);
+  // C picked from the cross-validation grids (svm 0.3, 1, 3; logreg 10, 30).
+  const double svm_c = number_at(summary, "svm_c");
+  EXPECT_TRUE(svm_c == 0.3 || svm_c == 1 || svm_c == 3) << svm_c;
+  const double logreg_c = number_at(summary, "logreg_c");
+  EXPECT_TRUE(logreg_c == 10 || logreg_c == 30) << logreg_c;
   const JsonValue* never = summary.find("never_assigned");
   ASSERT_TRUE(never != nullptr && never->is_object());
   EXPECT_EQ(never->members().size(), all_methods().size());  // one list per method
