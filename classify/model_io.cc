@@ -26,7 +26,6 @@ namespace {
 // Header: magic (8) + format version (u32) + payload bytes (u64) + CRC-32 of
 // the payload (u32), all little-endian. The CRC lets a truncated or damaged
 // file be refused before Boost parses a single length field from it.
-constexpr size_t kHeaderBytes = 8 + 4 + 8 + 4;
 
 void put_le(uint64_t value, int bytes, std::string* out) {
   for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
@@ -81,13 +80,16 @@ void write_model_file(const std::string& path, const ModelState& state) {
     archive << state;
   }
   const std::string payload = payload_stream.str();
+  // Readers see the old model or the new one, never half of one.
+  write_file_atomically(path, {model_file_header(payload), payload}, "model file");
+}
+
+std::string model_file_header(const std::string& payload) {
   std::string header(kModelMagic, sizeof kModelMagic);
   put_le(kModelFormatVersion, 4, &header);
   put_le(payload.size(), 8, &header);
   put_le(crc32_of(payload), 4, &header);
-
-  // Readers see the old model or the new one, never half of one.
-  write_file_atomically(path, {header, payload}, "model file");
+  return header;
 }
 
 namespace {
@@ -98,7 +100,7 @@ std::string verified_payload(const std::string& path, std::string data) {
       std::memcmp(data.data(), kModelMagic, sizeof kModelMagic) != 0) {
     throw ModelFormatError(path + ": not an autocat model file (wrong magic bytes)");
   }
-  if (data.size() < kHeaderBytes) corrupt(path, "model file is truncated (incomplete header)");
+  if (data.size() < kModelHeaderBytes) corrupt(path, "model file is truncated (incomplete header)");
   const auto version = static_cast<uint32_t>(get_le(data, 8, 4));
   if (version > kModelFormatVersion) {
     throw ModelFormatError(path + ": model format version " + std::to_string(version) +
@@ -109,12 +111,12 @@ std::string verified_payload(const std::string& path, std::string data) {
   if (version == 0) corrupt(path, "model format version 0 is not valid");
   const uint64_t length = get_le(data, 12, 8);
   const auto expected_crc = static_cast<uint32_t>(get_le(data, 20, 4));
-  if (data.size() - kHeaderBytes < length) {
-    corrupt(path, "model file is truncated (" + std::to_string(data.size() - kHeaderBytes) +
+  if (data.size() - kModelHeaderBytes < length) {
+    corrupt(path, "model file is truncated (" + std::to_string(data.size() - kModelHeaderBytes) +
                       " of " + std::to_string(length) + " payload bytes)");
   }
-  if (data.size() - kHeaderBytes > length) corrupt(path, "model file has trailing bytes");
-  data.erase(0, kHeaderBytes);
+  if (data.size() - kModelHeaderBytes > length) corrupt(path, "model file has trailing bytes");
+  data.erase(0, kModelHeaderBytes);
   if (crc32_of(data) != expected_crc) corrupt(path, "model file is corrupted (checksum mismatch)");
   return data;
 }

@@ -161,6 +161,11 @@ namespace autocat::internal {
 // version 2); for the read path's consistency checks.
 bool linear_model_consistent(const LinearModel& model, size_t terms, size_t categories);
 
+// The header a model file puts before `payload` (magic, format version,
+// payload length, CRC-32 of the payload): kModelHeaderBytes long.
+inline constexpr size_t kModelHeaderBytes = 8 + 4 + 8 + 4;
+std::string model_file_header(const std::string& payload);
+
 // Throws IOError if the file cannot be written.
 void write_model_file(const std::string& path, const ModelState& state);
 // Throws NotFoundError (missing) or ModelFormatError (truncated, foreign,

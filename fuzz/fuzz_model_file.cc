@@ -2,7 +2,6 @@
 // whole model file, whose header is dropped), wrapped in a header with the
 // right length and checksum, as an attacker would. Every failure must be a
 // ModelFormatError; a model that loads must be safe to classify with.
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -22,17 +21,8 @@ namespace {
 using namespace autocat;
 using namespace autocat::internal;
 
-constexpr size_t kHeaderBytes = 24;
-
-std::string with_valid_header(std::string payload) {
-  std::string bytes(kModelMagic, sizeof kModelMagic);
-  const auto put = [&](uint64_t value, int width) {
-    for (int i = 0; i < width; ++i) bytes.push_back(static_cast<char>(value >> (8 * i)));
-  };
-  put(kModelFormatVersion, 4);
-  put(payload.size(), 8);
-  put(crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), uInt(payload.size())), 4);
-  return bytes + payload;
+std::string with_valid_header(const std::string& payload) {
+  return model_file_header(payload) + payload;
 }
 
 // Scores a document made of the first terms of the vocabulary with every
@@ -61,8 +51,8 @@ void classify_with(const ModelState& model) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string payload(reinterpret_cast<const char*>(data), size);
-  if (payload.size() >= kHeaderBytes && payload.compare(0, 8, kModelMagic, 8) == 0) {
-    payload.erase(0, kHeaderBytes);  // a whole model file from the seed corpus
+  if (payload.size() >= kModelHeaderBytes && payload.compare(0, 8, kModelMagic, 8) == 0) {
+    payload.erase(0, kModelHeaderBytes);  // a whole model file from the seed corpus
   }
   ModelState model;
   try {

@@ -1,7 +1,6 @@
 #include "classify/model_io.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <atomic>
 #include <cmath>
@@ -285,17 +284,12 @@ TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
 
 // The payload of the model file at path_, and a way to write it back with a
 // valid header and CRC, as an attacker would after patching it.
-std::string payload_of(const std::string& path) { return read_file(path).substr(24); }
+std::string payload_of(const std::string& path) {
+  return read_file(path).substr(kModelHeaderBytes);
+}
 
 void write_with_valid_checksum(const std::string& path, const std::string& payload) {
-  std::string bytes(kModelMagic, sizeof kModelMagic);
-  const auto put = [&](uint64_t value, int width) {
-    for (int i = 0; i < width; ++i) bytes.push_back(static_cast<char>(value >> (8 * i)));
-  };
-  put(kModelFormatVersion, 4);
-  put(payload.size(), 8);
-  put(crc32(0L, reinterpret_cast<const Bytef*>(payload.data()), uInt(payload.size())), 4);
-  write_file(path, bytes + payload);
+  write_file(path, model_file_header(payload) + payload);
 }
 
 // The offset of the 8-byte little-endian length written just before `text`.
