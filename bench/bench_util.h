@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "classify/linear.h"
+#include "classify/model_dir.h"
 #include "classify/model_io.h"
 #include "classify/training_collection.h"
 #include "classify/weighting.h"
@@ -44,8 +45,8 @@ inline void print_linear_summary(const internal::ModelState& model, const std::s
     }
     return text;
   };
-  const Xapian::Database db(
-      (std::filesystem::path(model_dir) / internal::kTrainingDbName).string());
+  // The model directory's current generation (see model_dir.h).
+  const Xapian::Database db(internal::resolve_model_dir(model_dir).training_db);
   const internal::TrainingCorpus corpus = internal::load_training_corpus(db);
   const std::vector<float> idf = internal::compute_idf(model.df, model.num_docs, model.selected);
   for (const auto* linear : {&model.svm, &model.logreg}) {

@@ -4,10 +4,11 @@
 // time, model size, analyzer throughput and peak memory.
 //
 // usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N,...] [--stemmer LANG]
-//                        [--stopwords english|none] [--gamma G] [--alpha A] [--repeat R]
-//                        [--validate]
+//                        [--stopwords english|none] [--ngrams 1|2|3] [--gamma G] [--alpha A]
+//                        [--repeat R] [--validate] [--reuse]
 // --validate chooses settings without looking at the test split: it trains
-// on 4/5 of split "train" and evaluates on the other 1/5 instead.
+// on 4/5 of split "train" and evaluates on the other 1/5 instead. --reuse
+// keeps the model a previous run left in --work DIR (same options!).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -74,8 +75,10 @@ RunResult run(const Categorizer& categorizer, const std::vector<TestDoc>& docs,
     evaluation = current;
   }
   // Log-loss outside the timed loop (the scores are recomputed).
+  // Calibrated models (format version 4) give probabilities with every method.
   const bool probabilities =
-      options.method && autocat::internal::gives_probabilities(*options.method);
+      options.method && (autocat::internal::gives_probabilities(*options.method) ||
+                         !categorizer.model().calibration.empty());
   for (const TestDoc& doc : docs) {
     if (!probabilities || doc.truth.size() != 1) break;
     log_loss.add(categorizer.scores(doc.terms, options), doc.truth.front());
@@ -93,6 +96,7 @@ int main(int argc, char** argv) try {
   std::vector<int> ks = {1, 5, 10, 20, 30, 50};
   int repeat = 3;
   bool validate = false;
+  bool reuse = false;
   autocat::TrainOptions train_options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -110,6 +114,8 @@ int main(int argc, char** argv) try {
       train_options.analyzer.stemmer = value();
     else if (arg == "--stopwords")
       train_options.analyzer.stopwords = value();
+    else if (arg == "--ngrams")
+      train_options.analyzer.ngrams = std::stoi(value());
     else if (arg == "--gamma")
       train_options.rocchio_gamma = std::stod(value());
     else if (arg == "--alpha")
@@ -120,14 +126,17 @@ int main(int argc, char** argv) try {
       train_options.logreg_c = std::stod(value());
     else if (arg == "--no-knn")
       ks.clear();
+    else if (arg == "--reuse")
+      reuse = true;
     else if (arg == "--validate")
       validate = true;
     else if (arg == "--repeat")
       repeat = std::stoi(value());
     else {
-      std::cerr << "usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N] [--stemmer L] "
-                   "[--stopwords S] [--gamma G] [--alpha A] [--svm-c C] [--logreg-c C] "
-                   "[--no-knn] [--repeat R] [--validate]\n";
+      std::cerr
+          << "usage: newsgroups_eval [--data FILE] [--work DIR] [--k N,N] [--stemmer L] "
+             "[--stopwords S] [--ngrams N] [--gamma G] [--alpha A] [--svm-c C] [--logreg-c C] "
+             "[--no-knn] [--repeat R] [--validate]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -135,7 +144,7 @@ int main(int argc, char** argv) try {
     std::cerr << "newsgroups_eval: " << data << ": not found (see ../shared/data/README.md)\n";
     return 1;
   }
-  fs::remove_all(work);
+  if (!reuse) fs::remove_all(work);
   fs::create_directories(work);
   const std::string model_dir = work + "/model";
 
@@ -166,8 +175,12 @@ int main(int argc, char** argv) try {
     test_split = "heldout";
   }
   const auto warn = [](const std::string& message) { std::cerr << "warning: " << message << "\n"; };
-  const autocat::internal::TrainReport report =
-      autocat::internal::train_model({data}, model_dir, train_options, train_read, warn);
+  autocat::internal::TrainReport report;
+  if (reuse && fs::exists(autocat::internal::resolve_model_dir(model_dir).model_file)) {
+    std::printf("reusing the model in %s\n", model_dir.c_str());
+  } else {
+    report = autocat::internal::train_model({data}, model_dir, train_options, train_read, warn);
+  }
   std::printf(
       "training: %llu docs, %u categories, %u terms, %.2f s total (%.2f s read+analyze+"
       "write, %.2f s fit)\n",
@@ -218,8 +231,10 @@ int main(int argc, char** argv) try {
     options.method = autocat::Method::kKnn;
     options.k = k;
     const RunResult r = run(categorizer, docs, options, repeat);
-    std::printf("| knn | k=%d exact | %.4f | %.4f | %.0f |\n", k, r.accuracy, r.macro_f1,
+    std::printf("| knn | k=%d exact | %.4f | %.4f | %.0f |", k, r.accuracy, r.macro_f1,
                 docs.size() / r.seconds);
+    if (r.log_loss >= 0) std::printf(" log-loss %.4f", r.log_loss);
+    std::printf("\n");
   }
   options = autocat::ClassifyOptions();
   for (int terms : {50, 20, 10}) {
@@ -232,7 +247,7 @@ int main(int argc, char** argv) try {
   for (autocat::Method method :
        {autocat::Method::kRocchio, autocat::Method::kNaiveBayes,
         autocat::Method::kBernoulliNaiveBayes, autocat::Method::kComplementNaiveBayes,
-        autocat::Method::kSvm, autocat::Method::kLogreg}) {
+        autocat::Method::kSvm, autocat::Method::kLogreg, autocat::Method::kCombo}) {
     options = autocat::ClassifyOptions();
     options.method = method;
     const RunResult r = run(categorizer, docs, options, repeat);

@@ -9,6 +9,7 @@
 //                     [--knn-k K] [--labelled-test-only] [--reuse]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -39,6 +40,7 @@ struct TestDoc {
 
 struct Result {
   double micro_f1, macro_f1, micro_p, micro_r, seconds;
+  double binary_log_loss;  // mean over documents x scored categories
 };
 
 // Evaluates over the scored categories: assignments outside them are dropped.
@@ -53,9 +55,19 @@ Result run(const Categorizer& categorizer, const std::vector<TestDoc>& docs,
   }
   autocat::internal::Evaluation evaluation(names);
   const auto start = Clock::now();
+  double log_loss = 0;
+  uint64_t cells = 0;
   for (const TestDoc& doc : docs) {
-    const std::vector<autocat::Category> chosen =
-        categorizer.decide(categorizer.scores(doc.terms, options), options);
+    const std::vector<double> scores = categorizer.scores(doc.terms, options);
+    const std::vector<autocat::Category> chosen = categorizer.decide(scores, options);
+    // Binary log-loss of each scored category (a yes/no question each).
+    for (size_t c = 0; c < scores.size(); ++c) {
+      if (!scored[c]) continue;
+      const bool yes = std::find(doc.truth.begin(), doc.truth.end(), c) != doc.truth.end();
+      const double p = std::clamp(yes ? scores[c] : 1.0 - scores[c], 1e-15, 1.0);
+      log_loss -= std::log(p);
+      ++cells;
+    }
     std::vector<uint32_t> assigned, truth;
     for (const auto& category : chosen) {
       const int64_t c = renumber[static_cast<size_t>(categorizer.category_index(category.name))];
@@ -64,8 +76,9 @@ Result run(const Categorizer& categorizer, const std::vector<TestDoc>& docs,
     for (uint32_t c : doc.truth) truth.push_back(static_cast<uint32_t>(renumber[c]));
     evaluation.add(truth, assigned);
   }
-  return Result{evaluation.micro_f1(), evaluation.macro_f1(), evaluation.micro_precision(),
-                evaluation.micro_recall(), since(start)};
+  return Result{
+      evaluation.micro_f1(),     evaluation.macro_f1(), evaluation.micro_precision(),
+      evaluation.micro_recall(), since(start),          cells ? log_loss / double(cells) : 0.0};
 }
 
 }  // namespace
@@ -177,13 +190,16 @@ int main(int argc, char** argv) try {
               docs.size(), no_category,
               static_cast<long>(std::count(scored.begin(), scored.end(), 1)));
 
-  std::printf("| method | decision | micro-F1 | macro-F1 | micro-P | micro-R | docs/s |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| method | decision | micro-F1 | macro-F1 | micro-P | micro-R | docs/s | binary "
+      "log-loss |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
   auto report = [&](const std::string& method, const std::string& setting,
                     const autocat::ClassifyOptions& options) {
     const Result r = run(categorizer, docs, scored, options);
-    std::printf("| %s | %s | %.4f | %.4f | %.4f | %.4f | %.0f |\n", method.c_str(), setting.c_str(),
-                r.micro_f1, r.macro_f1, r.micro_p, r.micro_r, docs.size() / r.seconds);
+    std::printf("| %s | %s | %.4f | %.4f | %.4f | %.4f | %.0f | %.4f |\n", method.c_str(),
+                setting.c_str(), r.micro_f1, r.macro_f1, r.micro_p, r.micro_r,
+                docs.size() / r.seconds, r.binary_log_loss);
   };
   for (autocat::Method method : autocat::all_methods()) {
     const std::vector<int> method_ks = method == autocat::Method::kKnn ? ks : std::vector<int>{0};

@@ -128,6 +128,14 @@ void check_max_term_bytes(int max_term_bytes) {
   }
 }
 
+void check_ngrams(int ngrams) {
+  if (ngrams < 1 || ngrams > kMaxNgrams) {
+    throw InvalidArgumentError(
+        "ngrams must be 1 (words), 2 (and bigrams) or 3 (and trigrams); got " +
+        std::to_string(ngrams));
+  }
+}
+
 std::vector<std::string> load_stopword_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
@@ -218,6 +226,8 @@ AnalyzerSettings resolve_analyzer_options(const AnalyzerOptions& options) {
   settings.stemmer = options.stemmer;
   check_max_term_bytes(options.max_term_bytes);
   settings.max_term_bytes = options.max_term_bytes;
+  check_ngrams(options.ngrams);
+  settings.ngrams = options.ngrams;
   return settings;
 }
 
@@ -287,18 +297,26 @@ struct Analyzer::Rep {
   StringSet stopwords;
   size_t max_term_bytes = 64;
   std::string stemmer_language;
+  int ngrams = 1;
 
   // This thread's workspace for this analyzer.
   Workspace& workspace() const;
+
   // Analyzes one piece of text (at most kMaxChunkBytes), continuing the
-  // word position count in `*position`.
-  void analyze_chunk(Workspace& ws, std::string_view text, uint32_t* position,
-                     std::vector<Token>* tokens) const;
+  // word position count in `*position`. Drops stopwords unless
+  // `keep_stopwords`; counts the dropped ones in `*stopwords_dropped`.
+  void analyze_chunk(Workspace& ws, std::string_view text, bool keep_stopwords, uint32_t* position,
+                     size_t* stopwords_dropped, std::vector<Token>* tokens) const;
+  // Analyzes the whole text into words (no n-grams).
+  void analyze_words(Workspace& ws, std::string_view text, bool keep_stopwords,
+                     size_t* stopwords_dropped, std::vector<Token>* tokens) const;
 };
 
 Analyzer::Analyzer(const AnalyzerSettings& settings) : settings_(settings), rep_(new Rep) {
   check_max_term_bytes(settings_.max_term_bytes);
+  check_ngrams(settings_.ngrams);
   make_stemmer(settings_.stemmer);  // validates settings read from a model file
+  rep_->ngrams = settings_.ngrams;
   rep_->stem = settings_.stemmer != "none";
   rep_->stemmer_language = settings_.stemmer;
   rep_->max_term_bytes = static_cast<size_t>(settings_.max_term_bytes);
@@ -342,7 +360,8 @@ Workspace& Analyzer::Rep::workspace() const {
   return slot;
 }
 
-void Analyzer::Rep::analyze_chunk(Workspace& ws, std::string_view text, uint32_t* position,
+void Analyzer::Rep::analyze_chunk(Workspace& ws, std::string_view text, bool keep_stopwords,
+                                  uint32_t* position, size_t* stopwords_dropped,
                                   std::vector<Token>* tokens) const {
   utf8_to_unicode(text, &ws.raw);
   UErrorCode status = U_ZERO_ERROR;
@@ -361,7 +380,10 @@ void Analyzer::Rep::analyze_chunk(Workspace& ws, std::string_view text, uint32_t
     word.clear();
     append_utf16_as_utf8(units + start, end - start, &word);
     if (word.empty() || word.size() > max_term_bytes) continue;
-    if (stopwords.contains(word)) continue;
+    if (!keep_stopwords && stopwords.contains(word)) {
+      ++*stopwords_dropped;
+      continue;
+    }
     Token token;
     token.position = *position;
     if (stem) {
@@ -395,17 +417,42 @@ size_t chunk_end(std::string_view text, size_t limit) {
 
 }  // namespace
 
-void Analyzer::analyze(std::string_view text, std::vector<Token>* tokens) const {
-  Workspace& ws = rep_->workspace();
+void Analyzer::Rep::analyze_words(Workspace& ws, std::string_view text, bool keep_stopwords,
+                                  size_t* stopwords_dropped, std::vector<Token>* tokens) const {
   uint32_t position = 0;
   while (!text.empty()) {
     size_t end = chunk_end(text, kMaxChunkBytes);
-    rep_->analyze_chunk(ws, text.substr(0, end), &position, tokens);
+    analyze_chunk(ws, text.substr(0, end), keep_stopwords, &position, stopwords_dropped, tokens);
     text.remove_prefix(end);
+  }
+}
+
+void Analyzer::analyze(std::string_view text, std::vector<Token>* tokens) const {
+  Workspace& ws = rep_->workspace();
+  const size_t first_word = tokens->size();
+  size_t stopwords_dropped = 0;
+  rep_->analyze_words(ws, text, /*keep_stopwords=*/false, &stopwords_dropped, tokens);
+  if (tokens->size() == first_word && stopwords_dropped > 0) {
+    // Only stopwords ("how are you?"): they are all the text says, and a
+    // text without terms could get no category at all.
+    rep_->analyze_words(ws, text, /*keep_stopwords=*/true, &stopwords_dropped, tokens);
   }
   if (ws.raw.getCapacity() > kMaxKeptBufferUnits) icu::UnicodeString().swap(ws.raw);
   if (ws.normalized.getCapacity() > kMaxKeptBufferUnits) {
     icu::UnicodeString().swap(ws.normalized);
+  }
+  const size_t end_of_words = tokens->size();
+  for (int n = 2; n <= rep_->ngrams; ++n) {
+    for (size_t start = first_word; start + n <= end_of_words; ++start) {
+      Token ngram;
+      ngram.position = (*tokens)[start].position;
+      ngram.term = (*tokens)[start].term;
+      for (size_t i = start + 1; i < start + n; ++i) {
+        ngram.term.push_back(kNgramSeparator);
+        ngram.term += (*tokens)[i].term;
+      }
+      tokens->push_back(std::move(ngram));
+    }
   }
 }
 
@@ -417,7 +464,9 @@ std::vector<Token> Analyzer::analyze(std::string_view text) const {
 
 std::string Analyzer::normalize_query_text(std::string_view text) const {
   std::vector<Token> tokens;
-  analyze(text, &tokens);
+  size_t stopwords_dropped = 0;
+  rep_->analyze_words(rep_->workspace(), text, /*keep_stopwords=*/false, &stopwords_dropped,
+                      &tokens);
   std::string out;
   for (const Token& token : tokens) {
     if (!out.empty()) out.push_back(' ');

@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include "autocat/error.h"
+#include "classify/combo.h"
+#include "classify/evaluation.h"
 #include "classify/linear.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
@@ -96,6 +98,10 @@ void Categorizer::build_classifiers() {
       std::make_unique<LinearClassifier>(Method::kSvm, model_.svm, idf_, model_.decision);
   classifiers_[static_cast<size_t>(Method::kLogreg)] =
       std::make_unique<LinearClassifier>(Method::kLogreg, model_.logreg, idf_, model_.decision);
+  classifiers_[static_cast<size_t>(Method::kCombo)] = std::make_unique<ComboClassifier>(
+      model_.combo, model_.calibration, model_.decision,
+      [this](Method member, const DocumentTerms& doc, const ClassifyOptions& options,
+             std::vector<double>* scores) { classifier(member).score(doc, options, scores); });
 }
 
 Categorizer::~Categorizer() = default;
@@ -144,6 +150,13 @@ const Classifier& Categorizer::classifier(Method method) const {
   return *classifiers_[slot];
 }
 
+bool Categorizer::gives_probabilities(Method method) const {
+  const auto slot = static_cast<size_t>(method);
+  const bool calibrated = slot < model_.calibration.size() && !model_.calibration[slot].empty();
+  return calibrated || (method == Method::kCombo && !model_.combo.empty()) ||
+         internal::gives_probabilities(method);
+}
+
 int64_t Categorizer::category_index(const std::string& name) const {
   const auto& names = model_.categories;
   const auto it = std::lower_bound(names.begin(), names.end(), name);
@@ -161,7 +174,15 @@ std::vector<double> Categorizer::scores(const DocumentTerms& doc,
   // No known term means no evidence: every method says so with all zeros
   // rather than, say, Naive Bayes falling back to the priors.
   if (doc.terms.empty()) return result;
-  classifier(method(options)).score(doc, options, &result);
+  const Method chosen = method(options);
+  classifier(chosen).score(doc, options, &result);
+  // combo's scores are calibrated already; the others are mapped here, so
+  // a score means a probability whatever the method (when the model has
+  // calibrations: trained with tuning, format version 4 or later).
+  const auto slot = static_cast<size_t>(chosen);
+  if (chosen != Method::kCombo && slot < model_.calibration.size()) {
+    apply_calibration(model_.calibration[slot], decision_mode(options), &result);
+  }
   return result;
 }
 
@@ -186,6 +207,12 @@ bool Categorizer::other_enabled(const ClassifyOptions& options) const {
 
 Method Categorizer::method(const ClassifyOptions& options) const {
   return options.method.value_or(default_method());
+}
+
+uint32_t Categorizer::most_frequent_category() const {
+  const auto& counts = model_.category_doc_counts;
+  // Ties go to the first name, as ranked() orders equal scores.
+  return static_cast<uint32_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
 }
 
 std::vector<Category> Categorizer::decide(const std::vector<double>& scores,
@@ -245,7 +272,42 @@ DecisionTrace Categorizer::decide_with(const std::vector<double>& scores,
       trace.candidates.push_back({model_.categories[c], score, threshold, assigned});
     }
   }
+  // Plain one-of promises a category for every document: with no positive
+  // score, the best score if the scores tell categories apart at all,
+  // else (no known term, all scores equal) the most frequent training
+  // category.
+  enum class Fallback { kNone, kBestScore, kPrior } fallback = Fallback::kNone;
+  if (trace.mode == Decision::kOneOf && !trace.other && options.min_score <= 0.0 &&
+      trace.assigned.empty() && !order.empty()) {
+    uint32_t chosen = order.front();
+    fallback = Fallback::kBestScore;
+    if (!(scores[order.front()] > scores[order.back()])) {
+      fallback = Fallback::kPrior;
+      chosen = most_frequent_category();
+    }
+    trace.assigned.push_back(Category{model_.categories[chosen], scores[chosen]});
+    if (explain) {
+      bool listed = false;
+      for (auto& candidate : trace.candidates) {
+        if (candidate.name == model_.categories[chosen]) candidate.assigned = listed = true;
+      }
+      if (!listed) {
+        trace.candidates.insert(trace.candidates.begin(),
+                                {model_.categories[chosen], scores[chosen], 0.0, true});
+      }
+    }
+  }
   if (!explain) return trace;
+  if (fallback == Fallback::kPrior) {
+    trace.reason = "no evidence (no known term, or every score " +
+                   score_text(scores[order.front()]) +
+                   "): the most frequent training category, as one-of assigns one";
+    return trace;
+  }
+  if (fallback == Fallback::kBestScore) {
+    trace.reason = "best score (none above 0; one-of assigns one)";
+    return trace;
+  }
   const DecisionTrace::Candidate* best_rejected = nullptr;
   for (const auto& candidate : trace.candidates) {
     if (!candidate.assigned) {

@@ -39,6 +39,14 @@ struct DecisionTrace {
   std::vector<Candidate> candidates;  // best scores first: every assigned one, at least 5
   std::vector<Category> assigned;
   std::string reason;  // one line, e.g. "other: no category reached its threshold; ..."
+  // Rule categories that fired (classify/rules.h), in file order.
+  struct FiredRule {
+    std::string source;  // "FILE:LINE"
+    std::string category;
+    std::string mode;  // "assign", "veto", "evidence:+0.3"
+    std::string query;
+  };
+  std::vector<FiredRule> rules;
 };
 
 // Opens the training database at `path` of the model in `model_dir` and
@@ -95,6 +103,10 @@ class Categorizer {
   // Analyze + score + decide.
   std::vector<Category> classify(std::string_view text, const ClassifyOptions& options) const;
 
+  // True if scores() of `method` are probabilities: a calibrated model
+  // (format version 4 with tuning), or a method whose raw scores are.
+  bool gives_probabilities(Method method) const;
+
   // The classifier for a method (building kNN's index if needed).
   const Classifier& classifier(Method method) const;
   // Loads kNN's index now (e.g. before timing).
@@ -105,6 +117,9 @@ class Categorizer {
   // The decision; with `explain`, also the candidates and the reason.
   DecisionTrace decide_with(const std::vector<double>& scores, const ClassifyOptions& options,
                             bool explain) const;
+  // The category with the most training documents (one-of's choice
+  // without evidence).
+  uint32_t most_frequent_category() const;
 
   std::string model_dir_;  // empty for a model fitted in memory
   ModelPaths paths_;

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "autocat/error.h"
+#include "classify/db_reader.h"
 #include "classify/json.h"
 
 namespace autocat::internal {
@@ -134,12 +135,29 @@ std::string display_name(const std::string& input) { return input == "-" ? "<std
 
 // Fills `doc` from one parsed JSONL record. Returns an empty string on
 // success, else the reason the record is malformed.
-std::string record_to_document(const JsonValue& record, InputDocument* doc) {
+std::string record_to_document(const JsonValue& record, const std::vector<TextField>& fields,
+                               InputDocument* doc) {
   if (!record.is_object()) return "not a JSON object";
-  const JsonValue* text = record.find("text");
-  if (text == nullptr) return "missing \"text\"";
-  if (!text->is_string()) return "\"text\" is not a string";
-  doc->text = text->as_string();
+  if (fields.empty()) {
+    const JsonValue* text = record.find("text");
+    if (text == nullptr) return "missing \"text\"";
+    if (!text->is_string()) return "\"text\" is not a string";
+    doc->text = text->as_string();
+  } else {
+    // Repeating a field multiplies its words' counts: the boost works the
+    // same way in every classifier and needs nothing in the model.
+    for (const TextField& field : fields) {
+      const JsonValue* value = record.find(field.name);
+      if (value == nullptr || value->is_null()) continue;
+      if (!value->is_string()) {
+        return "\"" + field.name + "\" (a --field) is not a string";
+      }
+      for (int i = 0; i < field.boost; ++i) {
+        if (!doc->text.empty()) doc->text += "\n\n";
+        doc->text += value->as_string();
+      }
+    }
+  }
   if (const JsonValue* id = record.find("id"); id != nullptr && !id->is_null()) {
     if (id->is_string()) {
       doc->id = id->as_string();
@@ -156,6 +174,7 @@ std::string record_to_document(const JsonValue& record, InputDocument* doc) {
   }
   if (const JsonValue* labels = record.find("labels"); labels != nullptr && !labels->is_null()) {
     if (!labels->is_array()) return "\"labels\" is not an array of strings";
+    doc->labels_given = true;
     doc->labels.reserve(labels->as_array().size());
     for (const JsonValue& label : labels->as_array()) {
       if (!label.is_string()) return "\"labels\" is not an array of strings";
@@ -209,6 +228,15 @@ class Reader {
 
   uint64_t read_all() {
     for (input_ = 0; input_ < inputs_.size(); ++input_) read_input(inputs_[input_]);
+    for (const DatabaseInput& database : options_.databases) {
+      read_database(
+          database,
+          [&](InputDocument&& doc) {
+            std::string id = std::move(doc.id);
+            deliver_file(std::move(doc), std::move(id));
+          },
+          on_warning_);
+    }
     return delivered_;
   }
 
@@ -329,7 +357,7 @@ class Reader {
       if (!parse_json(line, &record, &error)) {
         reason = "invalid JSON: " + error;
       } else {
-        reason = record_to_document(record, &doc);
+        reason = record_to_document(record, options_.fields, &doc);
       }
       if (!reason.empty()) {
         reject(where, reason);
@@ -472,6 +500,7 @@ class Reader {
       const fs::path relative = entry.path().lexically_relative(root);
       if (options_.labels_from_folders) {
         std::string label = relative.parent_path().generic_string();
+        doc.labels_given = !label.empty();
         if (!label.empty()) doc.labels.push_back(std::move(label));
       }
       deliver_file(std::move(doc), id_base_of(root.string()) + "/" + relative.generic_string());

@@ -24,8 +24,36 @@ struct InputDocument {
   std::string title;                // JSONL `title`, may be empty
   std::string text;                 // raw bytes as read (UTF-8 expected, not checked here)
   std::vector<std::string> labels;  // JSONL `labels`, or the folder name(s)
-  std::string split;                // JSONL `split`, may be empty
-  std::string source;               // "file.jsonl:12" or the file path, for messages
+  // The input states the labels, even as none: a JSONL record with a
+  // "labels" key ([] = an example of "none of these categories"), a file in
+  // a category subfolder, a database document that passed --filter. False
+  // for a record without the key, a plain file, a file at a tree's root.
+  bool labels_given = false;
+  std::string split;   // JSONL `split`, may be empty
+  std::string source;  // "file.jsonl:12" or the file path, for messages
+};
+
+// One JSONL field that makes up the text, repeated `boost` times (so its
+// words weigh `boost` times as much in every classifier).
+struct TextField {
+  std::string name;
+  int boost = 1;
+};
+
+// Where the text of a database document comes from (DatabaseInput::text_from).
+enum class DatabaseText { kData, kValue, kTerms };
+
+// A Xapian database whose documents are read as labelled documents
+// (db_reader.h: read_database).
+struct DatabaseInput {
+  std::string path;
+  // Labels: the documents' terms with this prefix (Xapian's `P:Value`
+  // convention for values starting with a capital, as category_from_term).
+  std::string label_prefix;
+  // A QueryParser query restricting the documents (empty = all of them).
+  std::string filter;
+  DatabaseText text_from = DatabaseText::kData;
+  unsigned value_slot = 0;  // for DatabaseText::kValue
 };
 
 struct ReadOptions {
@@ -46,6 +74,12 @@ struct ReadOptions {
   // malformed: an error naming file and line, or skipped with
   // skip_malformed.
   uint64_t max_document_bytes = kDefaultMaxDocumentBytes;
+  // JSONL: the text is these fields in this order, each repeated its boost
+  // times, joined by blank lines; a missing or null field adds nothing, a
+  // non-string one is malformed. Empty = the "text" field, required.
+  std::vector<TextField> fields;
+  // Also read these databases, after the inputs (db_reader.h).
+  std::vector<DatabaseInput> databases;
 };
 
 // Called once per document, in input order.
@@ -70,6 +104,8 @@ using WarningCallback = std::function<void(const std::string&)>;
 // Throws NotFoundError (missing input), IOError (unreadable, bad gzip) or
 // InvalidArgumentError (a malformed line or document when !skip_malformed, a
 // repeated id when !allow_duplicate_ids).
+// Databases of ReadOptions::databases are read after the inputs (see
+// read_database); their ids take part in the duplicate check.
 // Returns the number of documents delivered.
 uint64_t read_documents(const std::vector<std::string>& inputs, const ReadOptions& options,
                         const DocumentCallback& on_document, const WarningCallback& on_warning);

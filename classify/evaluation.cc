@@ -145,6 +145,7 @@ bool gives_probabilities(Method method) {
     case Method::kComplementNaiveBayes:
     case Method::kSvm:
     case Method::kLogreg:
+    case Method::kCombo:
       return true;
     case Method::kKnn:
     case Method::kRocchio:
@@ -167,5 +168,45 @@ void LogLoss::add(const std::vector<double>& scores, uint32_t truth) {
 }
 
 double LogLoss::value() const { return ratio(total_, static_cast<double>(documents_)); }
+
+Reliability::Reliability(size_t bins)
+    : count_(std::max<size_t>(bins, 1), 0),
+      positive_(count_.size(), 0),
+      predicted_sum_(count_.size(), 0.0) {}
+
+void Reliability::add(double predicted, bool observed) {
+  if (std::isnan(predicted)) return;
+  const double p = std::clamp(predicted, 0.0, 1.0);
+  const size_t bins = count_.size();
+  const size_t bin = std::min(bins - 1, static_cast<size_t>(p * static_cast<double>(bins)));
+  ++count_[bin];
+  positive_[bin] += observed ? 1 : 0;
+  predicted_sum_[bin] += p;
+  ++pairs_;
+}
+
+std::vector<Reliability::Bin> Reliability::bins() const {
+  std::vector<Bin> result(count_.size());
+  const double width = 1.0 / static_cast<double>(count_.size());
+  for (size_t b = 0; b < count_.size(); ++b) {
+    Bin& bin = result[b];
+    bin.lower = static_cast<double>(b) * width;
+    bin.upper = b + 1 == count_.size() ? 1.0 : static_cast<double>(b + 1) * width;
+    bin.pairs = count_[b];
+    if (count_[b] == 0) continue;
+    bin.mean_predicted = predicted_sum_[b] / static_cast<double>(count_[b]);
+    bin.observed = static_cast<double>(positive_[b]) / static_cast<double>(count_[b]);
+  }
+  return result;
+}
+
+double Reliability::expected_calibration_error() const {
+  if (pairs_ == 0) return 0.0;
+  double total = 0.0;
+  for (const Bin& bin : bins()) {
+    total += static_cast<double>(bin.pairs) * std::fabs(bin.mean_predicted - bin.observed);
+  }
+  return total / static_cast<double>(pairs_);
+}
 
 }  // namespace autocat::internal

@@ -81,4 +81,31 @@ class LogLoss {
   uint64_t documents_ = 0, no_evidence_ = 0;
 };
 
+// Reliability of probabilities: each (document, category) pair is one
+// prediction `predicted` that the document is in the category, `observed`
+// whether it is. Predictions are binned by value into equal-width bins over
+// [0, 1]; a calibrated method's mean prediction in a bin is close to the
+// share of its pairs that are observed.
+class Reliability {
+ public:
+  explicit Reliability(size_t bins = 10);
+  void add(double predicted, bool observed);
+  struct Bin {
+    double lower = 0, upper = 0;
+    uint64_t pairs = 0;
+    double mean_predicted = 0;  // 0 for an empty bin
+    double observed = 0;        // share of the bin's pairs observed; 0 for an empty bin
+  };
+  std::vector<Bin> bins() const;
+  uint64_t pairs() const { return pairs_; }
+  // Expected calibration error: the pair-weighted mean of
+  // |mean_predicted - observed| over the bins; 0 without pairs.
+  double expected_calibration_error() const;
+
+ private:
+  std::vector<uint64_t> count_, positive_;
+  std::vector<double> predicted_sum_;
+  uint64_t pairs_ = 0;
+};
+
 }  // namespace autocat::internal

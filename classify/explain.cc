@@ -132,6 +132,7 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
   out.decision_reason = trace.reason;
   if (!out.has_known_terms) {
     out.note = "no term of this document is in the model's vocabulary";
+    if (!out.assigned.empty()) out.note += "; " + trace.reason;
     return out;
   }
 
@@ -142,6 +143,11 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
       explain_rocchio(doc, options, &out);
     } else if (method == Method::kSvm || method == Method::kLogreg) {
       explain_linear(doc, options, method, &out);
+    } else if (method == Method::kCombo) {
+      // Its evidence is the members' scores, not terms.
+      out.note =
+          "combo weighs the other methods' calibrated scores; explain one of them "
+          "(--method knn, nb, svm, ...) to see the terms";
     } else {
       explain_naive_bayes(doc, options, method, ranking, &out);
     }

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -25,6 +27,13 @@ using Neighbour = KnnIndex::Neighbour;
 struct QueryTerm {
   TermId term;
   double weight;  // (1 + ln count) * idf, then divided by the query norm
+  double bound;   // float(weight) * the term's largest posting weight
+};
+
+// A document that may still enter the top k, with its partial similarity.
+struct Candidate {
+  uint32_t doc;
+  float similarity;
 };
 
 // Reused by every call on one thread. Invariant between calls: every entry
@@ -32,8 +41,12 @@ struct QueryTerm {
 struct Scratch {
   std::vector<QueryTerm> query;
   std::vector<float> accumulator;
-  std::vector<uint32_t> touched;
+  std::vector<uint32_t> touched;  // documents met by a short walk
   std::vector<Neighbour> heap;
+  std::vector<double> remaining_bound;
+  std::vector<uint64_t> remaining_postings;
+  std::vector<Candidate> candidates;
+  std::vector<float> selection;
 };
 
 Scratch& thread_scratch() {
@@ -150,6 +163,7 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
   postings_start_.assign(size_t(num_terms) + 1, 0);
   posting_doc_.reserve(kept);
   posting_weight_.reserve(kept);
+  max_weight_.assign(num_terms, 0.0f);
   for (TermId t = 0; t < num_terms; ++t) {
     postings_start_[t] = posting_doc_.size();
     if (!(idf_[t] > 0.0f)) continue;
@@ -157,9 +171,13 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
       const uint32_t wdf = corpus.posting_wdf[p];
       if (wdf == 0) continue;
       const uint32_t doc = corpus.posting_doc[p];
+      if (posting_doc_.size() > postings_start_[t] && posting_doc_.back() >= doc) {
+        postings_sorted_ = false;
+      }
+      const float weight = static_cast<float>(sublinear_tf(wdf) * idf_[t] * inverse_norm[doc]);
       posting_doc_.push_back(doc);
-      posting_weight_.push_back(
-          static_cast<float>(sublinear_tf(wdf) * idf_[t] * inverse_norm[doc]));
+      posting_weight_.push_back(weight);
+      max_weight_[t] = std::max(max_weight_[t], weight);
     }
   }
   postings_start_[num_terms] = posting_doc_.size();
@@ -170,74 +188,59 @@ size_t KnnIndex::memory_bytes() const {
       posting_doc_.capacity() * sizeof(uint32_t) + posting_weight_.capacity() * sizeof(float) +
       postings_start_.capacity() * sizeof(uint64_t) + idf_.capacity() * sizeof(float) +
       df_.capacity() * sizeof(uint32_t) + doc_category_start_.capacity() * sizeof(uint32_t) +
-      doc_category_.capacity() * sizeof(uint32_t);
+      doc_category_.capacity() * sizeof(uint32_t) + max_weight_.capacity() * sizeof(float);
   return bytes;
 }
 
-std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query, int k,
-                                                      int max_query_terms,
-                                                      double max_df_ratio) const {
-  if (k <= 0 || num_docs_ == 0) return {};
-  Scratch& scratch = thread_scratch();
+namespace {
 
-  // Query weights, normalized over every known term with idf > 0 (also in
-  // pruned mode, so that similarities stay comparable cosines).
-  std::vector<QueryTerm>& terms = scratch.query;
-  terms.clear();
-  double norm2 = 0.0;
-  for (const TermCount& tc : query.terms) {
-    if (tc.term >= idf_.size() || tc.count == 0) continue;
-    const float idf = idf_[tc.term];
-    if (!(idf > 0.0f)) continue;
-    const double w = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * idf;
-    norm2 += w * w;
-    terms.push_back({tc.term, w});
-  }
-  if (terms.empty()) return {};
-  const double inverse_norm = 1.0 / std::sqrt(norm2);
-  for (QueryTerm& term : terms) term.weight *= inverse_norm;
+// Where the postings of a KnnIndex are, for the search functions below.
+struct PostingsView {
+  const uint64_t* start;
+  const uint32_t* doc;
+  const float* weight;
+  uint32_t num_docs;
+};
 
-  // Pruned mode: drop very common terms first, then keep the heaviest.
-  if (max_df_ratio < 1.0) {
-    const double max_df = max_df_ratio * num_docs_;
-    terms.erase(std::remove_if(terms.begin(), terms.end(),
-                               [&](const QueryTerm& term) { return df_[term.term] > max_df; }),
-                terms.end());
+// acc[doc[i]] += q * weight[i] for every posting, unrolled: four
+// independent updates per step.
+inline void accumulate(float* acc, const uint32_t* doc, const float* weight, size_t n, float q) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float w0 = q * weight[i], w1 = q * weight[i + 1], w2 = q * weight[i + 2],
+                w3 = q * weight[i + 3];
+    acc[doc[i]] += w0;
+    acc[doc[i + 1]] += w1;
+    acc[doc[i + 2]] += w2;
+    acc[doc[i + 3]] += w3;
   }
-  if (max_query_terms > 0 && terms.size() > size_t(max_query_terms)) {
-    auto heavier = [](const QueryTerm& a, const QueryTerm& b) {
-      return a.weight > b.weight || (a.weight == b.weight && a.term < b.term);
-    };
-    std::nth_element(terms.begin(), terms.begin() + max_query_terms, terms.end(), heavier);
-    terms.resize(size_t(max_query_terms));
-    // Walk the postings in storage order.
-    std::sort(terms.begin(), terms.end(),
-              [](const QueryTerm& a, const QueryTerm& b) { return a.term < b.term; });
-  }
+  for (; i < n; ++i) acc[doc[i]] += q * weight[i];
+}
 
-  uint64_t total_postings = 0;
-  for (const QueryTerm& term : terms) {
-    total_postings += postings_start_[term.term + 1] - postings_start_[term.term];
+// Walks every posting of every query term: the reference search.
+std::vector<Neighbour> exhaustive_top_k(const PostingsView& postings,
+                                        const std::vector<QueryTerm>& terms,
+                                        uint64_t total_postings, size_t keep, Scratch& scratch,
+                                        KnnSearchStats* stats) {
+  if (stats != nullptr) {
+    stats->terms_walked = uint32_t(terms.size());
+    stats->postings_walked = total_postings;
   }
-  if (total_postings == 0) return {};
-
-  // Allocate everything before touching the accumulator, so that nothing
-  // can throw while it holds non-zero entries.
-  if (scratch.accumulator.size() < num_docs_) scratch.accumulator.resize(num_docs_, 0.0f);
-  TopK top(&scratch.heap, std::min<size_t>(size_t(k), num_docs_));
+  const uint32_t num_docs = postings.num_docs;
+  TopK top(&scratch.heap, keep);
   // Short postings walks record the documents they touch; long ones (the
   // usual case) are cheaper to follow with one scan over all documents.
-  const bool track = total_postings < num_docs_ / 2;
+  const bool track = total_postings < num_docs / 2;
   if (track && scratch.touched.size() < total_postings) scratch.touched.resize(total_postings);
 
   float* const acc = scratch.accumulator.data();
   uint32_t* const touched = scratch.touched.data();
   size_t num_touched = 0;
   for (const QueryTerm& term : terms) {
-    const uint64_t begin = postings_start_[term.term];
-    const uint64_t end = postings_start_[term.term + 1];
-    const uint32_t* const doc = posting_doc_.data() + begin;
-    const float* const weight = posting_weight_.data() + begin;
+    const uint64_t begin = postings.start[term.term];
+    const uint64_t end = postings.start[term.term + 1];
+    const uint32_t* const doc = postings.doc + begin;
+    const float* const weight = postings.weight + begin;
     const size_t n = size_t(end - begin);
     const float q = static_cast<float>(term.weight);
     if (track) {
@@ -248,17 +251,7 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
         acc[d] += q * weight[i];
       }
     } else {
-      // Unrolled: four independent updates per step.
-      size_t i = 0;
-      for (; i + 4 <= n; i += 4) {
-        const float w0 = q * weight[i], w1 = q * weight[i + 1], w2 = q * weight[i + 2],
-                    w3 = q * weight[i + 3];
-        acc[doc[i]] += w0;
-        acc[doc[i + 1]] += w1;
-        acc[doc[i + 2]] += w2;
-        acc[doc[i + 3]] += w3;
-      }
-      for (; i < n; ++i) acc[doc[i]] += q * weight[i];
+      accumulate(acc, doc, weight, n, q);
     }
   }
 
@@ -272,10 +265,287 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
       acc[d] = 0.0f;
     }
   } else {
-    for (uint32_t d = 0; d < num_docs_; ++d) top.offer(d, acc[d]);
-    std::fill(acc, acc + num_docs_, 0.0f);
+    for (uint32_t d = 0; d < num_docs; ++d) top.offer(d, acc[d]);
+    std::fill(acc, acc + num_docs, 0.0f);
   }
   return top.sorted();
+}
+
+// The `k`-th largest of `values` (1 <= k <= values.size()); reorders them.
+float kth_largest(std::vector<float>& values, size_t k) {
+  std::nth_element(values.begin(), values.begin() + std::ptrdiff_t(k - 1), values.end(),
+                   std::greater<float>());
+  return values[k - 1];
+}
+
+// The first position in doc[from, end) holding a document >= target
+// (`end` if none), found in doubling steps from `from`: candidates are few
+// and far apart in a long list.
+size_t gallop(const uint32_t* doc, size_t from, size_t end, uint32_t target) {
+  size_t low = from, high = from, step = 1;
+  while (high < end && doc[high] < target) {
+    low = high + 1;
+    high += step;
+    step *= 2;
+  }
+  return size_t(std::lower_bound(doc + low, doc + std::min(high, end), target) - doc);
+}
+
+// Max-score search (Turtle & Flood 1995), term at a time. Terms come in
+// decreasing order of their upper bound (query weight times the largest
+// posting weight). Once the bounds of the terms not yet walked add up to
+// less than the k-th best partial similarity, no document they alone
+// contain can enter the top k: their long lists (common terms, low bounds)
+// are only looked up for the documents already accumulated that can still
+// reach it.
+//
+// Each document's similarity is added up in the same order as in
+// exhaustive_top_k, so it is the same float. Partial sums of non-negative
+// terms never decrease, so the k-th best partial sum is a lower bound of the
+// k-th similarity; upper bounds are widened by the float rounding a sum of
+// the terms can add, so pruning never drops a document that could tie.
+std::vector<Neighbour> max_score_top_k(const PostingsView& postings,
+                                       const std::vector<QueryTerm>& terms, size_t keep,
+                                       Scratch& scratch, KnnSearchStats* stats) {
+  const uint32_t num_docs = postings.num_docs;
+  const size_t num_terms = terms.size();
+  // remaining[i]: the sum of the bounds of terms i, i + 1, ...
+  std::vector<double>& remaining = scratch.remaining_bound;
+  remaining.assign(num_terms + 1, 0.0);
+  for (size_t i = num_terms; i-- > 0;) remaining[i] = remaining[i + 1] + terms[i].bound;
+  // Each float product and each addition rounds by at most 2^-24 relative;
+  // twice that per term is a safe margin.
+  const double slack = 1.0 + double(num_terms + 2) * std::ldexp(1.0, -23);
+  // The least float above every similarity the terms from i on can add up
+  // to for a document none of the earlier terms contain.
+  const auto new_document_limit = [&](size_t i) {
+    const float limit = static_cast<float>(remaining[i] * slack);
+    return double(limit) >= remaining[i] * slack
+               ? limit
+               : std::nextafter(limit, std::numeric_limits<float>::infinity());
+  };
+
+  // A float at or below every partial similarity s with (s + rest) * slack
+  // >= threshold, and above zero: the documents at or above it may still
+  // reach the threshold.
+  const auto candidate_cutoff = [&](float threshold, double rest) {
+    const double exact = double(threshold) / slack - rest;
+    float cutoff = static_cast<float>(exact);
+    if (double(cutoff) > exact) cutoff = std::nextafter(cutoff, 0.0f);
+    return std::max(cutoff, std::numeric_limits<float>::denorm_min());
+  };
+
+  // Everything is allocated before the accumulator is written, so that
+  // nothing can throw while it holds non-zero entries.
+  std::vector<float>& selection = scratch.selection;
+  std::vector<Candidate>& candidates = scratch.candidates;
+  selection.reserve(size_t(num_docs) + 1);
+  candidates.reserve(num_docs);
+  TopK top(&scratch.heap, keep);
+
+  // remaining_postings[i]: the postings of terms i, i + 1, ...
+  std::vector<uint64_t>& remaining_postings = scratch.remaining_postings;
+  remaining_postings.assign(num_terms + 1, 0);
+  for (size_t i = num_terms; i-- > 0;) {
+    remaining_postings[i] = remaining_postings[i + 1] + postings.start[terms[i].term + 1] -
+                            postings.start[terms[i].term];
+  }
+
+  float* const acc = scratch.accumulator.data();
+  // The k-th best partial similarity once known: a lower bound of the k-th
+  // similarity.
+  float threshold = 0.0f;
+  double bound_at_last_check = std::numeric_limits<double>::infinity();
+  // Each check costs passes over the accumulator.
+  constexpr int kMaxChecks = 3;
+  int num_checks = 0;
+  size_t first_skipped = num_terms;
+  for (size_t i = 0; i < num_terms; ++i) {
+    const QueryTerm& term = terms[i];
+    const uint64_t begin = postings.start[term.term];
+    const size_t n = size_t(postings.start[term.term + 1] - begin);
+    // Before a long list: are there k documents that no document first met
+    // from here on can beat, and do the candidates' look-ups (about
+    // kLookupCost postings each) cost less than the postings left? A check
+    // costs passes over the accumulator: at most kMaxChecks, and again only
+    // once the bounds have dropped by a fifth.
+    constexpr uint64_t kLookupCost = 16;
+    if (i > 0 && n * 16 >= num_docs && remaining[i] < 0.8 * bound_at_last_check &&
+        num_checks < kMaxChecks && remaining_postings[i] >= kLookupCost * keep * (num_terms - i)) {
+      const float limit = new_document_limit(i);
+      uint32_t above = 0;
+      for (uint32_t d = 0; d < num_docs; ++d) above += acc[d] > limit;
+      if (above >= keep) {
+        ++num_checks;
+        bound_at_last_check = remaining[i];
+        // Branch-free selection writes one slot past the last one kept.
+        selection.resize(size_t(above) + 1);
+        float* const selected = selection.data();
+        uint32_t num_selected = 0;
+        for (uint32_t d = 0; d < num_docs; ++d) {
+          selected[num_selected] = acc[d];
+          num_selected += acc[d] > limit;
+        }
+        selection.resize(above);
+        threshold = kth_largest(selection, keep);
+        const float cutoff = candidate_cutoff(threshold, remaining[i]);
+        uint32_t num_candidates = 0;
+        for (uint32_t d = 0; d < num_docs; ++d) num_candidates += acc[d] >= cutoff;
+        if (kLookupCost * num_candidates * (num_terms - i) < remaining_postings[i]) {
+          first_skipped = i;
+          break;
+        }
+      }
+    }
+    if (stats != nullptr) {
+      ++stats->terms_walked;
+      stats->postings_walked += n;
+    }
+    accumulate(acc, postings.doc + begin, postings.weight + begin, n,
+               static_cast<float>(term.weight));
+  }
+
+  if (first_skipped == num_terms) {
+    for (uint32_t d = 0; d < num_docs; ++d) top.offer(d, acc[d]);
+    std::fill(acc, acc + num_docs, 0.0f);
+    return top.sorted();
+  }
+
+  // The documents that the terms left can still lift to the threshold, in
+  // document order.
+  candidates.clear();
+  const float cutoff = candidate_cutoff(threshold, remaining[first_skipped]);
+  for (uint32_t d = 0; d < num_docs; ++d) {
+    if (acc[d] >= cutoff) candidates.push_back({d, acc[d]});
+  }
+  std::fill(acc, acc + num_docs, 0.0f);
+  if (stats != nullptr) stats->candidates = uint32_t(candidates.size());
+
+  for (size_t i = first_skipped; i < num_terms; ++i) {
+    const QueryTerm& term = terms[i];
+    const uint64_t begin = postings.start[term.term];
+    const size_t n = size_t(postings.start[term.term + 1] - begin);
+    const uint32_t* const doc = postings.doc + begin;
+    const float* const weight = postings.weight + begin;
+    const float q = static_cast<float>(term.weight);
+    const size_t num_candidates = candidates.size();
+    if (n < num_candidates) {
+      // A short list: find each of its documents among the candidates.
+      size_t position = 0;
+      for (size_t j = 0; j < n && position < num_candidates; ++j) {
+        size_t low = position, high = position, step = 1;
+        while (high < num_candidates && candidates[high].doc < doc[j]) {
+          low = high + 1;
+          high += step;
+          step *= 2;
+        }
+        position = size_t(
+            std::lower_bound(candidates.begin() + std::ptrdiff_t(low),
+                             candidates.begin() + std::ptrdiff_t(std::min(high, num_candidates)),
+                             doc[j], [](const Candidate& c, uint32_t d) { return c.doc < d; }) -
+            candidates.begin());
+        if (position < num_candidates && candidates[position].doc == doc[j]) {
+          candidates[position].similarity += q * weight[j];
+        }
+      }
+      continue;
+    }
+    size_t position = 0;
+    const bool sparse = num_candidates * 8 < n;
+    for (Candidate& candidate : candidates) {
+      if (sparse) {
+        position = gallop(doc, position, n, candidate.doc);
+      } else {
+        while (position < n && doc[position] < candidate.doc) ++position;
+      }
+      if (position == n) break;
+      if (doc[position] == candidate.doc) candidate.similarity += q * weight[position];
+    }
+    // Drop the candidates that the terms left can no longer lift to the
+    // (raised) threshold (after long lists only: it costs a pass).
+    if (candidates.size() > keep && i + 1 < num_terms) {
+      selection.resize(candidates.size());
+      for (size_t j = 0; j < candidates.size(); ++j) selection[j] = candidates[j].similarity;
+      threshold = std::max(threshold, kth_largest(selection, keep));
+      const double rest = remaining[i + 1];
+      candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                      [&](const Candidate& c) {
+                                        return (double(c.similarity) + rest) * slack < threshold;
+                                      }),
+                       candidates.end());
+    }
+  }
+  for (const Candidate& candidate : candidates) top.offer(candidate.doc, candidate.similarity);
+  return top.sorted();
+}
+
+}  // namespace
+
+std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query, int k,
+                                                      int max_query_terms, double max_df_ratio,
+                                                      KnnSearch search,
+                                                      KnnSearchStats* stats) const {
+  if (stats != nullptr) *stats = KnnSearchStats();
+  if (k <= 0 || num_docs_ == 0) return {};
+  Scratch& scratch = thread_scratch();
+
+  // Query weights, normalized over every known term with idf > 0 (also in
+  // approximate mode, so that similarities stay comparable cosines).
+  std::vector<QueryTerm>& terms = scratch.query;
+  terms.clear();
+  double norm2 = 0.0;
+  for (const TermCount& tc : query.terms) {
+    if (tc.term >= idf_.size() || tc.count == 0) continue;
+    const float idf = idf_[tc.term];
+    if (!(idf > 0.0f)) continue;
+    const double w = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * idf;
+    norm2 += w * w;
+    terms.push_back({tc.term, w, 0.0});
+  }
+  if (terms.empty()) return {};
+  const double inverse_norm = 1.0 / std::sqrt(norm2);
+  for (QueryTerm& term : terms) term.weight *= inverse_norm;
+
+  // Approximate mode: drop very common terms first, then keep the heaviest.
+  if (max_df_ratio < 1.0) {
+    const double max_df = max_df_ratio * num_docs_;
+    terms.erase(std::remove_if(terms.begin(), terms.end(),
+                               [&](const QueryTerm& term) { return df_[term.term] > max_df; }),
+                terms.end());
+  }
+  if (max_query_terms > 0 && terms.size() > size_t(max_query_terms)) {
+    auto heavier = [](const QueryTerm& a, const QueryTerm& b) {
+      return a.weight > b.weight || (a.weight == b.weight && a.term < b.term);
+    };
+    std::nth_element(terms.begin(), terms.begin() + max_query_terms, terms.end(), heavier);
+    terms.resize(size_t(max_query_terms));
+  }
+
+  // One accumulation order for both searches: decreasing upper bound, then
+  // term id. (The bound is exact in double: a product of two floats.)
+  uint64_t total_postings = 0;
+  for (QueryTerm& term : terms) {
+    term.bound = double(static_cast<float>(term.weight)) * double(max_weight_[term.term]);
+    total_postings += postings_start_[term.term + 1] - postings_start_[term.term];
+  }
+  if (total_postings == 0) return {};
+  if (stats != nullptr) stats->query_terms = uint32_t(terms.size());
+  std::sort(terms.begin(), terms.end(), [](const QueryTerm& a, const QueryTerm& b) {
+    return a.bound > b.bound || (a.bound == b.bound && a.term < b.term);
+  });
+
+  // Allocate the accumulator before touching it, so that nothing can throw
+  // while it holds non-zero entries (the searches allocate before writing).
+  if (scratch.accumulator.size() < num_docs_) scratch.accumulator.resize(num_docs_, 0.0f);
+  const size_t keep = std::min<size_t>(size_t(k), num_docs_);
+  const PostingsView postings{postings_start_.data(), posting_doc_.data(), posting_weight_.data(),
+                              num_docs_};
+  // Walks shorter than half the corpus are cheap either way, and the
+  // max-score search works on a dense accumulator.
+  if (search == KnnSearch::kMaxScore && postings_sorted_ && total_postings >= num_docs_ / 2) {
+    return max_score_top_k(postings, terms, keep, scratch, stats);
+  }
+  return exhaustive_top_k(postings, terms, total_postings, keep, scratch, stats);
 }
 
 KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index, int similarity_power,

@@ -397,6 +397,55 @@ void linear_decision_values(const LinearModel& model, const std::vector<float>& 
   for (size_t c = 0; c < values->size(); ++c) out[c] = out[c] * inverse_norm + model.bias[c];
 }
 
+std::vector<float> dense_term_weights(const LinearModel& model) {
+  const size_t terms = model.term_start.empty() ? 0 : model.term_start.size() - 1;
+  std::vector<float> weights(terms * model.num_categories, 0.0f);
+  for (size_t t = 0; t < terms; ++t) {
+    for (uint64_t e = model.term_start[t]; e < model.term_start[t + 1]; ++e) {
+      weights[t * model.num_categories + model.entry_category[e]] = model.entry_weight[e];
+    }
+  }
+  return weights;
+}
+
+void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
+                                  const std::vector<float>& idf, const DocumentTerms& doc,
+                                  std::vector<double>* values) {
+  const size_t num_categories = model.num_categories;
+  values->assign(num_categories, 0.0);
+  double* const out = values->data();
+  const size_t vocabulary = idf.size();
+  double norm2 = 0.0;
+  const size_t num_terms = doc.terms.size();
+  const size_t row_bytes = num_categories * sizeof(float);
+  for (size_t i = 0; i < num_terms; ++i) {
+    // The rows are scattered over megabytes: ask for a later term's row
+    // now, so its cache misses overlap this term's work.
+    constexpr size_t kPrefetchDistance = 8;
+    if (i + kPrefetchDistance < num_terms) {
+      const TermId ahead = doc.terms[i + kPrefetchDistance].term;
+      if (ahead < vocabulary) {
+        const char* const row =
+            reinterpret_cast<const char*>(dense_weights.data()) + size_t(ahead) * row_bytes;
+        for (size_t offset = 0; offset < row_bytes; offset += 64) __builtin_prefetch(row + offset);
+        __builtin_prefetch(row + row_bytes - 1);
+      }
+    }
+    const TermCount& tc = doc.terms[i];
+    if (tc.term >= vocabulary || tc.count == 0) continue;
+    const float weight = idf[tc.term];
+    if (!(weight > 0.0f)) continue;
+    const double x = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * weight;
+    norm2 += x * x;
+    // Adding x * 0 where the sparse entries have none leaves each sum as it
+    // is (x > 0, and no sum is -0), so the values match the sparse ones.
+    const float* const row = dense_weights.data() + size_t(tc.term) * num_categories;
+    for (size_t c = 0; c < num_categories; ++c) out[c] += x * row[c];
+  }
+  const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
+  for (size_t c = 0; c < num_categories; ++c) out[c] = out[c] * inverse_norm + model.bias[c];
+}
+
 void linear_probabilities(const LinearModel& model, Decision decision,
                           std::vector<double>* values) {
   double total = 0.0;
@@ -438,6 +487,14 @@ LinearClassifier::LinearClassifier(Method method, const LinearModel& model,
   for (uint32_t c : model.entry_category) {
     if (c >= model.num_categories) throw bad("category index out of range");
   }
+  // Dense rows cost 4 bytes per (term, category), entries 8 per non-zero:
+  // go dense when that at most doubles the weights' memory, or stays small.
+  constexpr uint64_t kSmallDenseBytes = uint64_t{64} << 20;
+  const uint64_t dense_bytes = uint64_t(idf.size()) * model.num_categories * sizeof(float);
+  const uint64_t entry_bytes = model.entry_weight.size() * (sizeof(uint32_t) + sizeof(float));
+  if (dense_bytes <= std::max(2 * entry_bytes, kSmallDenseBytes)) {
+    dense_weights_ = dense_term_weights(model);
+  }
 }
 
 void LinearClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
@@ -446,7 +503,11 @@ void LinearClassifier::score(const DocumentTerms& doc, const ClassifyOptions& op
     throw InvalidArgumentError("this model has no " + method_name(method_) +
                                " weights (written by an older autocat); train it again");
   }
-  linear_decision_values(model_, idf_, doc, scores);
+  if (dense_weights_.empty()) {
+    linear_decision_values(model_, idf_, doc, scores);
+  } else {
+    dense_linear_decision_values(model_, dense_weights_, idf_, doc, scores);
+  }
   linear_probabilities(model_, options.decision.value_or(decision_), scores);
 }
 

@@ -251,7 +251,7 @@ void check_model_state(const std::string& path, const ModelState& m) {
   const TrainOptions& t = m.training;
   check.require(valid_method(t.default_method), "default method out of range");
   check.require(!t.decision || valid_decision(*t.decision), "training decision out of range");
-  check.require(std::isfinite(t.nb_alpha) && t.nb_alpha > 0, "nb_alpha not positive");
+  check.require(std::isfinite(t.nb_alpha) && t.nb_alpha >= 0, "nb_alpha negative");
   check.require(!std::isnan(t.rocchio_gamma), "training rocchio_gamma is NaN");
   check.require(t.knn_k >= 0 && t.knn_similarity_power >= 0 && t.knn_similarity_power <= 2,
                 "training kNN settings out of range");
@@ -329,6 +329,30 @@ void check_model_state(const std::string& path, const ModelState& m) {
          {&linear->entry_weight, &linear->bias, &linear->slope, &linear->intercept}) {
       check.require_finite(*values, "linear model weights");
     }
+  }
+  check.require(m.calibration.empty() || m.calibration.size() == all_methods().size(),
+                "calibration per method");
+  for (const Calibration& calibration : m.calibration) {
+    check.require(calibration.empty() ||
+                      (calibration.slope.size() == cats && calibration.intercept.size() == cats),
+                  "calibration per category");
+    check.require_finite(calibration.slope, "calibration");
+    check.require_finite(calibration.intercept, "calibration");
+    check.require(
+        std::isfinite(calibration.shared_slope) && std::isfinite(calibration.shared_intercept),
+        "shared calibration");
+  }
+  const ComboModel& combo = m.combo;
+  if (!combo.empty()) {
+    check.require(m.calibration.size() == all_methods().size(), "combo without calibration");
+    for (int32_t member : combo.members) {
+      check.require(member >= 0 && member < static_cast<int32_t>(Method::kCombo) &&
+                        !m.calibration[static_cast<size_t>(member)].empty(),
+                    "combo member");
+    }
+    check.require(combo.num_categories == cats && combo.weights.size() == cats * combo.stride(),
+                  "combo weights per category");
+    check.require_finite(combo.weights, "combo weights");
   }
 }
 

@@ -15,6 +15,8 @@
 
 #include "autocat/options.h"
 #include "classify/analyzer.h"
+#include "classify/calibration.h"
+#include "classify/combo.h"
 #include "classify/em.h"
 #include "classify/linear.h"
 #include "classify/naive_bayes.h"
@@ -25,8 +27,9 @@
 namespace boost::serialization {
 
 template <class Archive>
-void serialize(Archive& ar, autocat::AnalyzerOptions& options, const unsigned int /*version*/) {
+void serialize(Archive& ar, autocat::AnalyzerOptions& options, const unsigned int version) {
   ar& options.stopwords& options.stemmer& options.max_term_bytes;
+  if (version >= 1) ar& options.ngrams;
 }
 
 template <class Archive>
@@ -44,6 +47,7 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
     }
   }
   if (version >= 2) ar& options.svm_c& options.logreg_c;
+  if (version >= 3) ar& options.choose_default_method;
 }
 
 }  // namespace boost::serialization
@@ -51,7 +55,11 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
 // Version 1 (2026-11): TrainOptions::decision and threshold_folds;
 // ModelState::decision. Version 0 files still load (one-of, no "other").
 // Version 2 (2026-11): svm_c, logreg_c.
-BOOST_CLASS_VERSION(autocat::TrainOptions, 2)
+// Version 3 (2026-11): choose_default_method; nb_alpha 0 = cross-validated.
+BOOST_CLASS_VERSION(autocat::TrainOptions, 3)
+// Version 1 (2026-11): ngrams. Older files load with single words only.
+BOOST_CLASS_VERSION(autocat::AnalyzerOptions, 1)
+BOOST_CLASS_VERSION(autocat::internal::AnalyzerSettings, 1)
 
 namespace autocat::internal {
 
@@ -121,9 +129,21 @@ struct ModelState {
   std::vector<std::pair<double, double>> svm_c_objective;
   std::vector<std::pair<double, double>> logreg_c_objective;
 
+  // Version 4: Naive Bayes' alpha candidates and their cross-validated
+  // objectives, [nb, bnb, cnb][candidate] = (alpha, objective); the best
+  // objective of each method (indexed by Method; -1 = not tuned), from
+  // which choose_default_method picked. Empty in older files.
+  std::vector<std::vector<std::pair<double, double>>> nb_alpha_objective;
+  std::vector<double> method_objective;
+
   // Semi-supervised EM (train --unlabelled) behind multinomial_nb: lambda,
   // M-steps (0 = not used), unlabelled documents, objective per iteration.
   EmReport em;
+
+  // Version 5: each method's probability calibration, by method (empty: raw
+  // scores), and combo's stacked model (empty: combo averages members).
+  std::vector<Calibration> calibration;
+  ComboModel combo;
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {
@@ -145,6 +165,12 @@ struct ModelState {
       ar& em.lambda& em.iterations& em.converged& em.unlabelled_docs& em.log_likelihood& em
           .lambda_accuracy;
     }
+    if (version >= 4) ar& nb_alpha_objective& method_objective;
+    if (version >= 5) {
+      ar& calibration& combo;
+    } else if (Archive::is_loading::value && !thresholds.empty()) {
+      thresholds.resize(all_methods().size());  // combo: untuned
+    }
   }
 };
 
@@ -152,7 +178,11 @@ struct ModelState {
 
 // Version 2 (2026-11): svm and logreg weights and their C objectives.
 // Version 3: ModelState::em. Older files load with EM not used.
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 3)
+// Version 4: nb_alpha_objective, method_objective (and AnalyzerSettings
+// version 1: ngrams).
+// Version 5: calibration and combo. Older files load with raw scores and
+// combo averaging its members.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 5)
 
 namespace autocat::internal {
 

@@ -57,20 +57,50 @@ struct TunedSettings {
   double svm_c = 1.0, logreg_c = 1.0;
   std::vector<std::pair<double, double>> svm_c_objective, logreg_c_objective;
   std::vector<float> svm_slope, svm_intercept;
+  // nb, bnb, cnb (kNaiveBayesMethods order): alpha in force and every
+  // candidate's objective.
+  std::vector<double> nb_alpha;
+  std::vector<std::vector<std::pair<double, double>>> nb_alpha_objective;
+  // Per Method: the best cross-validated objective (-1 = not tuned), to
+  // choose the default method.
+  std::vector<double> method_objective;
+  // Each method's calibration (by method, combo's empty) and combo's
+  // stacked model, fitted on the out-of-fold scores at the settings chosen;
+  // the thresholds above are on the calibrated scale. Empty without
+  // tuning.
+  std::vector<Calibration> calibration;
+  ComboModel combo;
 };
+
+// The Naive Bayes methods, in the order of TunedSettings::nb_alpha.
+const std::vector<Method>& naive_bayes_methods();
 
 // Candidates tried when TrainOptions leave kNN's k or Rocchio's gamma unset.
 const std::vector<int>& knn_k_candidates();
 const std::vector<double>& rocchio_gamma_candidates();
+// Naive Bayes' alpha tried when TrainOptions leave it 0.
+const std::vector<double>& nb_alpha_candidates();
 // C tried for svm and logreg (ascending) when TrainOptions leave it 0.
 const std::vector<double>& linear_c_candidates(Method method);
 
 // Cross-validates every method over options.threshold_folds folds: chooses
-// kNN's k and Rocchio's gamma (when options leave them unset) by the
+// kNN's k, Rocchio's gamma, the linear methods' C and each Naive Bayes
+// method's alpha (when options leave them unset) by the
 // objective of `decision`, and tunes the thresholds of every method.
 // Without tuning (too few documents, or options.tune_thresholds false) the
 // options' values or the defaults are returned with no thresholds.
 TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
                             const TrainOptions& options, Decision decision);
+
+// Fits each member's calibration on its out-of-fold scores
+// (`member_scores[m]`, documents x categories, in combo_members() order, as
+// the classifier gives them; `scored[d]` whether d was scored), moves
+// every member's thresholds onto the calibrated scale (any-of: each cut
+// through its category's sigmoid, the same decisions; one-of: re-tuned on
+// the calibrated scores), and fits combo and its thresholds. Fills tuned->calibration, combo and
+// thresholds.
+void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& scored,
+                      Decision decision, const std::vector<std::vector<float>>& member_scores,
+                      TunedSettings* tuned);
 
 }  // namespace autocat::internal

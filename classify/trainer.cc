@@ -2,7 +2,9 @@
 
 #include <unicode/uversion.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 
@@ -46,7 +48,9 @@ void check_label(const std::string& label, const std::string& source) {
 
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
                      const TrainOptions& options, bool fit_linear) {
-  if (options.nb_alpha <= 0) throw InvalidArgumentError("--alpha must be greater than 0");
+  if (!(options.nb_alpha >= 0) || !std::isfinite(options.nb_alpha)) {
+    throw InvalidArgumentError("--alpha must be greater than 0 (0: cross-validate)");
+  }
   if (options.svm_c < 0 || options.logreg_c < 0) {
     throw InvalidArgumentError("C of svm / logreg must be greater than 0 (0: cross-validate)");
   }
@@ -82,13 +86,26 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.knn_similarity_power = tuned.knn_similarity_power;
   model.rocchio_gamma = tuned.rocchio_gamma;
   model.knn_objective = std::move(tuned.knn_objective);
+  model.calibration = std::move(tuned.calibration);
+  model.combo = std::move(tuned.combo);
   model.rocchio_gamma_objective = std::move(tuned.rocchio_gamma_objective);
+  model.nb_alpha_objective = std::move(tuned.nb_alpha_objective);
+  model.method_objective = std::move(tuned.method_objective);
+  if (options.choose_default_method && !model.thresholds.empty()) {
+    // Ties keep the earlier method in all_methods() order.
+    const auto best =
+        std::max_element(model.method_objective.begin(), model.method_objective.end());
+    if (best != model.method_objective.end() && *best >= 0) {
+      model.training.default_method =
+          all_methods()[static_cast<size_t>(best - model.method_objective.begin())];
+    }
+  }
 
   const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
   model.rocchio = train_rocchio(corpus, idf, model.rocchio_gamma);
-  model.multinomial_nb = train_multinomial_nb(corpus, model.selected, options.nb_alpha);
-  model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, options.nb_alpha);
-  model.complement_nb = train_complement_nb(corpus, model.selected, options.nb_alpha);
+  model.multinomial_nb = train_multinomial_nb(corpus, model.selected, tuned.nb_alpha.at(0));
+  model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, tuned.nb_alpha.at(1));
+  model.complement_nb = train_complement_nb(corpus, model.selected, tuned.nb_alpha.at(2));
   model.svm_c_objective = std::move(tuned.svm_c_objective);
   model.logreg_c_objective = std::move(tuned.logreg_c_objective);
   if (fit_linear) {
@@ -112,13 +129,17 @@ namespace {
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
-                       const WarningCallback& on_warning) {
+                       const WarningCallback& on_warning, const ReadProgressCallback& on_read) {
   uint64_t labelled = 0;
+  uint64_t read = 0;
   std::vector<Token> tokens;
   read_documents(
       inputs, read_options,
       [&](InputDocument&& doc) {
-        if (doc.labels.empty() && !keep_unlabelled) {
+        if (on_read) on_read(++read);
+        // "labels": [] says "none of these categories"; no labels at all
+        // says nothing, unless keep_unlabelled reads it the same way.
+        if (doc.labels.empty() && !doc.labels_given && !keep_unlabelled) {
           ++report->skipped_unlabelled;
           return;
         }
@@ -164,9 +185,17 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   writer->install();
 
   report->categories = static_cast<uint32_t>(model.categories.size());
-  report->default_method = options.default_method;
+  report->default_method = model.training.default_method;
   report->decision = model.decision;
   report->knn_k = model.knn_k;
+  report->ngrams = model.analyzer.ngrams;
+  report->default_method_chosen =
+      model.training.choose_default_method && !model.method_objective.empty() &&
+      *std::max_element(model.method_objective.begin(), model.method_objective.end()) >= 0;
+  report->method_objective = model.method_objective;
+  report->nb_alpha = {model.multinomial_nb.alpha, model.bernoulli_nb.alpha,
+                      model.complement_nb.alpha};
+  report->nb_alpha_objective = model.nb_alpha_objective;
   report->knn_similarity_power = model.knn_similarity_power;
   report->rocchio_gamma = model.rocchio_gamma;
   report->svm_c = model.svm.c;
@@ -198,8 +227,10 @@ void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_
   const Vocabulary vocabulary(corpus.terms);
   std::vector<DocumentTerms> docs;
   std::vector<Token> tokens;
+  ReadOptions unlabelled_options = read_options;
+  unlabelled_options.databases.clear();  // labelled input, read already
   read_documents(
-      unlabelled.inputs, read_options,
+      unlabelled.inputs, unlabelled_options,
       [&](InputDocument&& doc) {
         ++report->unlabelled_read;
         tokens.clear();
@@ -207,7 +238,7 @@ void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_
         docs.push_back(make_document_terms(vocabulary, tokens));
       },
       on_warning);
-  EmResult em = train_multinomial_nb_em(corpus, docs, model->selected, model->training.nb_alpha,
+  EmResult em = train_multinomial_nb_em(corpus, docs, model->selected, model->multinomial_nb.alpha,
                                         unlabelled.em);
   model->multinomial_nb = std::move(em.model);
   model->em = em.report;
@@ -218,7 +249,8 @@ void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_
 
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
-                        const WarningCallback& on_warning, const UnlabelledInputs& unlabelled) {
+                        const WarningCallback& on_warning, const UnlabelledInputs& unlabelled,
+                        const ReadProgressCallback& on_read) {
   const auto start = Clock::now();
   TrainReport report;
   const AnalyzerSettings settings = resolve_analyzer_options(options.analyzer);
@@ -232,7 +264,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   {
     TrainingCollectionWriter writer(model_writer.next().training_db, options.commit_batch);
     labelled = add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer,
-                             &report, on_warning);
+                             &report, on_warning, on_read);
   }
   crash_point("collection-written");
   report.analyze_seconds = seconds_since(start);
@@ -253,7 +285,8 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 }
 
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
-                         const ReadOptions& read_options, const WarningCallback& on_warning) {
+                         const ReadOptions& read_options, const WarningCallback& on_warning,
+                         const ReadProgressCallback& on_read) {
   const auto start = Clock::now();
   const std::string no_model = model_dir +
                                ": no model here to add to; train one with: autocat train "
@@ -287,7 +320,7 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   {
     TrainingCollectionWriter writer(new_db.string(), options.commit_batch, /*overwrite=*/false);
     add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer, &report,
-                  on_warning);
+                  on_warning, on_read);
   }
   crash_point("collection-written");
   report.analyze_seconds = seconds_since(start);

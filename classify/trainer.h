@@ -27,7 +27,16 @@ struct TrainReport {
   uint64_t skipped_unlabelled = 0;
   uint64_t skipped_empty = 0;  // no terms after analysis
   uint32_t categories = 0;
+  int ngrams = 1;  // the model's AnalyzerSettings::ngrams
   Method default_method = Method::kKnn;
+  // True if default_method is the best of method_objective (indexed by
+  // Method; -1 = not tuned), chosen by cross-validation.
+  bool default_method_chosen = false;
+  std::vector<double> method_objective;
+  // Naive Bayes' alpha of nb, bnb, cnb, and every candidate tried:
+  // nb_alpha_objective[method] = (alpha, objective) pairs.
+  std::vector<double> nb_alpha;
+  std::vector<std::vector<std::pair<double, double>>> nb_alpha_objective;
   Decision decision = Decision::kOneOf;  // the model's decision mode
   int knn_k = kDefaultKnnK;              // chosen by cross-validation unless set
   int knn_similarity_power = 1;
@@ -63,13 +72,17 @@ struct UnlabelledInputs {
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
                      const TrainOptions& options, bool fit_linear = true);
 
+// Called with the number of input documents read so far (for progress lines).
+using ReadProgressCallback = std::function<void(uint64_t documents_read)>;
+
 // Trains a model directory from inputs (see read_documents). Documents
 // without labels are skipped and counted. Throws InvalidArgumentError if no
 // labelled document with terms remains. With `unlabelled` inputs (read with
 // the same read options), multinomial NB is fitted by EM.
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
-                        const WarningCallback& on_warning, const UnlabelledInputs& unlabelled = {});
+                        const WarningCallback& on_warning, const UnlabelledInputs& unlabelled = {},
+                        const ReadProgressCallback& on_read = {});
 
 // Adds (or replaces, by id) documents in an existing model's training
 // collection and fits every classifier again, with the analyzer and options
@@ -77,6 +90,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 // Throws NotFoundError if `model_dir` holds no model, InvalidArgumentError
 // if no document with text was read (the model is then unchanged).
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
-                         const ReadOptions& read_options, const WarningCallback& on_warning);
+                         const ReadOptions& read_options, const WarningCallback& on_warning,
+                         const ReadProgressCallback& on_read = {});
 
 }  // namespace autocat::internal

@@ -12,7 +12,8 @@ const std::vector<Method>& all_methods() {
                                               Method::kBernoulliNaiveBayes,
                                               Method::kComplementNaiveBayes,
                                               Method::kSvm,
-                                              Method::kLogreg};
+                                              Method::kLogreg,
+                                              Method::kCombo};
   return methods;
 }
 
@@ -32,6 +33,8 @@ std::string method_name(Method method) {
       return "svm";
     case Method::kLogreg:
       return "logreg";
+    case Method::kCombo:
+      return "combo";
   }
   return "unknown";
 }

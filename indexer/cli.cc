@@ -21,7 +21,8 @@ constexpr int kExitUsageError = 2;
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> commands = {
       train_command(), index_command(),    classify_command(), search_command(),
-      eval_command(),  features_command(), explain_command()};
+      eval_command(),  features_command(), explain_command(),  recategorize_command(),
+      rules_command(), split_command()};
   return commands;
 }
 
@@ -130,7 +131,28 @@ internal::ReadOptions read_options(const ParsedArgs& args) {
   options.max_document_bytes = static_cast<uint64_t>(
       args.integer("max-document-bytes", static_cast<int64_t>(internal::kDefaultMaxDocumentBytes),
                    1, int64_t{1} << 40));
+  for (const std::string& field : args.values("field")) {
+    options.fields.push_back(parse_text_field(field));
+  }
   return options;
+}
+
+internal::TextField parse_text_field(const std::string& spec) {
+  internal::TextField field;
+  const size_t caret = spec.rfind('^');
+  field.name = spec.substr(0, caret);
+  if (caret != std::string::npos) {
+    const std::string boost = spec.substr(caret + 1);
+    const bool digits = !boost.empty() && boost.size() <= 3 &&
+                        boost.find_first_not_of("0123456789") == std::string::npos;
+    field.boost = digits ? std::stoi(boost) : 0;
+    if (field.boost < 1 || field.boost > 100) {
+      throw UsageError("--field " + spec + ": the boost after ^ must be a whole number from 1 to " +
+                       "100 (the field's text is repeated that many times)");
+    }
+  }
+  if (field.name.empty()) throw UsageError("--field " + spec + ": no field name before ^");
+  return field;
 }
 
 const std::vector<OptionSpec>& decision_option_specs() {

@@ -36,10 +36,15 @@ Command search_command();
 Command eval_command();
 Command features_command();
 Command explain_command();
+Command recategorize_command();
+Command rules_command();
+Command split_command();
 
 // Reader options shared by commands reading documents: --split,
 // --skip-malformed, --allow-duplicate-ids and --max-document-bytes.
 internal::ReadOptions read_options(const ParsedArgs& args);
+// --field NAME[^BOOST] (BOOST a whole number, 1..100, default 1).
+internal::TextField parse_text_field(const std::string& spec);
 
 // The decision options every categorizing command accepts, and their help.
 const std::vector<OptionSpec>& decision_option_specs();

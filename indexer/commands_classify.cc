@@ -4,6 +4,7 @@
 
 #include "classify/categorizer.h"
 #include "classify/json.h"
+#include "classify/rules.h"
 #include "classify/thresholds.h"
 #include "indexer/commands.h"
 
@@ -24,7 +25,9 @@ const char kUsage[] =
     "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
     "                       model's)\n"
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
-    "                       training)\n";
+    "                       training)\n"
+    "  --rules FILE         rule categories applied with the learned ones: lines\n"
+    "                       CATEGORY<TAB>assign|veto|evidence:+W<TAB>QUERY (docs/rules.md)\n";
 
 const char kUsageTail[] =
     "  --top N              also show the N best-scoring categories, assigned or not\n"
@@ -52,6 +55,7 @@ const std::vector<OptionSpec>& command_options() {
           {"model", true},
           {"method", true},
           {"k", true},
+          {"rules", true},
           {"top", true},
           {"json", false},
           {"split", true},
@@ -61,6 +65,20 @@ const std::vector<OptionSpec>& command_options() {
       },
       decision_option_specs());
   return specs;
+}
+
+// The rules that fired: [{"source", "category", "mode", "query"}].
+internal::JsonValue rules_json(const internal::DecisionTrace& trace) {
+  internal::JsonValue rules = internal::JsonValue::array();
+  for (const internal::DecisionTrace::FiredRule& rule : trace.rules) {
+    internal::JsonValue entry = internal::JsonValue::object();
+    entry.set("source", internal::JsonValue::string(rule.source));
+    entry.set("category", internal::JsonValue::string(rule.category));
+    entry.set("mode", internal::JsonValue::string(rule.mode));
+    entry.set("query", internal::JsonValue::string(rule.query));
+    rules.push_back(std::move(entry));
+  }
+  return rules;
 }
 
 // What was decided and why: the rule in force, the outcome and the leading
@@ -91,6 +109,7 @@ internal::JsonValue decision_json(const internal::DecisionTrace& trace) {
     candidates.push_back(std::move(entry));
   }
   json.set("candidates", std::move(candidates));
+  if (!trace.rules.empty()) json.set("rules", rules_json(trace));
   return json;
 }
 
@@ -113,17 +132,29 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
   if (inputs.empty()) inputs.push_back("-");
 
   const internal::Categorizer categorizer(model_dir);
+  const internal::RuleSet rules =
+      args.has("rules") ? internal::RuleSet::load(args.value("rules"), categorizer.categories())
+                        : internal::RuleSet();
   const std::string method = method_name(options.method.value_or(categorizer.default_method()));
 
   auto on_document = [&](internal::InputDocument&& doc) {
     const internal::DocumentTerms terms =
         categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
     const std::vector<double> scores = categorizer.scores(terms, options);
-    internal::DecisionTrace decision = categorizer.explain_decision(scores, options);
+    internal::DecisionTrace decision =
+        rules.empty() ? categorizer.explain_decision(scores, options)
+                      : rules.decide(categorizer, scores, doc.text, doc.title, options);
     if (terms.terms.empty()) {
       const std::string why = is_blank(doc.text) ? "empty text" : "no word known to the model";
-      messages.warning(doc.source + ": " + why + "; no category");
-      decision.reason = why + "; no category";
+      // Plain one-of still assigns one: the most frequent training category.
+      std::string outcome = "no category";
+      if (!decision.rules.empty() && !decision.assigned.empty()) {
+        outcome = "categories from rules";
+      } else if (!decision.assigned.empty()) {
+        outcome = "the most frequent training category, " + decision.assigned.front().name;
+      }
+      messages.warning(doc.source + ": " + why + "; " + outcome);
+      if (decision.rules.empty()) decision.reason = why + "; " + outcome;
     }
     const std::vector<Category>& assigned = decision.assigned;
     std::vector<Category> ranked = categorizer.ranked(scores);

@@ -18,6 +18,7 @@
 #include "classify/evaluation.h"
 #include "classify/json.h"
 #include "classify/model_io.h"
+#include "classify/reliability_plot.h"
 #include "classify/trainer.h"
 #include "classify/training_collection.h"
 #include "indexer/commands.h"
@@ -204,8 +205,10 @@ std::string plot_path(const ParsedArgs& args) {
   return path;
 }
 
+// A log-loss fed no document is n/a; the reason is the method's when its
+// scores are not probabilities (an uncalibrated kNN or Rocchio model).
 std::string log_loss_text(Method method, const internal::LogLoss& log_loss) {
-  if (!internal::gives_probabilities(method)) {
+  if (log_loss.documents() == 0 && !internal::gives_probabilities(method)) {
     return "n/a (scores of " + method_name(method) + " are not probabilities)";
   }
   if (log_loss.documents() == 0) return "n/a (no document with one known true category)";
@@ -218,8 +221,43 @@ std::string log_loss_text(Method method, const internal::LogLoss& log_loss) {
 }
 
 JsonValue log_loss_json(Method method, const internal::LogLoss& log_loss) {
-  if (!internal::gives_probabilities(method) || log_loss.documents() == 0) return JsonValue();
+  (void)method;
+  if (log_loss.documents() == 0) return JsonValue();
   return json_number(log_loss.value());
+}
+
+// Predicted against observed per probability bin; null without pairs.
+JsonValue reliability_json(const internal::Reliability& reliability) {
+  if (reliability.pairs() == 0) return JsonValue();
+  JsonValue json = JsonValue::object();
+  json.set("pairs", json_count(reliability.pairs()));
+  json.set("expected_calibration_error", json_number(reliability.expected_calibration_error()));
+  JsonValue bins = JsonValue::array();
+  for (const internal::Reliability::Bin& bin : reliability.bins()) {
+    JsonValue entry = JsonValue::object();
+    entry.set("lower", json_number(bin.lower));
+    entry.set("upper", json_number(bin.upper));
+    entry.set("pairs", json_count(bin.pairs));
+    entry.set("mean_predicted", json_number(bin.mean_predicted));
+    entry.set("observed", json_number(bin.observed));
+    bins.push_back(std::move(entry));
+  }
+  json.set("bins", std::move(bins));
+  return json;
+}
+
+void print_reliability(std::ostream& out, const internal::Reliability& reliability) {
+  out << "\nreliability (" << reliability.pairs() << " document-category pairs; expected "
+      << "calibration error " << format_fixed(reliability.expected_calibration_error(), 4)
+      << "):\n";
+  std::vector<std::vector<std::string>> rows = {{"  bin", "pairs", "predicted", "observed"}};
+  for (const internal::Reliability::Bin& bin : reliability.bins()) {
+    if (bin.pairs == 0) continue;
+    rows.push_back({"  " + format_fixed(bin.lower, 1) + "-" + format_fixed(bin.upper, 1),
+                    std::to_string(bin.pairs), format_fixed(bin.mean_predicted, 4),
+                    format_fixed(bin.observed, 4)});
+  }
+  print_table(out, rows, {1, 2, 3});
 }
 
 // The metrics of `evaluation` as members of `json`.
@@ -477,7 +515,8 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   if (method == Method::kKnn) categorizer.knn_index();  // build outside the timing
   std::vector<std::vector<Category>> assigned(documents.size());
   internal::LogLoss log_loss;
-  const bool probabilities = internal::gives_probabilities(method);
+  internal::Reliability reliability;
+  const bool probabilities = categorizer.gives_probabilities(method);
   const Stopwatch classify_clock;
   for (size_t i = 0; i < documents.size(); ++i) {
     const std::vector<double> scores = categorizer.scores(documents[i].terms, options);
@@ -485,6 +524,14 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
     const std::vector<uint32_t>& truth = documents[i].truth;
     if (probabilities && truth.size() == 1 && categories.known_to_model(truth.front())) {
       log_loss.add(scores, truth.front());  // model categories come first in CategoryIndex
+    }
+    // Every labelled document with evidence: each model category it could
+    // be in is one prediction.
+    const bool evidence = std::any_of(scores.begin(), scores.end(), [](double v) { return v > 0; });
+    if (probabilities && evidence && !truth.empty()) {
+      for (uint32_t c = 0; c < scores.size(); ++c) {
+        reliability.add(scores[c], std::find(truth.begin(), truth.end(), c) != truth.end());
+      }
     }
   }
   const double classify_seconds = classify_clock.seconds();
@@ -499,8 +546,14 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   const uint64_t counted_unlabelled = count_unlabelled ? unlabelled : 0;
   const uint64_t skipped_unlabelled = count_unlabelled ? 0 : unlabelled;
 
+  std::string reliability_plot;
   if (!plot.empty()) {
     internal::write_confusion_plot(plot, evaluation, plot_title(method, "", evaluation));
+    if (reliability.pairs() != 0) {
+      reliability_plot = internal::reliability_plot_path(plot);
+      internal::write_reliability_plot(reliability_plot, reliability,
+                                       "reliability of " + method_name(method));
+    }
   }
 
   if (args.has("json")) {
@@ -528,6 +581,9 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
     json.set("docs_per_second", json_number(docs_per_second));
     json.set("analyze_seconds", json_number(analyze_seconds));
     json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
+    json.set("reliability", reliability_json(reliability));
+    json.set("reliability_plot",
+             reliability_plot.empty() ? JsonValue() : JsonValue::string(reliability_plot));
     out << json_output(json) << '\n';
     return 0;
   }
@@ -565,7 +621,9 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
                                      format_fixed(docs_per_second, 0) + " docs/s)"});
   extra.push_back({"  analyze", format_fixed(analyze_seconds, 4) + " s (not in docs/s)"});
   print_evaluation(out, evaluation, method, log_loss, extra);
+  if (reliability.pairs() != 0) print_reliability(out, reliability);
   if (!plot.empty()) out << "\nconfusion matrix drawn in " << plot << '\n';
+  if (!reliability_plot.empty()) out << "reliability diagram drawn in " << reliability_plot << '\n';
   return 0;
 }
 

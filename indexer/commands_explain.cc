@@ -4,6 +4,7 @@
 #include "classify/categorizer.h"
 #include "classify/explain.h"
 #include "classify/json.h"
+#include "classify/rules.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -34,7 +35,10 @@ const char kUsage[] =
     "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n"
-    "  --top N              categories, neighbours and terms shown (default 5)\n";
+    "  --top N              categories, neighbours and terms shown (default 5)\n"
+    "  --rules FILE         apply rule categories too (see autocat classify --help): the\n"
+    "                       categories and reason are then those with the rules, and the\n"
+    "                       rules that fired are listed (--json: \"rules\")\n";
 
 const char kUsageTail[] =
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
@@ -63,6 +67,7 @@ const std::vector<OptionSpec>& command_options() {
           {"model", true},
           {"method", true},
           {"k", true},
+          {"rules", true},
           {"top", true},
           {"json", false},
           {"split", true},
@@ -215,6 +220,9 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
   const internal::Categorizer categorizer(model_dir);
   options.classify.k = categorizer.knn_k(options.classify);
   internal::Explainer explainer(categorizer);
+  const internal::RuleSet rules =
+      args.has("rules") ? internal::RuleSet::load(args.value("rules"), categorizer.categories())
+                        : internal::RuleSet();
   bool first = true;
 
   auto on_document = [&](internal::InputDocument&& doc) {
@@ -222,14 +230,42 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
         categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
     internal::Explanation explanation = explainer.explain(terms, options);
     if (is_blank(doc.text)) explanation.note = "empty text";
+    std::vector<internal::DecisionTrace::FiredRule> fired;
+    if (!rules.empty()) {
+      internal::DecisionTrace trace =
+          rules.decide(categorizer, categorizer.scores(terms, options.classify), doc.text,
+                       doc.title, options.classify);
+      if (!trace.rules.empty()) {
+        explanation.assigned = trace.assigned;
+        explanation.decision_reason = trace.reason;
+        fired = std::move(trace.rules);
+      }
+    }
 
     if (json) {
-      out << json_output(explanation_json(doc.id, explanation, terms, options.classify.k)) << '\n';
+      internal::JsonValue line = explanation_json(doc.id, explanation, terms, options.classify.k);
+      if (!fired.empty()) {
+        internal::JsonValue list = internal::JsonValue::array();
+        for (const internal::DecisionTrace::FiredRule& rule : fired) {
+          internal::JsonValue entry = internal::JsonValue::object();
+          entry.set("source", internal::JsonValue::string(rule.source));
+          entry.set("category", internal::JsonValue::string(rule.category));
+          entry.set("mode", internal::JsonValue::string(rule.mode));
+          entry.set("query", internal::JsonValue::string(rule.query));
+          list.push_back(std::move(entry));
+        }
+        line.set("rules", std::move(list));
+      }
+      out << json_output(line) << '\n';
       return;
     }
     if (!first) out << '\n';
     first = false;
     print_explanation(out, doc.id, explanation, terms, options.classify.k);
+    for (const internal::DecisionTrace::FiredRule& rule : fired) {
+      out << "  rule " << rule.source << ": " << rule.mode << ' ' << rule.category << " ("
+          << one_line(rule.query) << ")\n";
+    }
   };
   internal::read_documents(inputs, read_options(args), on_document, warn_to(messages));
   return 0;

@@ -12,10 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
@@ -24,6 +27,7 @@
 #include "classify/model_dir.h"
 #include "classify/model_io.h"
 #include "indexer/commands.h"
+#include "indexer/progress.h"
 #include "indexer/search_metadata.h"
 
 namespace autocat::cli {
@@ -38,6 +42,9 @@ const char kUsage[] =
     "them (so any Xapian QueryParser with the same stemmer finds them), one boolean\n"
     "term per category (XCname, or XC:Name for a name starting with a capital) and a\n"
     "value slot with the categories and scores.\n"
+    "Each categorized document also gets the boolean term XAUTOCATMODEL<crc>-<bytes>\n"
+    "naming the model file that categorized it (a plain Xapian filter; after\n"
+    "--switch-model it shows which documents still carry the earlier model's).\n"
     "A document whose id is already in DB is replaced (the summary counts them).\n"
     "Documents with empty text are indexed without categories. DB records the model\n"
     "(and its fingerprint), prefix, slot and stemmer; indexing into it with another\n"
@@ -52,7 +59,9 @@ const char kUsage[] =
     "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
     "                       model's)\n"
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
-    "                       training)\n";
+    "                       training)\n"
+    "  --rules FILE         rule categories applied with the learned ones (see\n"
+    "                       autocat classify --help and docs/rules.md)\n";
 
 const char kUsageTail[] =
     "  --no-categories      index the text only (to measure the cost of categorizing)\n"
@@ -62,6 +71,12 @@ const char kUsageTail[] =
     "                       german, ... or none; recorded in DB for autocat search.\n"
     "                       Independent of the model's own analysis\n"
     "  --batch N            commit every N documents (default 1000)\n"
+    "  --store-text         also store each document's full text in value slot 201\n"
+    "                       (recorded in DB), so autocat recategorize can categorize\n"
+    "                       it again with another model without the inputs\n"
+    "  --threads N          categorize on N threads (default: one per core); one\n"
+    "                       thread writes DB, in input order, so DB is the same\n"
+    "                       whatever N\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
@@ -76,6 +91,9 @@ const char kUsageTail[] =
     "                       what the earlier model gave them (terms, and categories\n"
     "                       under the earlier prefix and slot) until re-indexed\n"
     "  --json               print the summary as one JSON object\n"
+    "  --progress           print count and rate to stderr every 2 s and at the end\n"
+    "                       (default: when stderr is a terminal)\n"
+    "  --quiet              no progress lines\n"
     "  -h, --help           show this help\n"
     "\n"
     "example:\n"
@@ -88,10 +106,13 @@ const std::vector<OptionSpec>& command_options() {
           {"db", true},
           {"method", true},
           {"k", true},
+          {"rules", true},
           {"no-categories", false},
           {"categories-only", false},
           {"stemmer", true},
           {"batch", true},
+          {"threads", true},
+          {"store-text", false},
           {"split", true},
           {"skip-malformed", false},
           {"allow-duplicate-ids", false},
@@ -101,7 +122,7 @@ const std::vector<OptionSpec>& command_options() {
           {"switch-model", false},
           {"json", false},
       },
-      decision_option_specs());
+      with_options(decision_option_specs(), progress_option_specs()));
   return specs;
 }
 
@@ -276,6 +297,7 @@ std::vector<std::pair<std::string, uint64_t>> sorted_counts(
 
 int run_index(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
   const ParsedArgs args = parse_args(words, command_options());
+  apply_progress_options(args, messages, stderr_is_terminal());
   const std::string model_dir = args.required("model");
   const std::string db_path = args.required("db");
   require_inputs(args);
@@ -290,6 +312,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   const SearchMetadata earlier = recorded_metadata(db_path);
   IndexOptions options;
   options.classify = classify_options(args);
+  options.rules_file = args.value("rules");
   options.category_prefix =
       args.value("prefix", earlier.prefix.empty() ? kDefaultCategoryPrefix : earlier.prefix);
   check_prefix(options.category_prefix);
@@ -298,6 +321,14 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
           ? static_cast<Xapian::valueno>(args.integer("slot", 0, 0, Xapian::BAD_VALUENO - 1))
           : recorded_slot(earlier.slot, kDefaultCategorySlot);
   const int64_t batch = args.integer("batch", 1000, 1, 100000000);
+  if (args.has("store-text") && options.category_slot == kDefaultTextSlot) {
+    throw UsageError("--store-text keeps the text in slot " + std::to_string(kDefaultTextSlot) +
+                     ", the categories' --slot here: choose another --slot");
+  }
+  const bool store_text = args.has("store-text");
+  const unsigned threads = args.has("threads")
+                               ? static_cast<unsigned>(args.integer("threads", 1, 1, 1024))
+                               : std::max(1U, std::thread::hardware_concurrency());
   const bool no_categories = args.has("no-categories");
   const bool categories_only = args.has("categories-only");
   if (no_categories && categories_only) {
@@ -317,7 +348,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
                      "'; use one Xapian knows (english, german, french, ...) or none");
   }
   // Every option that shapes categorization is meaningless without it.
-  std::vector<OptionSpec> categorizing = {{"method", true}, {"k", true}};
+  std::vector<OptionSpec> categorizing = {{"method", true}, {"k", true}, {"rules", true}};
   categorizing = with_options(categorizing, decision_option_specs());
   for (const OptionSpec& option : categorizing) {
     if (no_categories && args.has(option.name)) {
@@ -356,40 +387,98 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   }
   write_search_metadata(db, wanted);
   if (options.index_text) db.set_metadata(kStemmerKey, options.stemmer);
+  if (store_text) db.set_metadata(kTextSlotKey, std::to_string(kDefaultTextSlot));
+
+  // Each document records the model that categorized it, so a database
+  // indexed partly with another model (--switch-model) shows which is which.
+  const std::string model_term =
+      no_categories ? std::string() : model_version_term(wanted.model_fingerprint);
 
   IndexCounts counts;
   const Stopwatch clock;
+  // Documents are read in chunks; the threads categorize one chunk while this
+  // thread writes the previous one, in input order, so ids, docids, "later id
+  // wins" and the batch commits are as with one thread.
+  // A chunk is never longer than a commit batch, so a small --batch also
+  // exercises the hand-over between the threads and the writer.
+  const size_t chunk_size =
+      std::min<size_t>(static_cast<size_t>(batch), std::max<size_t>(64, 32 * threads));
+  std::vector<DocumentToIndex> chunk;
+  // A chunk's inputs travel with its documents: --store-text needs the text.
+  struct PreparedChunk {
+    std::vector<DocumentToIndex> inputs;
+    std::vector<PreparedDocument> documents;
+  };
+  std::future<PreparedChunk> pending;
+  auto write_pending = [&]() {
+    if (!pending.valid()) return;
+    PreparedChunk prepared = pending.get();
+    for (size_t i = 0; i < prepared.documents.size(); ++i) {
+      PreparedDocument& doc = prepared.documents[i];
+      if (store_text) doc.document.add_value(kDefaultTextSlot, prepared.inputs[i].text);
+      const bool replacing = db.term_exists(doc.id_term);
+      if (!model_term.empty()) doc.document.add_boolean_term(model_term);
+      db.replace_document(doc.id_term, doc.document);
+      if (replacing) ++counts.replaced;
+      if (!no_categories && doc.categories.empty()) ++counts.uncategorized;
+      for (const Category& category : doc.categories) ++counts.categories[category.name];
+      ++counts.documents;
+      if (counts.documents % static_cast<uint64_t>(batch) == 0) {
+        db.commit();
+        counts.committed = counts.documents;
+      }
+      messages.progress("indexed", counts.documents, clock.seconds());
+    }
+  };
+  auto submit_chunk = [&]() {
+    if (chunk.empty()) return;
+    auto next =
+        std::async(std::launch::async, [&indexer, threads, docs = std::move(chunk)]() mutable {
+          PreparedChunk prepared;
+          prepared.documents = indexer.prepare_documents(docs, threads);
+          prepared.inputs = std::move(docs);
+          return prepared;
+        });
+    chunk.clear();
+    write_pending();
+    pending = std::move(next);
+  };
   auto on_document = [&](internal::InputDocument&& doc) {
-    const std::string id = doc.id.empty() ? doc.source : doc.id;
+    std::string id = doc.id.empty() ? doc.source : doc.id;
     if (id.empty() || kIdPrefix.size() + id.size() > kMaxTermBytes) {
       throw InvalidArgumentError(doc.source + ": document id must be 1 to " +
                                  std::to_string(kMaxTermBytes - kIdPrefix.size()) + " bytes long");
     }
-    const bool empty = is_blank(doc.text);
-    if (empty) {
+    if (is_blank(doc.text)) {
       ++counts.empty_text;
       messages.warning(doc.source + ": empty text; indexed without categories");
     }
-    const bool replacing = db.term_exists(kIdPrefix + id);
-    const std::vector<Category> assigned = indexer.index_document(db, id, doc.text, doc.title);
-    if (replacing) ++counts.replaced;
-    if (!no_categories && assigned.empty()) ++counts.uncategorized;
-    for (const Category& category : assigned) ++counts.categories[category.name];
-    ++counts.documents;
-    if (counts.documents % static_cast<uint64_t>(batch) == 0) {
-      db.commit();
-      counts.committed = counts.documents;
+    chunk.push_back({std::move(id), std::move(doc.text), std::move(doc.title)});
+    if (chunk.size() >= chunk_size) submit_chunk();
+  };
+  // After an error: writes what was categorized before it, so DB holds
+  // every document read before the failing one (as far as they were built).
+  auto write_before_failure = [&]() {
+    try {
+      submit_chunk();
+      write_pending();
+    } catch (...) {
+      // after_failure() reports what DB holds.
     }
-    messages.progress("indexed", counts.documents, clock.seconds());
   };
   try {
     internal::read_documents(args.positional(), read_options(args), on_document, warn_to(messages));
+    submit_chunk();
+    write_pending();
     db.commit();
   } catch (const Error& e) {
+    write_before_failure();
     throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts));
   } catch (const Xapian::Error& e) {
+    write_before_failure();
     throw Error(e.get_description() + "; " + after_failure(db, db_path, counts));
   } catch (const std::exception& e) {
+    write_before_failure();
     throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts));
   }
   if (counts.documents == 0) {
@@ -398,6 +487,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
                                        : "no document indexed: the inputs hold none");
   }
   const double seconds = clock.seconds();
+  messages.progress_done("indexed", counts.documents, seconds);
   const Xapian::doccount db_documents = db.get_doccount();
 
   if (args.has("json")) {

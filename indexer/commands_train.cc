@@ -1,11 +1,16 @@
 // autocat train: labelled documents -> model directory.
 #include <xapian.h>
 
+#include <algorithm>
 #include <ostream>
 
+#include "autocat/error.h"
+#include "autocat/facets.h"
 #include "classify/json.h"
+#include "classify/thresholds.h"
 #include "classify/trainer.h"
 #include "indexer/commands.h"
+#include "indexer/progress.h"
 
 namespace autocat::cli {
 
@@ -13,13 +18,16 @@ namespace {
 
 const char kUsage[] =
     "usage: autocat train --model DIR [OPTIONS] INPUT...\n"
+    "       autocat train --model DIR --from-db DB --label-prefix P [OPTIONS] [INPUT...]\n"
     "\n"
     "Trains every classifier on the labelled documents of INPUT (JSON Lines with\n"
     "\"labels\", or a folder tree whose subfolder names are the labels) and writes\n"
     "the model directory DIR: a new generation (training database + model.autocat)\n"
     "that replaces the old model in one atomic step; a failed or killed run leaves\n"
     "the old model. One train at a time per DIR: a second one fails at once.\n"
-    "Documents without labels are skipped and counted (see --keep-unlabelled).\n"
+    "A JSON Lines record with \"labels\": [] is an example of \"none of these\n"
+    "categories\"; documents that give no labels (no \"labels\" key, a plain file, a\n"
+    "file at a folder tree's root) are skipped and counted (see --keep-unlabelled).\n"
     "With --add, INPUT is added to DIR's existing training collection (same ids\n"
     "replace) and every classifier is fitted again with DIR's own settings.\n"
     "Decision thresholds are tuned per category by 5-fold cross-validation.\n"
@@ -34,6 +42,23 @@ const char kUsage[] =
     "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
     "                       replaces the earlier where ids are stored (default: error)\n"
     "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
+    "  --field NAME[^B]     JSON Lines: the text is these fields, in order, each\n"
+    "                       repeated B times (default 1) so its words weigh B times\n"
+    "                       as much (repeatable; default: the \"text\" field alone;\n"
+    "                       a missing field adds nothing)\n"
+    "  --from-db DB         also train from the documents of the Xapian database DB\n"
+    "                       (an application's own labelled index); needs\n"
+    "                       --label-prefix; ids are their Q terms, else their docids\n"
+    "  --label-prefix P     --from-db: a document's labels are its terms with prefix P\n"
+    "                       (XC:Sports is \"Sports\"); documents without one are\n"
+    "                       skipped unless --keep-unlabelled\n"
+    "  --filter QUERY       --from-db: only documents matching QUERY (Xapian\n"
+    "                       QueryParser syntax; boolean fields category: and label:\n"
+    "                       on prefix P, id: on Q; English stems)\n"
+    "  --text-from WHERE    --from-db: data (the document data, default), value:N\n"
+    "                       (value slot N) or terms (the unprefixed terms, each\n"
+    "                       repeated wdf times; use it on an autocat index database,\n"
+    "                       whose data is only a title or snippet)\n"
     "  --unlabelled INPUT   also learn from INPUT's documents, labels ignored:\n"
     "                       multinomial NB (nb) is fitted by EM (Nigam et al. 2000);\n"
     "                       kNN, Rocchio and the other NB variants do not use them\n"
@@ -43,6 +68,10 @@ const char kUsage[] =
     "  --em-iterations N    at most N EM iterations (default 20; stops earlier when\n"
     "                       the log-likelihood changes by less than 0.01%)\n"
     "  --json               print the summary as one JSON object\n"
+    "  --progress           print documents read and rate to stderr every 2 s while\n"
+    "                       reading, and a last line when done (default: when\n"
+    "                       stderr is a terminal)\n"
+    "  --quiet              no progress lines\n"
     "  -h, --help           show this help\n"
     "\n"
     "training options:\n";
@@ -65,8 +94,13 @@ const std::vector<OptionSpec>& command_options() {
           {"unlabelled", true, true},
           {"em-lambda", true},
           {"em-iterations", true},
+          {"field", true, true},
+          {"from-db", true},
+          {"label-prefix", true},
+          {"filter", true},
+          {"text-from", true},
       },
-      train_option_specs());
+      with_options(train_option_specs(), progress_option_specs()));
   return specs;
 }
 
@@ -119,10 +153,88 @@ void print_em(std::ostream& out, const internal::TrainReport& report) {
   }
 }
 
+// --text-from: data, value:N or terms.
+void parse_text_from(const std::string& spec, internal::DatabaseInput* database) {
+  if (spec == "data") {
+    database->text_from = internal::DatabaseText::kData;
+  } else if (spec == "terms") {
+    database->text_from = internal::DatabaseText::kTerms;
+  } else if (spec.compare(0, 6, "value:") == 0 && spec.size() > 6 && spec.size() <= 16 &&
+             spec.find_first_not_of("0123456789", 6) == std::string::npos &&
+             std::stoull(spec.substr(6)) < Xapian::BAD_VALUENO) {
+    database->text_from = internal::DatabaseText::kValue;
+    database->value_slot = static_cast<unsigned>(std::stoull(spec.substr(6)));
+  } else {
+    throw UsageError("--text-from " + spec +
+                     ": choose data, value:N (a value slot number) or terms");
+  }
+}
+
+// --from-db and the options that go with it; nothing when absent.
+void add_database_input(const ParsedArgs& args, internal::ReadOptions* read) {
+  if (!args.has("from-db")) {
+    for (const char* name : {"label-prefix", "filter", "text-from"}) {
+      if (args.has(name)) throw UsageError(std::string("--") + name + " needs --from-db DB");
+    }
+    return;
+  }
+  internal::DatabaseInput database;
+  database.path = args.value("from-db");
+  if (!args.has("label-prefix")) {
+    throw UsageError(
+        "--from-db needs --label-prefix P, the prefix of the label terms (XC for "
+        "an autocat index database)");
+  }
+  database.label_prefix = args.value("label-prefix");
+  try {
+    check_category_prefix(database.label_prefix);
+  } catch (const InvalidArgumentError& e) {
+    throw UsageError(std::string("--label-prefix: ") + e.what());
+  }
+  database.filter = args.value("filter");
+  parse_text_from(args.value("text-from", "data"), &database);
+  read->databases.push_back(std::move(database));
+}
+
+// "svm (cross-validated: accuracy 0.912)" or just the method's name.
+std::string default_method_text(const internal::TrainReport& report) {
+  std::string text = method_name(report.default_method);
+  const auto slot = static_cast<size_t>(report.default_method);
+  if (report.default_method_chosen && slot < report.method_objective.size()) {
+    text += std::string(" (cross-validated: ") +
+            (report.decision == Decision::kOneOf ? "accuracy " : "micro-F1 ") +
+            format_fixed(report.method_objective[slot], 3) + ")";
+  }
+  return text;
+}
+
+// "alpha nb = 0.1, bnb = 0.03, cnb = 0.3 (cross-validated)".
+std::string nb_alpha_text(const internal::TrainReport& report) {
+  std::string text = "alpha";
+  const std::vector<Method>& nb_methods = internal::naive_bayes_methods();
+  for (size_t m = 0; m < nb_methods.size() && m < report.nb_alpha.size(); ++m) {
+    text += std::string(m == 0 ? " " : ", ") + method_name(nb_methods[m]) + " = " +
+            format_number(report.nb_alpha[m]);
+  }
+  const bool tried = std::any_of(report.nb_alpha_objective.begin(), report.nb_alpha_objective.end(),
+                                 [](const auto& tried) { return tried.size() > 1; });
+  if (tried) text += " (cross-validated)";
+  return text;
+}
+
 int run_train(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
   const ParsedArgs args = parse_args(words, command_options());
+  apply_progress_options(args, messages, stderr_is_terminal());
+  const Stopwatch clock;
+  uint64_t documents_read = 0;
+  const internal::ReadProgressCallback on_read = [&](uint64_t read) {
+    documents_read = read;
+    messages.progress("read", read, clock.seconds());
+  };
   const std::string model_dir = args.required("model");
-  require_inputs(args);
+  internal::ReadOptions read = read_options(args);
+  add_database_input(args, &read);
+  if (read.databases.empty()) require_inputs(args);
   const TrainOptions options = train_options(args);
   internal::UnlabelledInputs unlabelled;
   unlabelled.inputs = args.values("unlabelled");
@@ -147,12 +259,12 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                          " needs a new model (train without --add)");
       }
     }
-    report =
-        internal::add_to_model(args.positional(), model_dir, read_options(args), warn_to(messages));
+    report = internal::add_to_model(args.positional(), model_dir, read, warn_to(messages), on_read);
   } else {
-    report = internal::train_model(args.positional(), model_dir, options, read_options(args),
-                                   warn_to(messages), unlabelled);
+    report = internal::train_model(args.positional(), model_dir, options, read, warn_to(messages),
+                                   unlabelled, on_read);
   }
+  messages.progress_done("trained on", documents_read, clock.seconds());
   if (report.skipped_unlabelled != 0) {
     messages.warning("skipped " + std::to_string(report.skipped_unlabelled) +
                      " documents without labels");
@@ -170,6 +282,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("categories", internal::JsonValue::number(report.categories));
     json.set("terms", internal::JsonValue::number(report.terms));
     json.set("selected_terms", internal::JsonValue::number(report.selected_terms));
+    json.set("ngrams", internal::JsonValue::number(report.ngrams));
     json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
     json.set("decision", internal::JsonValue::string(decision_name(report.decision)));
     json.set("tuned", internal::JsonValue::boolean(report.tuned));
@@ -178,6 +291,33 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("rocchio_gamma", internal::JsonValue::number(report.rocchio_gamma));
     json.set("svm_c", internal::JsonValue::number(report.svm_c));
     json.set("logreg_c", internal::JsonValue::number(report.logreg_c));
+    json.set("default_method_cross_validated",
+             internal::JsonValue::boolean(report.default_method_chosen));
+    internal::JsonValue method_objectives = internal::JsonValue::object();
+    for (size_t m = 0; m < report.method_objective.size() && m < all_methods().size(); ++m) {
+      if (report.method_objective[m] < 0) continue;
+      method_objectives.set(method_name(all_methods()[m]),
+                            internal::JsonValue::number(report.method_objective[m]));
+    }
+    json.set("method_cross_validation", std::move(method_objectives));
+    internal::JsonValue alphas = internal::JsonValue::object();
+    internal::JsonValue alphas_tried = internal::JsonValue::object();
+    const std::vector<Method>& nb_methods = internal::naive_bayes_methods();
+    for (size_t m = 0; m < nb_methods.size() && m < report.nb_alpha.size(); ++m) {
+      alphas.set(method_name(nb_methods[m]), internal::JsonValue::number(report.nb_alpha[m]));
+      internal::JsonValue tried = internal::JsonValue::array();
+      if (m < report.nb_alpha_objective.size()) {
+        for (const auto& [alpha, objective] : report.nb_alpha_objective[m]) {
+          internal::JsonValue entry = internal::JsonValue::object();
+          entry.set("alpha", internal::JsonValue::number(alpha));
+          entry.set("objective", internal::JsonValue::number(objective));
+          tried.push_back(std::move(entry));
+        }
+      }
+      alphas_tried.set(method_name(nb_methods[m]), std::move(tried));
+    }
+    json.set("nb_alpha", std::move(alphas));
+    json.set("nb_alpha_cross_validation", std::move(alphas_tried));
     // What cross-validation compared (micro-F1 for any-of, accuracy for one-of).
     internal::JsonValue knn_tried = internal::JsonValue::array();
     for (const internal::KnnCandidate& candidate : report.knn_objective) {
@@ -224,17 +364,19 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   std::string terms = std::to_string(report.terms);
   if (options.num_features > 0)
     terms += " (" + std::to_string(report.selected_terms) + " selected)";
+  if (report.ngrams > 1) terms += ", words and " + std::to_string(report.ngrams) + "-grams";
   print_table(out,
               {{"  documents", std::to_string(report.documents) + skipped},
                {"  categories", std::to_string(report.categories)},
                {"  terms", terms},
-               {"  default method", method_name(report.default_method)},
+               {"  default method", default_method_text(report)},
                {"  decision", decision_name(report.decision)},
                {"  knn", "k = " + std::to_string(report.knn_k) + ", votes = similarity" +
                              (report.knn_similarity_power == 2 ? "^2" : "") +
                              (report.tuned ? " (cross-validated)" : "")},
                {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) +
                                  (report.tuned ? " (cross-validated)" : "")},
+               {"  naive bayes", nb_alpha_text(report)},
                {"  linear", "svm C = " + format_number(report.svm_c) +
                                 ", logreg C = " + format_number(report.logreg_c) +
                                 (report.tuned ? " (cross-validated)" : "")},

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ostream>
 
+#include "indexer/progress.h"
+
 namespace autocat::cli {
 
 namespace {
@@ -85,12 +87,15 @@ void Messages::warning(const std::string& text) {
   }
 }
 
-void Messages::progress(const std::string& verb, uint64_t done, double elapsed_seconds) {
-  if (elapsed_seconds - last_progress_ < kProgressIntervalSeconds) return;
+void Messages::progress(const std::string& verb, uint64_t done, double elapsed_seconds,
+                        uint64_t total) {
+  if (!progress_on_ || elapsed_seconds - last_progress_ < kProgressIntervalSeconds) return;
   last_progress_ = elapsed_seconds;
-  err_ << verb << ' ' << done << " documents (" << format_fixed(rate(done, elapsed_seconds), 0)
-       << "/s)\n"
-       << std::flush;
+  err_ << progress_line(verb, done, total, elapsed_seconds) << '\n' << std::flush;
+}
+
+void Messages::progress_done(const std::string& verb, uint64_t done, double elapsed_seconds) {
+  if (progress_on_) err_ << progress_line(verb, done, 0, elapsed_seconds) << '\n' << std::flush;
 }
 
 void Messages::finish() {

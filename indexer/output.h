@@ -39,8 +39,14 @@ class Messages {
   // "autocat: warning: TEXT".
   void warning(const std::string& text);
   // Writes "VERB N documents (R/s)" ("indexed 12000 documents (3400/s)"),
-  // at most once every two seconds of `elapsed_seconds`.
-  void progress(const std::string& verb, uint64_t done, double elapsed_seconds);
+  // with a known `total` "VERB N/TOTAL documents (R/s, ETA Ss)", at most once
+  // every two seconds of `elapsed_seconds`; nothing while progress is off.
+  void progress(const std::string& verb, uint64_t done, double elapsed_seconds, uint64_t total = 0);
+  // The last progress line, "VERB N documents (R/s)", when progress is on.
+  void progress_done(const std::string& verb, uint64_t done, double elapsed_seconds);
+  // Progress lines on or off (default on; see apply_progress_options()).
+  void set_progress(bool on) { progress_on_ = on; }
+  bool progress_on() const { return progress_on_; }
   // Reports warnings that were not shown; call once at the end of a run.
   void finish();
   uint64_t warnings() const { return warnings_; }
@@ -50,6 +56,7 @@ class Messages {
   int max_warnings_;
   uint64_t warnings_ = 0;
   double last_progress_ = 0;
+  bool progress_on_ = true;
 };
 
 class Stopwatch {

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -39,6 +40,22 @@ std::string model_fingerprint(const std::string& model_dir) {
   std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", static_cast<unsigned>(crc),
                 static_cast<unsigned long long>(bytes));
   return text;
+}
+
+std::string model_version_term(const std::string& fingerprint) {
+  unsigned crc = 0;
+  unsigned long long bytes = 0;
+  char text[64];
+  if (std::sscanf(fingerprint.c_str(), "crc32:%8x bytes:%llu", &crc, &bytes) == 2) {
+    std::snprintf(text, sizeof(text), "%08x-%llu", crc, bytes);
+    return kModelTermPrefix + text;
+  }
+  // Another fingerprint form: its letters and digits (a term holds no space).
+  std::string compact;
+  for (char c : fingerprint) {
+    if (std::isalnum(static_cast<unsigned char>(c))) compact += c;
+  }
+  return kModelTermPrefix + compact.substr(0, 200);
 }
 
 void write_search_metadata(Xapian::WritableDatabase& db, const SearchMetadata& metadata) {

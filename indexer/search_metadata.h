@@ -24,6 +24,10 @@ inline const std::string kSlotKey = "autocat:category_slot";
 // Stemmer of the search terms `autocat index` wrote (IndexOptions::stemmer),
 // so `autocat search` parses queries the same way.
 inline const std::string kStemmerKey = "autocat:stemmer";
+// Value slot holding each document's full text (autocat index --store-text),
+// which autocat recategorize reads; absent if the text is not stored.
+inline const std::string kTextSlotKey = "autocat:text_slot";
+constexpr Xapian::valueno kDefaultTextSlot = 201;
 
 struct SearchMetadata {
   std::string model_dir;          // absolute path of the model used; empty if unknown
@@ -41,6 +45,15 @@ std::string absolute_model_dir(const std::string& model_dir);
 // identity and one retrained in place does not. Throws NotFoundError or
 // IOError naming the file.
 std::string model_fingerprint(const std::string& model_dir);
+
+// Prefix of the boolean term that records, in each document autocat index or
+// recategorize categorized, the model that did it: kModelTermPrefix + the
+// fingerprint's CRC and size, "XAUTOCATMODEL1a2b3c4d-123456". Plain Xapian
+// filters on it (Xapian::Query(term)) and lists a database's models with
+// allterms_begin(kModelTermPrefix).
+inline const std::string kModelTermPrefix = "XAUTOCATMODEL";
+// The term for model_fingerprint() `fingerprint` ("crc32:1a2b3c4d bytes:123456").
+std::string model_version_term(const std::string& fingerprint);
 
 // Records `metadata` (model_dir as given; see absolute_model_dir).
 void write_search_metadata(Xapian::WritableDatabase& db, const SearchMetadata& metadata);

@@ -1,6 +1,7 @@
 // The training options shared by `autocat train` and `autocat eval --folds`.
 #include <xapian.h>
 
+#include "classify/analyzer.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -11,30 +12,36 @@ const std::vector<OptionSpec>& train_option_specs() {
       {"features", true}, {"select", true},        {"per-category", false},
       {"alpha", true},    {"rocchio-gamma", true}, {"keep-unlabelled", false},
       {"any-of", false},  {"one-of", false},       {"threshold-folds", true},
-      {"knn-k", true},
+      {"knn-k", true},    {"ngrams", true},
   };
   return specs;
 }
 
 const char kTrainHelp[] =
-    "  --method M           default method for index/classify: knn (default), rocchio,\n"
-    "                       nb, bnb, cnb, svm, logreg\n"
+    "  --method M           default method for index/classify: knn, rocchio, nb, bnb,\n"
+    "                       cnb, svm, logreg (default: the best by cross-validation;\n"
+    "                       knn with --threshold-folds 0)\n"
     "  --one-of / --any-of  the model's decision mode: one category per document, or\n"
     "                       every category over its threshold (default: any-of if some\n"
-    "                       document has several labels, or none with --keep-unlabelled)\n"
+    "                       document has several labels, or \"labels\": [])\n"
     "  --stopwords S        english (default), none, or a file with one word a line\n"
     "  --stemmer LANG       Snowball stemmer language (english, german, ...) or none\n"
     "                       (default)\n"
+    "  --ngrams N           1: single words (default); 2: and word bigrams; 3: and\n"
+    "                       trigrams (bigger model, slower training)\n"
     "  --features N         keep only the N most useful terms (feature selection)\n"
     "  --select MEASURE     utility measure for --features: mi (default), chi2, df, kl\n"
     "  --per-category       keep the top N terms of each category instead of overall\n"
-    "  --alpha A            additive smoothing of Naive Bayes (default 1 = Laplace)\n"
+    "  --alpha A            additive smoothing of Naive Bayes (default: chosen per\n"
+    "                       method by cross-validation from 0.01 to 1; 1 without)\n"
     "  --rocchio-gamma G    Rocchio: subtract G times the mean of the other centroids\n"
     "                       (default: chosen by cross-validation from 0 to 3)\n"
     "  --knn-k K            kNN's default k (default: chosen by cross-validation\n"
     "                       from 10 to 300)\n"
-    "  --keep-unlabelled    keep documents without labels as examples of \"no category\"\n"
-    "                       (multi-label collections such as Reuters-21578)\n"
+    "  --keep-unlabelled    also keep documents that give no labels (no \"labels\"\n"
+    "                       key, plain files) as examples of \"no category\", like\n"
+    "                       records with \"labels\": [] (multi-label collections such\n"
+    "                       as Reuters-21578)\n"
     "  --threshold-folds K  tune per-category thresholds (and choose k and gamma) by\n"
     "                       K-fold cross-validation (default 5; 0 = do not tune)\n";
 
@@ -62,7 +69,13 @@ TrainOptions train_options(const ParsedArgs& args) {
   if (options.analyzer.stopwords.empty()) throw UsageError("--stopwords needs a value");
   options.analyzer.stemmer = args.value("stemmer", options.analyzer.stemmer);
   check_stemmer(options.analyzer.stemmer);
-  if (std::optional<Method> method = args.method()) options.default_method = *method;
+  options.analyzer.ngrams =
+      static_cast<int>(args.integer("ngrams", options.analyzer.ngrams, 1, internal::kMaxNgrams));
+  if (std::optional<Method> method = args.method()) {
+    options.default_method = *method;
+  } else {
+    options.choose_default_method = true;  // the cross-validated best
+  }
   options.nb_alpha = args.number("alpha", options.nb_alpha, 1e-9, 1e9);
   options.rocchio_gamma = args.number("rocchio-gamma", options.rocchio_gamma, 0.0, 100.0);
   options.knn_k = static_cast<int>(args.integer("knn-k", options.knn_k, 1, 100000));

@@ -5,12 +5,17 @@
 #include "autocat/category_indexer.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <thread>
 #include <utility>
 
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/analyzer.h"
 #include "classify/categorizer.h"
+#include "classify/rules.h"
 
 namespace autocat {
 
@@ -124,12 +129,53 @@ void index_search_text(std::string_view text, const std::string& stemmer, Xapian
   cached.generator.set_document(Xapian::Document());
 }
 
+// Calls work(i) for every i below `count` on `threads` threads (0: one per
+// core), the calling thread among them. Each thread takes the next unclaimed
+// index, so long documents do not leave the others idle. Throws the error of
+// the lowest failing index, after every thread has finished.
+void run_in_parallel(size_t count, unsigned threads, const std::function<void(size_t)>& work) {
+  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, count));
+  std::vector<std::exception_ptr> errors(count);
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i = next++; i < count; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> others;
+  for (unsigned t = 1; t < threads; ++t) others.emplace_back(worker);
+  worker();
+  for (std::thread& other : others) other.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+}
+
 }  // namespace
 
 struct CategoryIndexer::Rep {
   std::unique_ptr<internal::Categorizer> categorizer;
   IndexOptions options;
   std::vector<std::string> sorted_categories;  // for binary_search
+  internal::RuleSet rules;                     // IndexOptions::rules_file
+
+  // The learned categories with the rules applied (their title: field
+  // matches `title`).
+  std::vector<Category> categorize(std::string_view text, std::string_view title,
+                                   const ClassifyOptions& classify) const {
+    if (rules.empty()) return categorizer->classify(text, classify);
+    return rules
+        .decide(*categorizer,
+                categorizer->scores(
+                    categorizer->document_terms(categorizer->analyzer().analyze(text)), classify),
+                text, title, classify)
+        .assigned;
+  }
 };
 
 CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOptions& options)
@@ -139,6 +185,9 @@ CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOption
   check_options(rep_->options, rep_->categorizer->categories(), model_dir);
   rep_->sorted_categories = rep_->categorizer->categories();
   std::sort(rep_->sorted_categories.begin(), rep_->sorted_categories.end());
+  if (!options.rules_file.empty()) {
+    rep_->rules = internal::RuleSet::load(options.rules_file, rep_->categorizer->categories());
+  }
 }
 
 CategoryIndexer::~CategoryIndexer() = default;
@@ -168,58 +217,98 @@ std::vector<Category> CategoryIndexer::categorize(std::string_view text) const {
 
 std::vector<Category> CategoryIndexer::categorize(std::string_view text,
                                                   const ClassifyOptions& options) const {
-  return rep_->categorizer->classify(text, options);
+  return rep_->categorize(text, std::string_view(), options);
 }
 
 std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Document& doc) const {
-  const internal::Categorizer& categorizer = *rep_->categorizer;
+  return index_with_title(text, std::string_view(), doc);
+}
+
+std::vector<Category> CategoryIndexer::index_with_title(std::string_view text,
+                                                        std::string_view title,
+                                                        Xapian::Document& doc) const {
   const IndexOptions& options = rep_->options;
-
   // The classifier's analysis (ICU, the model's settings) is separate from
-  // the search terms below (Xapian's TermGenerator).
+  // the search terms below (Xapian's TermGenerator). Rules see the title.
   std::vector<Category> assigned;
-  if (options.categorize) {
-    assigned = categorizer.decide(
-        categorizer.scores(categorizer.document_terms(categorizer.analyzer().analyze(text)),
-                           options.classify),
-        options.classify);
-  }
+  if (options.categorize) assigned = rep_->categorize(text, title, options.classify);
 
+  if (options.index_text) index_search_text(text, options.stemmer, doc);
+  set_categories(doc, assigned);
+  return assigned;
+}
+
+void CategoryIndexer::set_categories(Xapian::Document& doc,
+                                     const std::vector<Category>& categories) const {
+  const IndexOptions& options = rep_->options;
   // Drop what a previous call stored before adding anything.
   remove_category_terms(doc, options.category_prefix, rep_->sorted_categories,
                         doc.get_value(options.category_slot));
   doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
-
-  if (options.index_text) index_search_text(text, options.stemmer, doc);
-  for (const Category& category : assigned) {
+  for (const Category& category : categories) {
     doc.add_boolean_term(category_term(category.name, options.category_prefix));
   }
-  if (!assigned.empty()) doc.add_value(options.category_slot, encode_categories(assigned));
-  return assigned;
+  if (!categories.empty()) doc.add_value(options.category_slot, encode_categories(categories));
 }
 
 void CategoryIndexer::configure_query_parser(Xapian::QueryParser& parser) const {
   autocat::configure_query_parser(parser, rep_->options.stemmer, rep_->options.category_prefix);
 }
 
-std::vector<Category> CategoryIndexer::index_document(Xapian::WritableDatabase& db,
-                                                      const std::string& id, std::string_view text,
-                                                      const std::string& title) const {
+PreparedDocument CategoryIndexer::prepare_document(const std::string& id, std::string_view text,
+                                                   const std::string& title) const {
   if (id.empty()) throw InvalidArgumentError("document id must not be empty");
-  const std::string id_term = kIdPrefix + id;
-  if (id_term.size() > kMaxTermBytes) {
+  PreparedDocument prepared;
+  prepared.id_term = kIdPrefix + id;
+  if (prepared.id_term.size() > kMaxTermBytes) {
     throw InvalidArgumentError("document id '" + internal::utf8_prefix(id, 40) + "...' is " +
                                std::to_string(id.size()) + " bytes; ids may be at most " +
                                std::to_string(kMaxTermBytes - kIdPrefix.size()) +
                                " bytes (Xapian's 245-byte term limit less the Q prefix)");
   }
-  Xapian::Document doc;
-  std::vector<Category> assigned = index(text, doc);
-  doc.add_boolean_term(id_term);
-  doc.set_data(title.empty() ? snippet(text, static_cast<size_t>(rep_->options.snippet_bytes))
-                             : title);
-  db.replace_document(id_term, doc);
-  return assigned;
+  prepared.categories = index_with_title(text, title, prepared.document);
+  prepared.document.add_boolean_term(prepared.id_term);
+  prepared.document.set_data(
+      title.empty() ? snippet(text, static_cast<size_t>(rep_->options.snippet_bytes)) : title);
+  return prepared;
+}
+
+std::vector<Category> CategoryIndexer::index_document(Xapian::WritableDatabase& db,
+                                                      const std::string& id, std::string_view text,
+                                                      const std::string& title) const {
+  PreparedDocument prepared = prepare_document(id, text, title);
+  db.replace_document(prepared.id_term, prepared.document);
+  return std::move(prepared.categories);
+}
+
+std::vector<PreparedDocument> CategoryIndexer::prepare_documents(
+    const std::vector<DocumentToIndex>& documents, unsigned threads) const {
+  std::vector<PreparedDocument> prepared(documents.size());
+  run_in_parallel(documents.size(), threads, [&](size_t i) {
+    const DocumentToIndex& doc = documents[i];
+    prepared[i] = prepare_document(doc.id, doc.text, doc.title);
+  });
+  return prepared;
+}
+
+std::vector<std::vector<Category>> CategoryIndexer::categorize_batch(
+    const std::vector<std::string>& texts, unsigned threads) const {
+  std::vector<std::vector<Category>> categories(texts.size());
+  run_in_parallel(texts.size(), threads, [&](size_t i) { categories[i] = categorize(texts[i]); });
+  return categories;
+}
+
+std::vector<std::vector<Category>> CategoryIndexer::index_documents(
+    Xapian::WritableDatabase& db, const std::vector<DocumentToIndex>& documents,
+    unsigned threads) const {
+  std::vector<PreparedDocument> prepared = prepare_documents(documents, threads);
+  std::vector<std::vector<Category>> categories;
+  categories.reserve(prepared.size());
+  for (PreparedDocument& doc : prepared) {
+    db.replace_document(doc.id_term, doc.document);
+    categories.push_back(std::move(doc.categories));
+  }
+  return categories;
 }
 
 }  // namespace autocat

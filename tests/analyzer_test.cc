@@ -129,6 +129,51 @@ TEST_F(AnalyzerTest, StopwordsMatchAfterNormalization) {
   EXPECT_EQ(terms("DON'T don\xE2\x80\x99t THE Cats", settings("english", "none")), Terms({"cats"}));
 }
 
+TEST_F(AnalyzerTest, TextOfStopwordsOnlyKeepsThem) {
+  // A short message of stopwords alone must not lose every term (and so
+  // every chance of a category); stopwords still go when other words stay.
+  const AnalyzerSettings english = settings("english", "none");
+  EXPECT_EQ(terms("What you doing?how are you?", english),
+            Terms({"what", "you", "doing", "how", "are", "you"}));
+  EXPECT_EQ(terms("How are you, Paris?", english), Terms({"paris"}));
+  EXPECT_TRUE(terms("?! ...", english).empty());
+  Analyzer analyzer(english);
+  EXPECT_EQ(positions(analyzer.analyze("the of")), std::vector<uint32_t>({1, 2}));
+}
+
+TEST_F(AnalyzerTest, NgramsJoinConsecutiveKeptWords) {
+  AnalyzerOptions options;
+  options.stopwords = "english";
+  options.ngrams = 2;
+  Analyzer bigrams(resolve_analyzer_options(options));
+  std::vector<Token> tokens = bigrams.analyze("New York is the Big Apple");
+  std::vector<std::string> got;
+  for (const Token& token : tokens) got.push_back(token.term);
+  // Words first, then bigrams of the words left after stopword removal.
+  EXPECT_EQ(got, Terms({"new", "york", "big", "apple", "new york", "york big", "big apple"}));
+  EXPECT_EQ(positions(tokens), std::vector<uint32_t>({1, 2, 5, 6, 1, 2, 5}));
+  // Queries stay words.
+  EXPECT_EQ(bigrams.normalize_query_text("New York"), "new york");
+  EXPECT_EQ(bigrams.analyze("Paris").size(), 1u);
+
+  options.ngrams = 3;
+  Analyzer trigrams(resolve_analyzer_options(options));
+  got.clear();
+  for (const Token& token : trigrams.analyze("a b c d")) got.push_back(token.term);
+  EXPECT_EQ(got, Terms({"b", "c", "d", "b c", "c d", "b c d"}));
+}
+
+TEST_F(AnalyzerTest, NgramsOutOfRangeThrow) {
+  for (int ngrams : {0, 4, -1}) {
+    AnalyzerOptions options;
+    options.ngrams = ngrams;
+    EXPECT_THROW(resolve_analyzer_options(options), InvalidArgumentError) << ngrams;
+    AnalyzerSettings settings;
+    settings.ngrams = ngrams;
+    EXPECT_THROW(Analyzer analyzer(settings), InvalidArgumentError) << ngrams;
+  }
+}
+
 TEST_F(AnalyzerTest, StemsEnglish) {
   EXPECT_EQ(terms("running runs connected", settings("none", "english")),
             Terms({"run", "run", "connect"}));

@@ -234,10 +234,13 @@ TEST_F(CategoryIndexerTest, ReindexReplacesCategoryTermsAndValue) {
   EXPECT_EQ(names(decode_categories(doc.get_value(kDefaultCategorySlot))),
             std::vector<std::string>{"food"});
 
-  // Text with no known term: the old category and the slot go away.
-  EXPECT_TRUE(indexer_->index("zzyzx qwertyuiop", doc).empty());
-  EXPECT_TRUE(terms_with_prefix(doc, "XC").empty());
-  EXPECT_EQ(doc.get_value(kDefaultCategorySlot), "");
+  // Text with no known term: the old category goes; one-of assigns the most
+  // frequent training category instead.
+  const std::vector<Category> fallback = indexer_->index("zzyzx qwertyuiop", doc);
+  ASSERT_EQ(fallback.size(), 1u);
+  EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XC" + fallback[0].name});
+  EXPECT_EQ(names(decode_categories(doc.get_value(kDefaultCategorySlot))),
+            std::vector<std::string>{fallback[0].name});
 }
 
 TEST_F(CategoryIndexerTest, ReindexRemovesCategoriesListedInTheOldSlot) {
@@ -277,6 +280,47 @@ TEST_F(CategoryIndexerTest, IndexDocumentReplacesById) {
   Xapian::Document doc = db_.get_document(*it);
   EXPECT_EQ(doc.get_data(), kFoodText);  // no title: the text itself (short enough)
   EXPECT_EQ(terms_with_prefix(doc, "Q"), std::vector<std::string>{"Qdoc-1"});
+}
+
+TEST_F(CategoryIndexerTest, IndexDocumentsOnThreadsMatchesOneByOne) {
+  std::vector<DocumentToIndex> docs;
+  const char* const texts[] = {kSportsText, kScienceText, kFoodText};
+  for (int i = 0; i < 30; ++i) {
+    docs.push_back({"doc-" + std::to_string(i % 25), texts[i % 3], i % 4 == 0 ? "title" : ""});
+  }
+  Xapian::WritableDatabase serial(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  std::vector<std::vector<std::string>> serial_categories;
+  for (const DocumentToIndex& doc : docs) {
+    serial_categories.push_back(
+        names(indexer_->index_document(serial, doc.id, doc.text, doc.title)));
+  }
+  const std::vector<std::vector<Category>> assigned = indexer_->index_documents(db_, docs, 4);
+  ASSERT_EQ(assigned.size(), docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) EXPECT_EQ(names(assigned[i]), serial_categories[i]);
+  ASSERT_EQ(db_.get_doccount(), 25u);  // 5 ids given twice: the later replaced the earlier
+  ASSERT_EQ(db_.get_lastdocid(), serial.get_lastdocid());
+  for (auto it = serial.postlist_begin(""); it != serial.postlist_end(""); ++it) {
+    const Xapian::Document expected = serial.get_document(*it);
+    const Xapian::Document got = db_.get_document(*it);
+    EXPECT_EQ(got.get_data(), expected.get_data());
+    EXPECT_EQ(got.serialise(), expected.serialise()) << "docid " << *it;
+  }
+  // categorize_batch agrees with categorize.
+  std::vector<std::string> batch_texts;
+  for (const DocumentToIndex& doc : docs) batch_texts.push_back(doc.text);
+  const std::vector<std::vector<Category>> batch = indexer_->categorize_batch(batch_texts, 3);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    EXPECT_EQ(names(batch[i]), names(indexer_->categorize(docs[i].text)));
+  }
+  // A bad document: the error of the first one in input order.
+  docs[7].id.clear();
+  docs[20].id = std::string(300, 'x');
+  try {
+    indexer_->prepare_documents(docs, 4);
+    FAIL() << "expected InvalidArgumentError";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("must not be empty"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(CategoryIndexerTest, DocumentDataIsTitleOrOneLineSnippet) {
@@ -348,22 +392,24 @@ TEST_F(CategoryIndexerTest, InvalidOptionsAreRefused) {
   EXPECT_THROW(CategoryIndexer(*model_dir_, options), InvalidArgumentError);
 }
 
-TEST_F(CategoryIndexerTest, UnknownWordsGetNoCategory) {
-  EXPECT_TRUE(indexer_->categorize("zzyzx qwertyuiop").empty());
+TEST_F(CategoryIndexerTest, UnknownWordsGetTheMostFrequentCategory) {
+  // One-of without "other": every document gets a category.
+  const std::vector<Category> assigned = indexer_->categorize("zzyzx qwertyuiop");
+  ASSERT_EQ(assigned.size(), 1u);
+  EXPECT_EQ(assigned[0].score, 0.0);
   Xapian::Document doc;
-  EXPECT_TRUE(indexer_->index("zzyzx qwertyuiop", doc).empty());
+  EXPECT_EQ(names(indexer_->index("zzyzx qwertyuiop", doc)), names(assigned));
   EXPECT_EQ(positions(doc, "zzyzx"), std::vector<Xapian::termpos>{1});
-  EXPECT_TRUE(terms_with_prefix(doc, "XC").empty());
-  EXPECT_EQ(doc.get_value(kDefaultCategorySlot), "");
+  EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XC" + assigned[0].name});
   for (const Category& category : indexer_->score("zzyzx")) EXPECT_EQ(category.score, 0.0);
 }
 
 TEST_F(CategoryIndexerTest, EmptyText) {
-  EXPECT_TRUE(indexer_->categorize("").empty());
+  EXPECT_EQ(indexer_->categorize("").size(), 1u);  // the most frequent category
   EXPECT_EQ(indexer_->score("").size(), 3u);
   Xapian::Document doc;
-  EXPECT_TRUE(indexer_->index("", doc).empty());
-  EXPECT_EQ(doc.termlist_count(), 0u);
+  EXPECT_EQ(indexer_->index("", doc).size(), 1u);
+  EXPECT_EQ(doc.termlist_count(), 1u);  // its category term, no text term
   indexer_->index_document(db_, "empty", "");
   EXPECT_EQ(db_.get_doccount(), 1u);
   EXPECT_EQ(db_.get_document(*db_.postlist_begin("Qempty")).get_data(), "");
@@ -401,8 +447,8 @@ TEST_F(CategoryIndexerTest, ConcurrentCategorizeGivesSerialAnswers) {
   EXPECT_EQ(serial[1].substr(0, 8), "science=");
   EXPECT_EQ(serial[2].substr(0, 5), "food=");
   EXPECT_NE(serial[3], "-");
-  EXPECT_EQ(serial[4], "-");
-  EXPECT_EQ(serial[5], "-");
+  EXPECT_NE(serial[4], "-");  // no known word: the most frequent category
+  EXPECT_NE(serial[5], "-");
 
   // A fresh indexer, so that the threads race for the lazily built kNN index.
   CategoryIndexer indexer(*model_dir_);

@@ -18,6 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing_util::CliResult;
+using testing_util::json;
 using testing_util::lines_of;
 using testing_util::read_file;
 using testing_util::run_autocat;
@@ -122,7 +123,7 @@ TEST_F(CliErrorsTest, MalformedJsonLineSkipped) {
   EXPECT_EQ(line.rfind("autocat: warning: " + bad + ":2", 0), 0u) << line;
   const std::vector<std::string> out = lines_of(result.out);
   ASSERT_EQ(out.size(), 2u) << result.out;
-  EXPECT_EQ(out[0], "a\tsports 1.0000");
+  EXPECT_EQ(out[0].rfind("a\tsports 0.", 0), 0u) << out[0];  // a calibrated probability
   EXPECT_EQ(out[1].rfind("c\tfood ", 0), 0u) << out[1];
 
   const CliResult trained =
@@ -139,15 +140,20 @@ TEST_F(CliErrorsTest, EmptyTextDocument) {
              "{\"id\": \"empty\", \"text\": \"\"}\n");
   const CliResult classified = run_autocat({"classify", "--model", model_, input});
   EXPECT_EQ(classified.exit_code, 0);
-  EXPECT_EQ(one_line(classified.err), "autocat: warning: " + input + ":2: empty text; no category");
-  EXPECT_TRUE(contains(classified.out, "empty\t(none)\n")) << classified.out;
+  // One-of without "other" gives every document a category: with no
+  // evidence, the most frequent training category.
+  EXPECT_TRUE(contains(one_line(classified.err), "autocat: warning: " + input +
+                                                     ":2: empty text; the most frequent training "
+                                                     "category, "))
+      << classified.err;
+  EXPECT_FALSE(contains(classified.out, "empty\t(none)\n")) << classified.out;
 
-  // Indexed all the same, without a category, and counted.
+  // Indexed all the same, and counted.
   const std::string db = scratch_.file("db");
   const CliResult indexed = run_autocat({"index", "--model", model_, "--db", db, "--json", input});
   EXPECT_EQ(indexed.exit_code, 0);
   EXPECT_TRUE(contains(one_line(indexed.err), input + ":2: empty text")) << indexed.err;
-  EXPECT_TRUE(contains(indexed.out, "\"uncategorized\":1")) << indexed.out;
+  EXPECT_TRUE(contains(indexed.out, "\"uncategorized\":0")) << indexed.out;
   EXPECT_TRUE(contains(indexed.out, "\"empty_text\":1")) << indexed.out;
   EXPECT_TRUE(contains(indexed.out, "\"db_documents\":2")) << indexed.out;
   EXPECT_EQ(Xapian::Database(db).get_termfreq("Qempty"), 1u);
@@ -172,7 +178,8 @@ TEST_F(CliErrorsTest, ManyWarningsAreCapped) {
   EXPECT_EQ(result.exit_code, 0);
   const std::vector<std::string> warnings = lines_of(result.err);
   ASSERT_EQ(warnings.size(), 21u) << result.err;
-  EXPECT_EQ(warnings[19], "autocat: warning: " + input + ":20: empty text; no category");
+  EXPECT_EQ(warnings[19].rfind("autocat: warning: " + input + ":20: empty text; ", 0), 0u)
+      << warnings[19];
   EXPECT_EQ(warnings[20], "autocat: warning: 5 more warnings not shown");
   EXPECT_EQ(lines_of(result.out).size(), 25u);
 }
@@ -183,8 +190,16 @@ TEST_F(CliErrorsTest, TextWithNoKnownTerms) {
   const CliResult result = run_autocat({"classify", "--model", model_, "--json", input});
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(one_line(result.err),
-            "autocat: warning: " + input + ": no word known to the model; no category");
-  EXPECT_TRUE(contains(result.out, "\"categories\":[]")) << result.out;
+            "autocat: warning: " + input +
+                ": no word known to the model; the most frequent training category, " +
+                json(lines_of(result.out).at(0))
+                    .find("categories")
+                    ->as_array()
+                    .at(0)
+                    .find("name")
+                    ->as_string())
+      << result.out;
+  EXPECT_TRUE(contains(result.out, "\"score\":0")) << result.out;
 }
 
 TEST_F(CliErrorsTest, MissingModelDir) {
@@ -290,7 +305,7 @@ TEST_F(CliErrorsTest, UnknownMethod) {
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(one_line(result.err),
             "autocat classify: unknown method 'xyz'; choose one of knn, rocchio, nb, bnb, cnb, "
-            "svm, logreg (see autocat classify --help)");
+            "svm, logreg, combo (see autocat classify --help)");
   EXPECT_EQ(result.out, "");
 }
 
@@ -401,7 +416,7 @@ TEST_F(CliErrorsTest, UsageErrors) {
   EXPECT_EQ(command.exit_code, 2);
   EXPECT_EQ(one_line(command.err),
             "autocat: unknown command 'frobnicate'; choose one of train, index, classify, search, "
-            "eval, features, explain (see autocat --help)");
+            "eval, features, explain, recategorize, rules, split (see autocat --help)");
 }
 
 TEST_F(CliErrorsTest, UnknownCategoryInSearchWarns) {
@@ -678,6 +693,42 @@ TEST_F(CliErrorsTest, ModelFileThatIsADirectory) {
   EXPECT_EQ(one_line(result.err), "autocat: " + model_file +
                                       ": not a model file (a directory or special "
                                       "file); train the model again with autocat train");
+}
+
+TEST(CliFieldsTest, TrainReadsTheFieldsGiven) {
+  TempDir dir;
+  const std::string path = dir.file("fields.jsonl");
+  write_file(path,
+             "{\"title\": \"zebra\", \"text\": \"stripes\", \"labels\": [\"animal\"]}\n"
+             "{\"title\": \"tulip\", \"text\": \"petals\", \"labels\": [\"plant\"]}\n"
+             "{\"text\": \"no title\", \"labels\": [\"plant\"]}\n");
+  const auto terms_with = [&](std::vector<std::string> fields) {
+    std::vector<std::string> args = {
+        "train",       "--model", dir.file("model"), "--threshold-folds", "0",
+        "--stopwords", "none",    "--json"};
+    args.insert(args.end(), fields.begin(), fields.end());
+    args.push_back(path);
+    const CliResult result = run_autocat(args);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return testing_util::number_at(testing_util::json(result.out), "terms");
+  };
+  EXPECT_EQ(terms_with({}), 4);  // stripes, petals, no, title
+  EXPECT_EQ(terms_with({"--field", "title^2", "--field", "text"}), 6);
+  EXPECT_EQ(terms_with({"--field", "title"}), 2);  // the third record has no terms
+
+  const CliResult bad_boost =
+      run_autocat({"train", "--model", dir.file("model"), "--field", "title^0", path});
+  EXPECT_EQ(bad_boost.exit_code, 2);
+  EXPECT_NE(bad_boost.err.find("--field title^0: the boost after ^ must be a whole number"),
+            std::string::npos)
+      << bad_boost.err;
+  write_file(path, "{\"title\": [\"x\"], \"text\": \"y\", \"labels\": [\"a\"]}\n");
+  const CliResult not_string =
+      run_autocat({"train", "--model", dir.file("model"), "--field", "title", path});
+  EXPECT_NE(not_string.exit_code, 0);
+  EXPECT_NE(not_string.err.find(path + ":1: \"title\" (a --field) is not a string"),
+            std::string::npos)
+      << not_string.err;
 }
 
 }  // namespace

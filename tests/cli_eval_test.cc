@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "classify/reliability_plot.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 #include "tests/xml_check.h"
@@ -142,17 +143,23 @@ TEST_F(CliEvalTest, JsonHasEveryMetric) {
   EXPECT_TRUE(report.find("plot")->is_null());
 }
 
-TEST_F(CliEvalTest, LogLossIsNotApplicableToKnnAndRocchio) {
+// A calibrated model (format version 4) gives kNN and Rocchio probabilities
+// too: their log-loss and reliability table are reported.
+TEST_F(CliEvalTest, LogLossAndReliabilityOfCalibratedKnnAndRocchio) {
   for (const std::string method : {"knn", "rocchio"}) {
     const JsonValue report = json_report(run_autocat({"eval", "--model", model_, "--method", method,
                                                       "--json", test_data("fixture_test.jsonl")}));
-    EXPECT_TRUE(report.find("log_loss")->is_null()) << method;
+    ASSERT_FALSE(report.find("log_loss")->is_null()) << method;
+    EXPECT_GT(number_at(report, "log_loss"), 0.0) << method;
+    const JsonValue* reliability = report.find("reliability");
+    ASSERT_FALSE(reliability->is_null()) << method;
+    EXPECT_EQ(number_at(*reliability, "pairs"), 9 * 3) << method;  // documents x categories
+    EXPECT_EQ(reliability->find("bins")->as_array().size(), 10u);
     const CliResult human = run_autocat(
         {"eval", "--model", model_, "--method", method, test_data("fixture_test.jsonl")});
     ASSERT_EQ(human.exit_code, 0) << human.err;
-    EXPECT_TRUE(
-        contains(human.out, "  log-loss  n/a (scores of " + method + " are not probabilities)\n"))
-        << human.out;
+    EXPECT_TRUE(contains(human.out, "  log-loss  0.")) << human.out;
+    EXPECT_TRUE(contains(human.out, "\nreliability (27 document-category pairs")) << human.out;
     EXPECT_TRUE(contains(human.out, "category  precision  recall      F1  support  TP  FP  FN\n"))
         << human.out;
   }
@@ -299,8 +306,9 @@ TEST_F(CliEvalTest, PlotSvgShowsTheConfusionMatrix) {
   }
   EXPECT_GE(cells, 3u);
   EXPECT_EQ(count_of(picture, "</title></rect>"), cells);
-  // Nothing but the plot is left in the directory.
-  EXPECT_EQ(std::distance(fs::directory_iterator(scratch_.path()), fs::directory_iterator()), 1);
+  // Nothing but the plot and the reliability diagram beside it is left.
+  EXPECT_EQ(std::distance(fs::directory_iterator(scratch_.path()), fs::directory_iterator()), 2);
+  EXPECT_TRUE(fs::exists(internal::reliability_plot_path(svg)));
 
   const CliResult human =
       run_autocat({"eval", "--model", model_, "--plot", svg, test_data("fixture_test.jsonl")});
@@ -418,11 +426,11 @@ TEST_F(CliEvalTest, FoldsAllMethodsShareTheFolds) {
   const JsonValue all = json_report(
       run_autocat({"eval", "--folds", "3", "--seed", "4", "--method", "all", "--json", train}));
   const auto& methods = all.find("methods")->as_array();
-  ASSERT_EQ(methods.size(), 7u);
+  ASSERT_EQ(methods.size(), 8u);
   std::vector<std::string> names;
   for (const JsonValue& method : methods) names.push_back(string_at(method, "method"));
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"knn", "rocchio", "nb", "bnb", "cnb", "svm", "logreg"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"knn", "rocchio", "nb", "bnb", "cnb", "svm", "logreg",
+                                             "combo"}));
   for (const JsonValue& method : methods) {
     const bool probabilities = method.find("log_loss_defined")->as_bool();
     const std::string name = string_at(method, "method");
@@ -533,7 +541,7 @@ TEST_F(CliEvalTest, FoldsBadInput) {
       {{"--folds", "3", "--method", "best", train},
        2,
        "autocat eval: unknown method 'best'; choose one of knn, rocchio, nb, bnb, cnb, svm, "
-       "logreg (see autocat eval --help)"},
+       "logreg, combo (see autocat eval --help)"},
       {{"--folds", "3", "--method", "nb", "--method", "all", train},
        2,
        "autocat eval: --method given more than once (see autocat eval --help)"},

@@ -383,6 +383,210 @@ TEST_F(CliIndexSafetyTest, SummaryCountsReplacedDocuments) {
   EXPECT_TRUE(contains(second.out, "now holds 42 documents")) << second.out;
 }
 
+// Everything Xapian stores of each document, by docid: a database written
+// with several threads must be this, byte for byte, as with one.
+std::vector<std::string> dump_documents(const std::string& path) {
+  std::vector<std::string> dump;
+  const Xapian::Database db(path);
+  for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) {
+    const Xapian::Document doc = db.get_document(*it);
+    std::string text = "docid " + std::to_string(*it) + " data " + doc.get_data() + "\n";
+    for (auto term = doc.termlist_begin(); term != doc.termlist_end(); ++term) {
+      text += *term + " wdf " + std::to_string(term.get_wdf()) + " at";
+      for (auto pos = term.positionlist_begin(); pos != term.positionlist_end(); ++pos) {
+        text += ' ' + std::to_string(*pos);
+      }
+      text += '\n';
+    }
+    for (auto value = doc.values_begin(); value != doc.values_end(); ++value) {
+      text += "value " + std::to_string(value.get_valueno()) + " " + *value + "\n";
+    }
+    dump.push_back(std::move(text));
+  }
+  return dump;
+}
+
+TEST_F(CliIndexSafetyTest, ThreadsWriteTheSameDatabaseAsOne) {
+  // The corpus, then the test file again: its 9 ids are replaced, in order.
+  std::vector<std::string> inputs = corpus();
+  inputs.push_back(test_data("fixture_test.jsonl"));
+  std::vector<std::vector<std::string>> dumps;
+  for (const std::string threads : {"1", "4"}) {
+    const std::string db = scratch_.file("db" + threads);
+    const CliResult result = index(model_, db,
+                                   {"--threads", threads, "--batch", "5", "--allow-duplicate-ids",
+                                    "--method", "knn", "--json"},
+                                   inputs);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const internal::JsonValue summary = json(lines_of(result.out).at(0));
+    EXPECT_EQ(number_at(summary, "documents"), kCorpusDocuments + 9);
+    EXPECT_EQ(number_at(summary, "replaced"), 9);
+    EXPECT_EQ(check_database(db).problems, std::vector<std::string>());
+    dumps.push_back(dump_documents(db));
+  }
+  EXPECT_EQ(dumps[0].size(), kCorpusDocuments);
+  EXPECT_EQ(dumps[0], dumps[1]);
+}
+
+TEST_F(CliIndexSafetyTest, EachDocumentRecordsTheModelThatCategorizedIt) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db).exit_code, 0);
+  const std::string first_fingerprint = metadata(db, "autocat:model_fingerprint");
+  ASSERT_EQ(index(other_model_, db, {"--switch-model"}, {test_data("fixture_tree")}).exit_code, 0);
+  const std::string second_fingerprint = metadata(db, "autocat:model_fingerprint");
+  ASSERT_NE(first_fingerprint, second_fingerprint);
+  // "crc32:1a2b3c4d bytes:123" -> "XAUTOCATMODEL1a2b3c4d-123".
+  auto term_of = [](const std::string& fingerprint) {
+    const std::string crc = fingerprint.substr(fingerprint.find(':') + 1, 8);
+    return "XAUTOCATMODEL" + crc + "-" + fingerprint.substr(fingerprint.rfind(':') + 1);
+  };
+  const Xapian::Database check(db);
+  EXPECT_EQ(check.get_termfreq(term_of(first_fingerprint)), 9u);
+  EXPECT_EQ(check.get_termfreq(term_of(second_fingerprint)), 9u);
+  size_t model_terms = 0;
+  for (auto it = check.allterms_begin("XAUTOCATMODEL"); it != check.allterms_end("XAUTOCATMODEL");
+       ++it) {
+    ++model_terms;
+  }
+  EXPECT_EQ(model_terms, 2u);
+
+  // Without categories no model categorized the documents: no term.
+  const std::string plain = scratch_.file("plain");
+  ASSERT_EQ(index(model_, plain, {"--no-categories"}).exit_code, 0);
+  const Xapian::Database uncategorized(plain);
+  EXPECT_EQ(uncategorized.allterms_begin("XAUTOCATMODEL"),
+            uncategorized.allterms_end("XAUTOCATMODEL"));
+}
+
+TEST_F(CliIndexSafetyTest, ProgressGoesToStderrAndLeavesJsonAlone) {
+  // Not a terminal here: no progress unless asked.
+  const CliResult plain = index(model_, scratch_.file("plain"), {"--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");
+
+  const CliResult shown = index(model_, scratch_.file("shown"), {"--json", "--progress"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  ASSERT_EQ(lines_of(shown.out).size(), 1u) << shown.out;
+  EXPECT_EQ(number_at(json(lines_of(shown.out).at(0)), "documents"), 9);
+  ASSERT_FALSE(lines_of(shown.err).empty());
+  EXPECT_EQ(lines_of(shown.err).back().rfind("indexed 9 documents (", 0), 0u) << shown.err;
+
+  const CliResult quiet = index(model_, scratch_.file("quiet"), {"--quiet"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(index(model_, scratch_.file("both"), {"--quiet", "--progress"}).exit_code, 2);
+
+  const CliResult trained = run_autocat({"train", "--model", scratch_.file("model"), "--json",
+                                         "--progress", test_data("fixture_train.jsonl")});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  EXPECT_EQ(number_at(json(lines_of(trained.out).at(0)), "documents"), 24);
+  EXPECT_EQ(lines_of(trained.err).back().rfind("trained on 24 documents (", 0), 0u) << trained.err;
+}
+
+// The categories stored in each document of `db`, by id ("te-01 food").
+std::vector<std::string> categories_by_id(const std::string& db_path) {
+  std::vector<std::string> listing;
+  const Xapian::Database db(db_path);
+  for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) {
+    const Xapian::Document doc = db.get_document(*it);
+    std::string line;
+    for (auto term = doc.termlist_begin(); term != doc.termlist_end(); ++term) {
+      if ((*term).rfind(kIdPrefix, 0) == 0) line = (*term).substr(kIdPrefix.size()) + line;
+      if ((*term).rfind(kDefaultCategoryPrefix, 0) == 0) {
+        line += " " + (*term).substr(kDefaultCategoryPrefix.size());
+      }
+    }
+    listing.push_back(line);
+  }
+  return listing;
+}
+
+// Every document's terms other than categories and the model term, with
+// their positions, and its data: what search sees of it.
+std::vector<std::string> search_side(const std::string& db_path) {
+  std::vector<std::string> dump;
+  for (std::string text : dump_documents(db_path)) {
+    std::string kept;
+    size_t start = 0;
+    while (start < text.size()) {
+      const size_t end = text.find('\n', start);
+      const std::string line = text.substr(start, end - start);
+      if (line.rfind(kDefaultCategoryPrefix, 0) != 0 && line.rfind("XAUTOCATMODEL", 0) != 0 &&
+          line.rfind("value " + std::to_string(kDefaultCategorySlot) + " ", 0) != 0) {
+        kept += line + '\n';
+      }
+      start = end + 1;
+    }
+    dump.push_back(kept);
+  }
+  return dump;
+}
+
+// The first entry of "databases" in recategorize --json output.
+internal::JsonValue first_database(const std::string& out) {
+  const internal::JsonValue summary = json(lines_of(out).at(0));
+  const internal::JsonValue* databases = summary.find("databases");
+  if (databases == nullptr || !databases->is_array() || databases->as_array().empty()) {
+    ADD_FAILURE() << "no databases in " << out;
+    return internal::JsonValue::object();
+  }
+  return databases->as_array().front();
+}
+
+TEST_F(CliIndexSafetyTest, RecategorizeReplacesOnlyTheCategoriesAndResumes) {
+  // Model B: the same documents, labels renamed, so its categories differ.
+  std::string relabelled = read_file(test_data("fixture_train.jsonl"));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"[\"food\"]", "[\"cooking\"]"}, {"[\"sports\"]", "[\"games\"]"}}) {
+    for (size_t at = relabelled.find(from); at != std::string::npos; at = relabelled.find(from)) {
+      relabelled.replace(at, from.size(), to);
+    }
+  }
+  const std::string train_b = scratch_.file("b.jsonl");
+  write_file(train_b, relabelled);
+  const std::string model_b = scratch_.file("model-b");
+  ASSERT_EQ(run_autocat({"train", "--model", model_b, train_b}).exit_code, 0);
+
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index(model_, db, {"--store-text"}, corpus()).exit_code, 0);
+  const std::vector<std::string> before = categories_by_id(db);
+  const std::vector<std::string> search_before = search_side(db);
+  // What B gives, indexed from scratch.
+  const std::string fresh = scratch_.file("fresh");
+  ASSERT_EQ(index(model_b, fresh, {}, corpus()).exit_code, 0);
+  const std::vector<std::string> expected = categories_by_id(fresh);
+  ASSERT_NE(before, expected);
+
+  // Stopped after 10 documents (as if interrupted), then resumed.
+  const CliResult first = run_autocat({"recategorize", "--model", model_b, "--db", db, "--limit",
+                                       "10", "--batch", "4", "--threads", "3", "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const internal::JsonValue first_db = first_database(first.out);
+  EXPECT_EQ(number_at(first_db, "recategorized"), 10);
+  EXPECT_EQ(number_at(first_db, "left_by_limit"), kCorpusDocuments - 10);
+  const CliResult rest =
+      run_autocat({"recategorize", "--model", model_b, "--db", db, "--json", "--progress"});
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  const internal::JsonValue rest_db = first_database(rest.out);
+  EXPECT_EQ(number_at(rest_db, "already"), 10);
+  EXPECT_EQ(number_at(rest_db, "recategorized"), kCorpusDocuments - 10);
+  EXPECT_TRUE(contains(rest.err, "recategorized 42 documents")) << rest.err;
+
+  EXPECT_EQ(categories_by_id(db), expected);
+  EXPECT_EQ(search_side(db), search_before);
+  EXPECT_EQ(check_database(db).problems, std::vector<std::string>());
+  // DB now records B, so indexing more with B needs no --switch-model.
+  EXPECT_EQ(index(model_b, db, {"--store-text"}).exit_code, 0);
+
+  // Without stored text there is nothing to categorize: refused, named.
+  const std::string plain = scratch_.file("plain");
+  ASSERT_EQ(index(model_, plain).exit_code, 0);
+  const CliResult refused = run_autocat({"recategorize", "--model", model_b, "--db", plain});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(contains(refused.err, plain + ": the documents' text is not stored")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "--store-text")) << refused.err;
+}
+
 TEST_F(CliIndexSafetyTest, IndexingNothingWarns) {
   const std::string db = scratch_.file("db");
   const CliResult result = index(model_, db, {"--split", "tset"});

@@ -36,7 +36,8 @@ TEST(CliJsonSchemaTest, EveryCommandWritesSchemaVersionFirst) {
   const std::string db = dir.file("db");
   const std::vector<std::vector<std::string>> commands = {
       {"train", "--model", model, "--json", kTrain},
-      {"index", "--model", model, "--db", db, "--json", kInbox},
+      {"index", "--model", model, "--db", db, "--store-text", "--json", kInbox},
+      {"recategorize", "--model", model, "--db", db, "--json"},
       {"classify", "--model", model, "--json", kInbox},
       {"search", "--db", db, "--facets", "--json", "comet"},
       {"eval", "--model", model, "--json", kTrain},

@@ -169,13 +169,56 @@ TEST_F(DecisionRuleTest, ScoreEqualToTheThresholdReachesIt) {
   EXPECT_EQ(names({0.4, 0.4, 0.39, 0.0}), (std::vector<std::string>{"a", "b"}));
 }
 
-TEST_F(DecisionRuleTest, NoEvidenceNoCategory) {
-  for (Decision decision : {Decision::kOneOf, Decision::kAnyOf}) {
-    options_.decision = decision;
-    const std::vector<double> zeros(4, 0.0);
-    EXPECT_TRUE(names(zeros).empty());
-    EXPECT_EQ(categorizer_->explain_decision(zeros, options_).reason,
-              "no category scored above 0 (no evidence)");
+TEST_F(DecisionRuleTest, NoEvidenceNoCategoryUnlessPlainOneOf) {
+  const std::vector<double> zeros(4, 0.0);
+  options_.decision = Decision::kAnyOf;
+  EXPECT_TRUE(names(zeros).empty());
+  EXPECT_EQ(categorizer_->explain_decision(zeros, options_).reason,
+            "no category scored above 0 (no evidence)");
+  options_.decision = Decision::kOneOf;
+  options_.other = true;
+  EXPECT_TRUE(names(zeros).empty());
+  // A minimum score the user set is still a minimum.
+  options_.other = false;
+  options_.min_score = 0.1;
+  EXPECT_TRUE(names(zeros).empty());
+}
+
+TEST_F(DecisionRuleTest, PlainOneOfTakesTheBestEvenWithoutAPositiveScore) {
+  options_.decision = Decision::kOneOf;
+  options_.other = false;
+  const std::vector<double> negative = {-0.5, -0.2, -0.9, -0.3};  // e.g. linear margins
+  EXPECT_EQ(names(negative), (std::vector<std::string>{"b"}));
+  const DecisionTrace trace = categorizer_->explain_decision(negative, options_);
+  EXPECT_EQ(trace.reason, "best score (none above 0; one-of assigns one)");
+  ASSERT_FALSE(trace.candidates.empty());
+  EXPECT_EQ(trace.candidates[0].name, "b");
+  EXPECT_TRUE(trace.candidates[0].assigned);
+}
+
+// One-of without "other" gives every document a category: with no
+// evidence at all, the one with the most training documents.
+TEST(DecisionPriorTest, NoEvidenceOneOfTakesTheMostFrequentCategory) {
+  std::vector<LabelledTerms> docs = documents(false, false);
+  for (int i = 0; i < 3; ++i) docs.push_back({split("cherry"), {"c"}});
+  const auto categorizer = fitted(docs);
+  ClassifyOptions options;
+  ASSERT_EQ(categorizer->decision_mode(options), Decision::kOneOf);
+  ASSERT_FALSE(categorizer->other_enabled(options));
+  const std::vector<double> zeros(3, 0.0);
+  const std::vector<Category> assigned = categorizer->decide(zeros, options);
+  ASSERT_EQ(assigned.size(), 1u);
+  EXPECT_EQ(assigned[0].name, "c");
+  const DecisionTrace trace = categorizer->explain_decision(zeros, options);
+  EXPECT_EQ(trace.reason,
+            "no evidence (no known term, or every score 0): the most frequent training "
+            "category, as one-of assigns one");
+  // A text of unknown words goes the same way, whatever the method.
+  for (Method method : all_methods()) {
+    options.method = method;
+    const std::vector<Category> got = categorizer->classify("zzz unknown words", options);
+    ASSERT_EQ(got.size(), 1u) << method_name(method);
+    EXPECT_EQ(got[0].name, "c") << method_name(method);
   }
 }
 
@@ -211,7 +254,11 @@ TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
     const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
                                               TrainOptions(), decision);
     ASSERT_EQ(tuned.thresholds.size(), all_methods().size());
-    ASSERT_EQ(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
+    // The grid, then smaller k while the best sits at its low edge.
+    ASSERT_GE(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
+    for (size_t i = 2 * knn_k_candidates().size(); i < tuned.knn_objective.size(); ++i) {
+      EXPECT_LT(tuned.knn_objective[i].k, knn_k_candidates().front());
+    }
     ASSERT_EQ(tuned.rocchio_gamma_objective.size(), rocchio_gamma_candidates().size());
     double best_knn = -1;
     for (const KnnCandidate& candidate : tuned.knn_objective) {
@@ -250,9 +297,9 @@ TEST(TunedSettingsTest, TiesKeepTheFirstCandidate) {
   const TrainingCorpus corpus = make_training_corpus(documents(true, true));
   const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
                                             TrainOptions(), Decision::kAnyOf);
-  ASSERT_FALSE(tuned.knn_objective.empty());
-  for (const KnnCandidate& candidate : tuned.knn_objective) {
-    ASSERT_EQ(candidate.objective, tuned.knn_objective.front().objective);
+  ASSERT_GE(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
+  for (size_t i = 0; i < 2 * knn_k_candidates().size(); ++i) {
+    ASSERT_EQ(tuned.knn_objective[i].objective, tuned.knn_objective.front().objective);
   }
   for (const auto& [gamma, objective] : tuned.rocchio_gamma_objective) {
     ASSERT_EQ(objective, tuned.rocchio_gamma_objective.front().second);
@@ -276,6 +323,63 @@ TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
   EXPECT_EQ(kept.rocchio_gamma, 0.5);
   EXPECT_EQ(kept.knn_objective.size(), 1u);
   EXPECT_EQ(kept.rocchio_gamma_objective.size(), 1u);
+  // Every Naive Bayes method takes a given alpha as it is.
+  fixed.nb_alpha = 0.7;
+  const TunedSettings alpha_kept =
+      tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()), fixed, Decision::kAnyOf);
+  EXPECT_EQ(alpha_kept.nb_alpha, std::vector<double>(3, 0.7));
+  for (const auto& tried : alpha_kept.nb_alpha_objective) EXPECT_EQ(tried.size(), 1u);
+}
+
+// Naive Bayes' alpha: every candidate is scored per method, the first best
+// is kept, and the best objective of every method is reported for choosing
+// the default method.
+TEST(TunedSettingsTest, NaiveBayesAlphaAndMethodObjectives) {
+  const TrainingCorpus corpus = make_training_corpus(noisy_documents());
+  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
+                                            TrainOptions(), Decision::kOneOf);
+  ASSERT_EQ(tuned.nb_alpha.size(), 3u);
+  ASSERT_EQ(tuned.nb_alpha_objective.size(), 3u);
+  for (size_t m = 0; m < 3; ++m) {
+    const auto& tried = tuned.nb_alpha_objective[m];
+    ASSERT_EQ(tried.size(), nb_alpha_candidates().size());
+    const auto best =
+        std::max_element(tried.begin(), tried.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    EXPECT_EQ(tuned.nb_alpha[m], best->first) << m;
+    EXPECT_EQ(tuned.method_objective[static_cast<size_t>(naive_bayes_methods()[m])], best->second);
+  }
+  ASSERT_EQ(tuned.method_objective.size(), all_methods().size());
+  // combo is stacked on these same out-of-fold scores: no honest objective,
+  // so it never becomes the default by cross-validation.
+  EXPECT_EQ(tuned.method_objective[static_cast<size_t>(Method::kCombo)], -1.0);
+  for (Method method : all_methods()) {
+    if (method == Method::kCombo) continue;
+    const double objective = tuned.method_objective[static_cast<size_t>(method)];
+    EXPECT_GT(objective, 0.3);  // three categories: better than chance
+    EXPECT_LE(objective, 1.0);
+  }
+  double best_knn = 0;
+  for (const KnnCandidate& candidate : tuned.knn_objective) {
+    best_knn = std::max(best_knn, candidate.objective);
+  }
+  EXPECT_EQ(tuned.method_objective[static_cast<size_t>(Method::kKnn)], best_knn);
+}
+
+// choose_default_method: the model's default is the method with the best
+// cross-validated objective; without it the given method stays.
+TEST(TunedSettingsTest, DefaultMethodChosenByCrossValidation) {
+  const std::vector<LabelledTerms> docs = noisy_documents();
+  TrainOptions options;
+  options.default_method = Method::kRocchio;
+  const auto given = fitted(docs, options);
+  EXPECT_EQ(given->default_method(), Method::kRocchio);
+  options.choose_default_method = true;
+  const auto chosen = fitted(docs, options);
+  const std::vector<double>& objective = chosen->model().method_objective;
+  ASSERT_EQ(objective.size(), all_methods().size());
+  const auto best = std::max_element(objective.begin(), objective.end());
+  EXPECT_EQ(chosen->default_method(), all_methods()[static_cast<size_t>(best - objective.begin())]);
 }
 
 // A category that cross-validation cannot tell from another gets no

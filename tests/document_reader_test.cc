@@ -207,6 +207,56 @@ TEST_F(DocumentReaderTest, ReadsFolderTreeWithLabels) {
   for (const InputDocument& doc : docs_) EXPECT_TRUE(doc.labels.empty()) << doc.id;
 }
 
+TEST_F(DocumentReaderTest, LabelsGivenTellsNoneFromNoLabels) {
+  // "labels": [] states "none of these categories"; no key states nothing.
+  read({test_data("reader_sample.jsonl")});
+  ASSERT_EQ(docs_.size(), 4u);
+  EXPECT_TRUE(docs_[0].labels_given);
+  EXPECT_TRUE(docs_[1].labels_given);  // "labels": []
+  EXPECT_FALSE(docs_[2].labels_given);
+  TempDir dir;
+  write_file(dir.file("null.jsonl"), "{\"text\": \"x\", \"labels\": null}\n");
+  read({dir.file("null.jsonl")});
+  ASSERT_EQ(docs_.size(), 1u);
+  EXPECT_FALSE(docs_[0].labels_given);  // null is no key
+  // Folder trees: a file in a subfolder has its label, one at the root none.
+  read({test_data("reader_tree")});
+  ASSERT_EQ(docs_.size(), 4u);
+  EXPECT_TRUE(docs_[0].labels_given);
+  EXPECT_FALSE(docs_[1].labels_given);  // readme.txt at the root
+  EXPECT_TRUE(docs_[2].labels_given);
+  ReadOptions options;
+  options.labels_from_folders = false;
+  read({test_data("reader_tree")}, options);
+  for (const InputDocument& doc : docs_) EXPECT_FALSE(doc.labels_given) << doc.id;
+}
+
+TEST_F(DocumentReaderTest, FieldsWithBoostsMakeTheText) {
+  TempDir dir;
+  const std::string path = dir.file("fields.jsonl");
+  write_file(path,
+             "{\"title\": \"Comet\", \"body\": \"seen at night\", \"text\": \"ignored\"}\n"
+             "{\"body\": \"no title here\"}\n"
+             "{\"title\": null}\n"
+             "{\"title\": 7, \"body\": \"x\"}\n");
+  ReadOptions options;
+  options.fields = {{"title", 2}, {"body", 1}};
+  options.skip_malformed = true;
+  read({path}, options);
+  ASSERT_EQ(docs_.size(), 3u);
+  EXPECT_EQ(docs_[0].text, "Comet\n\nComet\n\nseen at night");
+  EXPECT_EQ(docs_[1].text, "no title here");  // a missing field adds nothing
+  EXPECT_EQ(docs_[2].text, "");
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_EQ(warnings_[0], path + ":4: skipped: \"title\" (a --field) is not a string");
+  options.skip_malformed = false;
+  EXPECT_EQ(error_of<InvalidArgumentError>({path}, options),
+            path + ":4: \"title\" (a --field) is not a string (use --skip-malformed to skip it)");
+  // Without fields, "text" is required as before.
+  EXPECT_NE(error_of<InvalidArgumentError>({path}).find(path + ":2: missing \"text\""),
+            std::string::npos);
+}
+
 TEST_F(DocumentReaderTest, SkipsEmptyAndBinaryFiles) {
   TempDir dir;
   std::filesystem::create_directories(dir.file("cat"));

@@ -201,6 +201,41 @@ TEST_F(KnnTest, ShortPostingWalksMatchBruteForce) {
   EXPECT_GT(checked, 20);
 }
 
+// The max-score search returns the exhaustive walk's neighbours with the
+// same float similarities, including at ties (every document appears three
+// times), and it does skip postings on this corpus.
+TEST_F(KnnTest, MaxScoreGivesTheExhaustiveNeighboursBitForBit) {
+  std::vector<LabelledTerms> docs;
+  for (const LabelledTerms& doc : random_documents(1000, 400, 5, 4242)) {
+    for (int copy = 0; copy < 3; ++copy) docs.push_back(doc);
+  }
+  build(docs);
+  std::vector<LabelledTerms> queries = random_documents(40, 420, 5, 4343);
+  for (uint32_t d = 0; d < 60; ++d) queries.push_back(docs_[d * 31]);
+  int pruned_calls = 0, calls = 0;
+  for (const LabelledTerms& q : queries) {
+    const DocumentTerms doc = query(q.terms);
+    for (int k : {1, 10, 50, 300}) {
+      KnnSearchStats exhaustive_stats, max_score_stats;
+      const auto expected =
+          index_->neighbours(doc, k, 0, 1.0, KnnSearch::kExhaustive, &exhaustive_stats);
+      const auto actual =
+          index_->neighbours(doc, k, 0, 1.0, KnnSearch::kMaxScore, &max_score_stats);
+      ASSERT_EQ(expected.size(), actual.size()) << "k=" << k;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        EXPECT_EQ(expected[i].doc, actual[i].doc) << "k=" << k << " rank " << i;
+        EXPECT_EQ(expected[i].similarity, actual[i].similarity) << "k=" << k << " rank " << i;
+      }
+      EXPECT_LE(max_score_stats.postings_walked, exhaustive_stats.postings_walked);
+      pruned_calls += max_score_stats.postings_walked < exhaustive_stats.postings_walked;
+      ++calls;
+    }
+  }
+  // The test means something only if pruning happened often (71 of the 400
+  // calls skip postings; the cost model leaves short queries exhaustive).
+  EXPECT_GE(pruned_calls, 60) << pruned_calls << " of " << calls;
+}
+
 TEST_F(KnnTest, TrainingDocumentIsItsOwnNearestNeighbour) {
   build(random_documents(200, 50, 4, 99));
   for (uint32_t d : {3u, 42u, 150u}) {

@@ -273,6 +273,31 @@ TEST_F(LinearModelTest, DecisionValueIsTheSumOfTermContributionsAndBias) {
   }
 }
 
+// score() reads a dense copy of the weights; its values must be exactly
+// those of the sparse entries (the reference the cross-validation uses).
+TEST_F(LinearModelTest, DenseScoringEqualsSparseScoringExactly) {
+  const std::vector<float> idf = compute_idf(model_.df, model_.num_docs, model_.selected);
+  std::vector<DocumentTerms> docs = corpus_documents(*corpus_);
+  DocumentTerms outside;  // a term beyond the vocabulary and a zero count are skipped
+  outside.terms = {TermCount{0, 0}, TermCount{1, 3}, TermCount{TermId(idf.size() + 5), 2}};
+  docs.push_back(outside);
+  for (Method method : {Method::kSvm, Method::kLogreg}) {
+    const LinearModel& model = method == Method::kSvm ? model_.svm : model_.logreg;
+    const std::vector<float> dense = dense_term_weights(model);
+    ASSERT_EQ(dense.size(), idf.size() * model.num_categories);
+    const LinearClassifier classifier(method, model, idf, Decision::kAnyOf);
+    std::vector<double> sparse_values, dense_values, scores;
+    for (const DocumentTerms& doc : docs) {
+      linear_decision_values(model, idf, doc, &sparse_values);
+      dense_linear_decision_values(model, dense, idf, doc, &dense_values);
+      EXPECT_EQ(dense_values, sparse_values) << method_name(method);
+      classifier.score(doc, ClassifyOptions(), &scores);
+      linear_probabilities(model, Decision::kAnyOf, &sparse_values);
+      EXPECT_EQ(scores, sparse_values) << method_name(method);
+    }
+  }
+}
+
 TEST_F(LinearModelTest, ModelFileRoundTripKeepsWeightsAndScores) {
   const std::string path = testing::TempDir() + "/linear_round_trip.autocat";
   write_model_file(path, model_);

@@ -149,6 +149,30 @@ TEST(ModelIoCompatibilityTest, ModelsFromBeforeDecisionModesLoad) {
   EXPECT_FALSE(old.training.decision.has_value());
   EXPECT_EQ(old.thresholds.size(), all_methods().size());
   EXPECT_FALSE(old.rocchio.entry_weight.empty());
+  // From before n-grams and cross-validated alpha / default method: words only.
+  EXPECT_EQ(old.analyzer.ngrams, 1);
+  EXPECT_EQ(old.training.analyzer.ngrams, 1);
+  EXPECT_FALSE(old.training.choose_default_method);
+  EXPECT_TRUE(old.method_objective.empty());
+  EXPECT_TRUE(old.nb_alpha_objective.empty());
+}
+
+TEST_F(ModelIoTest, RoundTripKeepsNgramsAndCrossValidatedChoices) {
+  model_.analyzer.ngrams = 2;
+  model_.training.analyzer.ngrams = 2;
+  model_.training.choose_default_method = true;
+  model_.training.nb_alpha = 0;
+  model_.method_objective.assign(all_methods().size(), 0.5);
+  model_.nb_alpha_objective = {{{0.01, 0.6}, {1.0, 0.7}}, {{0.3, 0.4}}, {}};
+  write_model_file(path_, model_);
+  const ModelState loaded = read_model_file(path_);
+  EXPECT_EQ(loaded.analyzer.ngrams, 2);
+  EXPECT_EQ(loaded.training.analyzer.ngrams, 2);
+  EXPECT_TRUE(loaded.training.choose_default_method);
+  EXPECT_EQ(loaded.training.nb_alpha, 0);
+  EXPECT_EQ(loaded.method_objective, model_.method_objective);
+  EXPECT_EQ(loaded.nb_alpha_objective, model_.nb_alpha_objective);
+  EXPECT_EQ(read_analyzer_settings(path_).ngrams, 2);
 }
 
 TEST_F(ModelIoTest, AnalyzerSettingsReadAlone) {
@@ -370,6 +394,10 @@ TEST_F(ModelIoTest, BooleanOtherThanZeroOrOneIsRefused) {
 
 TEST_F(ModelIoTest, AnalyzerSettingsAreCheckedToo) {
   model_.analyzer.stemmer = "klingon";
+  write_model_file(path_, model_);
+  EXPECT_THROW(read_analyzer_settings(path_), ModelFormatError);
+  model_.analyzer.stemmer = "none";
+  model_.analyzer.ngrams = 4;
   write_model_file(path_, model_);
   EXPECT_THROW(read_analyzer_settings(path_), ModelFormatError);
 }

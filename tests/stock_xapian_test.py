@@ -3,8 +3,11 @@
 # by `autocat index` is searched through python3-xapian (no autocat code) and
 # through the Omega CGI (xapian-omega, default template), and every query
 # must return the same documents (Python) and the same match count (Omega).
+# The Omega template examples/omega/autocat must show each hit's document data
+# and a category facet whose counts match python3-xapian's, with B=XC filters.
 #
 # usage: stock_xapian_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
+import html
 import json
 import os
 import re
@@ -99,6 +102,84 @@ def omega_count(work, db, query):
     return int(m.group(1))
 
 
+def omega_page(work, db, query, filters, template_dir, fmt):
+    data_dir = os.path.join(work, "omega-data")
+    os.makedirs(data_dir, exist_ok=True)
+    name = os.path.basename(db)
+    link = os.path.join(data_dir, name)
+    if not os.path.islink(link):
+        os.symlink(os.path.abspath(db), link)
+    conf = os.path.join(work, "omega-" + fmt + ".conf")
+    with open(conf, "w") as f:
+        f.write(f"database_dir {data_dir}\ntemplate_dir {template_dir}\nlog_dir {work}\n")
+    env = dict(os.environ, OMEGA_CONFIG_FILE=conf, XAPIAN_CJK_NGRAM="1")
+    env.pop("REQUEST_METHOD", None)
+    args = [OMEGA, "DB=" + name, "FMT=" + fmt, "DEFAULTOP=or", "HITSPERPAGE=1000", "P=" + query]
+    return run(args + ["B=" + term for term in filters], env=env)
+
+
+def python_hits(db, query):
+    """(data, category names) of every match, as python3-xapian finds them."""
+    import xapian
+
+    database = xapian.Database(db)
+    parser = xapian.QueryParser()
+    parser.set_database(database)
+    parser.set_stemmer(xapian.Stem("english"))
+    parser.set_stemming_strategy(xapian.QueryParser.STEM_SOME)
+    parser.add_boolean_prefix("category", "XC")
+    parsed = parser.parse_query(
+        query, xapian.QueryParser.FLAG_DEFAULT | xapian.QueryParser.FLAG_CJK_NGRAM)
+    enquire = xapian.Enquire(database)
+    enquire.set_query(parsed)
+    hits = []
+    for match in enquire.get_mset(0, 1000):
+        names = []
+        for term in match.document.termlist():
+            t = term.term.decode("utf-8")
+            if t.startswith("XC"):
+                names.append(t[3:] if t[2:3] == ":" else t[2:])
+        hits.append((match.document.get_data().decode("utf-8"), names))
+    return hits
+
+
+# Free text, and the B= filters of the same query (category names as terms).
+FACET_QUERIES = [
+    ("the", []),
+    ("night", []),
+    ("the", ["XC:Space"]),
+    ("", ["XC:New York"]),
+    ("comet OR doctor", ["XCsci.med", "XC:Space"]),
+]
+
+
+def check_omega_template(work, db, template_dir):
+    """Failures of the examples/omega/autocat template on `db`."""
+    failures = 0
+    for free, filters in FACET_QUERIES:
+        names = [t[3:] if t[2:3] == ":" else t[2:] for t in filters]
+        query = " ".join([free] + ['category:"%s"' % n for n in names]).strip()
+        hits = python_hits(db, query)
+        expected = {}
+        for _, categories in hits:
+            for name in categories:
+                expected[name] = expected.get(name, 0) + 1
+        page = omega_page(work, db, free, filters, template_dir, "autocat")
+        facet = {html.unescape(name): int(count) for name, count in re.findall(
+            r'<li><a href="[^"]*">([^<]*)</a> <span class="count">(\d+)</span>', page)}
+        m = re.search(r'<p class="matches">matches: (\d+)</p>', page)
+        matches = int(m.group(1)) if m else -1
+        samples = [html.unescape(s) for s in re.findall(r'<p class="sample">(.*?)</p>', page, re.S)]
+        data_ok = len(samples) == len(hits) and all(
+            any(data.split("\n")[0] in sample for sample in samples) for data, _ in hits)
+        ok = facet == expected and matches == len(hits) and data_ok and hits
+        failures += 0 if ok else 1
+        print(f"{'ok' if ok else 'FAIL'}: omega template {query!r}: {matches} matches "
+              f"(python3-xapian {len(hits)}), facet {facet} (python3-xapian {expected}), "
+              f"data shown: {data_ok}")
+    return failures
+
+
 def main():
     cli, source, work = sys.argv[1:4]
     shutil.rmtree(work, ignore_errors=True)
@@ -142,6 +223,7 @@ def main():
             failures += 1
         print(f"{status}: {query!r}: autocat {len(expected)} {expected[:3]}, python3-xapian "
               f"{len(got)}, omega {omega}")
+    failures += check_omega_template(work, db + "-named", os.path.join(source, "examples", "omega"))
     return 1 if failures else 0
 
 

@@ -132,5 +132,28 @@ TEST_F(TrainerTest, RetrainingAFailedRunKeepsTheOldModel) {
   EXPECT_EQ(entries_of(model), (std::vector<std::string>{"CURRENT", "autocat.lock", "gen-000001"}));
 }
 
+TEST_F(TrainerTest, EmptyLabelsAreNoneAndMissingLabelsAreSkipped) {
+  // "labels": [] is an example of "none of these categories"; a record
+  // without the key says nothing and is skipped unless keep_unlabelled.
+  std::string input = read_file(fixture_);
+  input += "{\"id\": \"none-1\", \"labels\": [], \"text\": \"Weather report: rain.\"}\n";
+  input += "{\"id\": \"none-2\", \"labels\": [], \"text\": \"Traffic jams downtown.\"}\n";
+  input += "{\"id\": \"unsaid\", \"text\": \"Nobody labelled this.\"}\n";
+  write_file(dir_.file("mixed.jsonl"), input);
+  TrainOptions options;
+  options.threshold_folds = 0;
+  const TrainReport report = train_model({dir_.file("mixed.jsonl")}, dir_.file("default"), options,
+                                         ReadOptions(), nullptr);
+  EXPECT_EQ(report.documents, 26u);
+  EXPECT_EQ(report.skipped_unlabelled, 1u);
+  // Documents kept without labels make the model any-of, as before.
+  EXPECT_EQ(report.decision, Decision::kAnyOf);
+  options.keep_unlabelled = true;
+  const TrainReport kept =
+      train_model({dir_.file("mixed.jsonl")}, dir_.file("kept"), options, ReadOptions(), nullptr);
+  EXPECT_EQ(kept.documents, 27u);
+  EXPECT_EQ(kept.skipped_unlabelled, 0u);
+}
+
 }  // namespace
 }  // namespace autocat::internal

@@ -20,6 +20,21 @@
 
 namespace autocat {
 
+// One document for CategoryIndexer::prepare_documents / index_documents.
+struct DocumentToIndex {
+  std::string id;
+  std::string text;
+  std::string title;  // empty: the data is the start of the text
+};
+
+// A document built by CategoryIndexer::prepare_documents, ready for
+// db.replace_document(id_term, document).
+struct PreparedDocument {
+  std::string id_term;  // "Q" + id
+  Xapian::Document document;
+  std::vector<Category> categories;  // what was stored
+};
+
 class CategoryIndexer {
  public:
   // Opens the model directory written by `autocat train`.
@@ -42,6 +57,11 @@ class CategoryIndexer {
   std::vector<Category> categorize(std::string_view text) const;
   std::vector<Category> categorize(std::string_view text, const ClassifyOptions& options) const;
 
+  // categorize() of each text, on `threads` threads at once (0: one per
+  // core), in input order.
+  std::vector<std::vector<Category>> categorize_batch(const std::vector<std::string>& texts,
+                                                      unsigned threads = 0) const;
+
   // Adds to `doc` the text's search terms as Xapian::TermGenerator makes
   // them (if options.index_text; see IndexOptions::stemmer), one boolean
   // term per assigned category (category_term()) and the category value slot.
@@ -49,6 +69,12 @@ class CategoryIndexer {
   // application's other terms and values are not touched. Returns what was
   // stored.
   std::vector<Category> index(std::string_view text, Xapian::Document& doc) const;
+
+  // Replaces the categories `doc` holds (the terms and slot a previous
+  // index() or set_categories() stored) by `categories`, leaving its text
+  // terms, id and data alone: to re-categorize a stored document with
+  // categories computed elsewhere (e.g. by categorize() on other threads).
+  void set_categories(Xapian::Document& doc, const std::vector<Category>& categories) const;
 
   // Sets up `parser` to search text indexed by this indexer: its stemmer,
   // stopwords and the `category:` prefix (see autocat::configure_query_parser).
@@ -63,7 +89,26 @@ class CategoryIndexer {
                                        std::string_view text,
                                        const std::string& title = std::string()) const;
 
+  // Builds the documents index_document() would add, categorizing them on
+  // `threads` threads at once (0: one per core), and returns them in input
+  // order. Touches no database, so an application can write them from one
+  // thread while the next batch is prepared. If a document fails (e.g. an
+  // empty id), throws the error of the first failing one in input order.
+  std::vector<PreparedDocument> prepare_documents(const std::vector<DocumentToIndex>& documents,
+                                                  unsigned threads = 0) const;
+  // prepare_documents(), then replace_document() of each in input order (so
+  // docids and "later id wins" are as with index_document() one by one).
+  // Returns the categories stored, in input order. Does not commit.
+  std::vector<std::vector<Category>> index_documents(Xapian::WritableDatabase& db,
+                                                     const std::vector<DocumentToIndex>& documents,
+                                                     unsigned threads = 0) const;
+
  private:
+  PreparedDocument prepare_document(const std::string& id, std::string_view text,
+                                    const std::string& title) const;
+  // index() with the title that rules' title: field matches.
+  std::vector<Category> index_with_title(std::string_view text, std::string_view title,
+                                         Xapian::Document& doc) const;
   struct Rep;
   std::unique_ptr<Rep> rep_;
 };

@@ -26,6 +26,9 @@ struct AnalyzerOptions {
   // Tokens longer than this many UTF-8 bytes (after normalization) are
   // dropped: they are mostly encoded binaries and never useful features.
   int max_term_bytes = 64;
+  // 1 = single words; 2 adds word bigrams ("new york"), 3 trigrams too.
+  // N-grams join consecutive words left after stopword removal.
+  int ngrams = 1;
 };
 
 // Feature-selection utility measures.
@@ -58,8 +61,14 @@ struct TrainOptions {
   AnalyzerOptions analyzer;
   // Method used by index/classify when the caller names none.
   Method default_method = Method::kKnn;
-  // Additive smoothing of the Naive Bayes family (1 = Laplace).
-  double nb_alpha = 1.0;
+  // Instead of default_method, use the method with the best cross-validated
+  // objective (accuracy for one-of models, micro-F1 for any-of); needs
+  // tune_thresholds (default_method without tuning).
+  bool choose_default_method = false;
+  // Additive smoothing of the Naive Bayes family (1 = Laplace). 0 = chosen
+  // per method by cross-validation from 0.01, 0.03, 0.1, 0.3, 1 (1 without
+  // tuning).
+  double nb_alpha = 0;
   // Rocchio: centroid_c minus gamma times the mean of the other centroids.
   // Negative = chosen by cross-validation from 0, 0.25, 0.5, 1, 1.5, 2, 3
   // (0 without tuning).
@@ -89,8 +98,10 @@ struct TrainOptions {
   // documents: threshold_folds more fits.
   bool tune_thresholds = true;
   int threshold_folds = 5;
-  // Keep documents without labels as examples of "no category" (any-of
-  // collections such as Reuters-21578); otherwise they are skipped.
+  // A JSONL record with "labels": [] is always an example of "no category"
+  // (any-of collections such as Reuters-21578). This also keeps documents
+  // that give no labels at all (no "labels" key, a plain file, a file at a
+  // folder tree's root) as such examples; otherwise they are skipped.
   bool keep_unlabelled = false;
   // Training documents committed to the training database per batch.
   int commit_batch = 2000;
@@ -150,6 +161,9 @@ struct IndexOptions {
   // Document data when the caller gives no title: the first this many bytes
   // of the text (cut on a character boundary).
   int snippet_bytes = 200;
+  // A rules file (rule categories as Xapian queries, applied together with
+  // the learned categories; see docs/rules.md). Empty: no rules.
+  std::string rules_file;
 };
 
 }  // namespace autocat

@@ -41,12 +41,13 @@ enum class Method {
   kComplementNaiveBayes,  // complement Naive Bayes (Rennie et al. 2003).
   kSvm,                   // linear SVM, one-vs-rest; score = Platt-calibrated probability.
   kLogreg,                // logistic regression, one-vs-rest; score = its probability.
+  kCombo,  // stacked logistic model over the other methods' calibrated scores (classify/combo.h).
 };
 
 // Every method, in the order of the enum.
 const std::vector<Method>& all_methods();
 // Short name used on the command line and in JSON: knn, rocchio, nb, bnb, cnb,
-// svm, logreg.
+// svm, logreg, combo.
 std::string method_name(Method method);
 // Parses a short name; returns nullopt for an unknown name.
 std::optional<Method> parse_method(const std::string& name);

@@ -1,0 +1,34 @@
+// Reading labelled documents from a Xapian database, so an application
+// whose editors tagged documents in its own index can train from it
+// (`autocat train --from-db DB --label-prefix P`).
+//
+// Thread safety: free functions with no shared state.
+#pragma once
+
+#include "classify/document_reader.h"
+
+namespace autocat::internal {
+
+// The QueryParser field names --filter knows: "category:" and "label:" are
+// boolean filters on the label prefix, "id:" on the unique-id prefix Q.
+// Free text is parsed as `autocat search` does (English stems, STEM_SOME).
+inline constexpr const char* kFilterFields = "category:, label:, id:";
+
+// Delivers every document of `database.path` that matches `database.filter`
+// (all of them without a filter), in docid order:
+//   labels  its terms with database.label_prefix (by category_from_term, so
+//           XC:Sports is "Sports"); none is an example of "no category" only
+//           with --keep-unlabelled, as any document without labels;
+//   text    the document data, a value slot, or its unprefixed terms, each
+//           repeated wdf times (a bag of words; Z stems and every other
+//           term starting with a capital are skipped);
+//   id      the unique term's value (Q prefix) if any, else the docid;
+//   source  "PATH#docid", for messages.
+// labels_given is set for documents with labels. Throws NotFoundError (no
+// database at the path), InvalidArgumentError (not a Xapian database, a bad
+// prefix or filter, no document with a label term) or IOError, each naming
+// the database and what to do.
+void read_database(const DatabaseInput& database, const DocumentCallback& on_document,
+                   const WarningCallback& on_warning);
+
+}  // namespace autocat::internal

@@ -1,0 +1,76 @@
+#include "classify/reliability_plot.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "classify/atomic_file.h"
+#include "classify/confusion_plot.h"
+
+namespace autocat::internal {
+namespace {
+
+std::string number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", value);
+  return buffer;
+}
+
+}  // namespace
+
+std::string reliability_svg(const Reliability& reliability, const std::string& title) {
+  constexpr double kLeft = 60, kTop = 50, kSize = 400, kBottom = 70;
+  const double width = kLeft + kSize + 30, height = kTop + kSize + kBottom;
+  const auto x_of = [&](double p) { return kLeft + p * kSize; };
+  const auto y_of = [&](double p) { return kTop + (1.0 - p) * kSize; };
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + number(width) +
+                    "\" height=\"" + number(height) + "\" font-family=\"sans-serif\">\n";
+  svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  svg += "<text x=\"" + number(kLeft) + "\" y=\"24\" font-size=\"14\">" + xml_escape(title) +
+         "</text>\n";
+  svg += "<text x=\"" + number(kLeft) + "\" y=\"40\" font-size=\"11\">expected calibration error " +
+         number(reliability.expected_calibration_error() * 100) + "% over " +
+         std::to_string(reliability.pairs()) + " (document, category) pairs</text>\n";
+  svg += "<rect x=\"" + number(kLeft) + "\" y=\"" + number(kTop) + "\" width=\"" + number(kSize) +
+         "\" height=\"" + number(kSize) + "\" fill=\"none\" stroke=\"black\"/>\n";
+  svg += "<line x1=\"" + number(x_of(0)) + "\" y1=\"" + number(y_of(0)) + "\" x2=\"" +
+         number(x_of(1)) + "\" y2=\"" + number(y_of(1)) +
+         "\" stroke=\"gray\" stroke-dasharray=\"4 4\"/>\n";
+  for (int tick = 0; tick <= 10; tick += 2) {
+    const double p = tick / 10.0;
+    svg += "<text x=\"" + number(x_of(p)) + "\" y=\"" + number(kTop + kSize + 14) +
+           "\" font-size=\"10\" text-anchor=\"middle\">" + number(p) + "</text>\n";
+    svg += "<text x=\"" + number(kLeft - 6) + "\" y=\"" + number(y_of(p) + 4) +
+           "\" font-size=\"10\" text-anchor=\"end\">" + number(p) + "</text>\n";
+  }
+  for (const Reliability::Bin& bin : reliability.bins()) {
+    if (bin.pairs == 0) continue;
+    const double x = x_of(bin.lower) + 2, w = (bin.upper - bin.lower) * kSize - 4;
+    svg += "<rect x=\"" + number(x) + "\" y=\"" + number(y_of(bin.observed)) + "\" width=\"" +
+           number(w) + "\" height=\"" + number(y_of(0) - y_of(bin.observed)) +
+           "\" fill=\"steelblue\" fill-opacity=\"0.7\"><title>predicted " +
+           number(bin.mean_predicted) + ", observed " + number(bin.observed) + ", " +
+           std::to_string(bin.pairs) + " pairs</title></rect>\n";
+    svg += "<circle cx=\"" + number(x_of(bin.mean_predicted)) + "\" cy=\"" +
+           number(y_of(bin.mean_predicted)) + "\" r=\"3\" fill=\"darkred\"/>\n";
+    svg += "<text x=\"" + number(x + w / 2) + "\" y=\"" + number(kTop + kSize + 28) +
+           "\" font-size=\"8\" text-anchor=\"middle\">" + std::to_string(bin.pairs) + "</text>\n";
+  }
+  svg += "<text x=\"" + number(kLeft + kSize / 2) + "\" y=\"" + number(kTop + kSize + 46) +
+         "\" font-size=\"12\" text-anchor=\"middle\">predicted probability (bars: share "
+         "observed; dots: mean prediction; numbers: pairs)</text>\n";
+  svg += "</svg>\n";
+  return svg;
+}
+
+std::string reliability_plot_path(const std::string& plot_path) {
+  std::filesystem::path path(plot_path);
+  path.replace_extension();
+  return path.string() + "-reliability.svg";
+}
+
+void write_reliability_plot(const std::string& path, const Reliability& reliability,
+                            const std::string& title) {
+  write_file_atomically(path, {reliability_svg(reliability, title)}, "the reliability plot");
+}
+
+}  // namespace autocat::internal

@@ -1,0 +1,305 @@
+// autocat recategorize: categorizes the documents of existing search
+// databases again, with another model, from the text `autocat index
+// --store-text` kept in them. Only the category terms, the category slot and
+// the model term change; text terms, ids, data and docids stay.
+#include <xapian.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <ostream>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "autocat/category_indexer.h"
+#include "autocat/error.h"
+#include "classify/json.h"
+#include "indexer/commands.h"
+#include "indexer/progress.h"
+#include "indexer/search_metadata.h"
+
+namespace autocat::cli {
+
+namespace {
+
+const char kUsage[] =
+    "usage: autocat recategorize --model DIR --db DB [--db DB2 ...] [OPTIONS]\n"
+    "\n"
+    "Categorizes every document of each DB again with the model DIR, from the full\n"
+    "text `autocat index --store-text` stored in it (a DB indexed without\n"
+    "--store-text is refused: it does not hold the text). Replaces only each\n"
+    "document's category terms, category slot and model term (XAUTOCATMODEL...):\n"
+    "its search terms, id, data and docid stay. DB then records DIR as its model.\n"
+    "Resumable: documents whose model term is already DIR's are skipped, and the\n"
+    "work is committed every --batch documents, so after an error or a kill the\n"
+    "same command continues where it stopped. Each DB (e.g. each shard) is done in\n"
+    "turn.\n"
+    "\n"
+    "options:\n"
+    "  --model DIR          model directory written by autocat train\n"
+    "  --db DB              database written by autocat index --store-text\n"
+    "                       (repeatable)\n"
+    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
+    "                       model's)\n"
+    "  --k K                neighbours for knn (default: the model's)\n"
+    "  --batch N            commit every N documents (default 1000)\n"
+    "  --threads N          categorize on N threads (default: one per core)\n"
+    "  --limit N            recategorize at most N documents of each DB in this run\n"
+    "                       (spread a rolling model update over several runs)\n"
+    "  --json               print the summary as one JSON object\n"
+    "  --progress           print count, rate and ETA to stderr every 2 s and at the\n"
+    "                       end (default: when stderr is a terminal)\n"
+    "  --quiet              no progress lines\n"
+    "  -h, --help           show this help\n";
+
+const char kUsageTail[] =
+    "\n"
+    "example:\n"
+    "  autocat recategorize --model news-v2.model --db shard0.db --db shard1.db\n";
+
+const std::vector<OptionSpec>& command_options() {
+  static const std::vector<OptionSpec> specs = with_options(
+      {
+          {"model", true},
+          {"db", true, true},
+          {"method", true},
+          {"k", true},
+          {"batch", true},
+          {"threads", true},
+          {"limit", true},
+          {"json", false},
+      },
+      with_options(decision_option_specs(), progress_option_specs()));
+  return specs;
+}
+
+struct RecategorizeCounts {
+  std::string db;
+  uint64_t documents = 0;      // documents in DB
+  uint64_t recategorized = 0;  // by this run
+  uint64_t already = 0;        // carried the model's term already
+  uint64_t without_text = 0;   // no stored text: left as they were
+  uint64_t left_by_limit = 0;  // not reached because of --limit
+  std::map<std::string, uint64_t> categories;
+};
+
+Xapian::valueno parse_slot(const std::string& text, const std::string& db_path,
+                           const std::string& key) {
+  Xapian::valueno slot = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, slot);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    throw InvalidArgumentError(db_path + ": metadata " + key + " is '" + text +
+                               "', not a value slot number; was DB written by autocat index?");
+  }
+  return slot;
+}
+
+// Whether `doc` carries `term` (its term list is sorted).
+bool has_term(const Xapian::Document& doc, const std::string& term) {
+  Xapian::TermIterator it = doc.termlist_begin();
+  it.skip_to(term);
+  return it != doc.termlist_end() && *it == term;
+}
+
+// Removes every model term (kModelTermPrefix...) from `doc`.
+void remove_model_terms(Xapian::Document& doc) {
+  std::vector<std::string> stale;
+  Xapian::TermIterator it = doc.termlist_begin();
+  for (it.skip_to(kModelTermPrefix); it != doc.termlist_end(); ++it) {
+    if ((*it).compare(0, kModelTermPrefix.size(), kModelTermPrefix) != 0) break;
+    stale.push_back(*it);
+  }
+  for (const std::string& term : stale) doc.remove_term(term);
+}
+
+Xapian::WritableDatabase open_existing(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw NotFoundError(path +
+                        ": no such database; give --db a database written by "
+                        "autocat index --store-text");
+  }
+  try {
+    Xapian::Database(path).close();  // not a database: no lock file left behind
+    return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
+  } catch (const Xapian::DatabaseLockError&) {
+    throw IOError(path +
+                  ": database is locked by another writer; wait for it to finish or close it");
+  } catch (const Xapian::DatabaseOpeningError& e) {
+    throw IOError(path + ": cannot open the database: " + e.get_msg() +
+                  "; give --db a database written by autocat index --store-text");
+  }
+}
+
+RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs& args,
+                                   const std::string& model_dir, const SearchMetadata& model,
+                                   const std::string& model_term, Messages& messages) {
+  RecategorizeCounts counts;
+  counts.db = db_path;
+  Xapian::WritableDatabase db = open_existing(db_path);
+  const SearchMetadata recorded = read_search_metadata(db);
+  const std::string text_slot_text = db.get_metadata(kTextSlotKey);
+  if (text_slot_text.empty()) {
+    throw InvalidArgumentError(
+        db_path +
+        ": the documents' text is not stored in it (it was indexed without --store-text), so "
+        "there is nothing to categorize again: index the inputs again with autocat index "
+        "--store-text --switch-model --model " +
+        model_dir);
+  }
+  const Xapian::valueno text_slot = parse_slot(text_slot_text, db_path, kTextSlotKey);
+
+  IndexOptions options;
+  options.classify = classify_options(args);
+  options.category_prefix = recorded.prefix.empty() ? kDefaultCategoryPrefix : recorded.prefix;
+  options.category_slot =
+      recorded.slot.empty() ? kDefaultCategorySlot : parse_slot(recorded.slot, db_path, kSlotKey);
+  if (options.category_slot == text_slot) {
+    throw InvalidArgumentError(db_path + ": its category slot and text slot are both " +
+                               std::to_string(text_slot) + "; the database is damaged");
+  }
+  options.index_text = false;
+  const CategoryIndexer indexer(model_dir, options);
+
+  // DB records the new model from now on; each document's model term says
+  // whether it has been done yet.
+  SearchMetadata wanted = recorded;
+  wanted.model_dir = model.model_dir;
+  wanted.model_fingerprint = model.model_fingerprint;
+  wanted.prefix = options.category_prefix;
+  wanted.slot = std::to_string(options.category_slot);
+  write_search_metadata(db, wanted);
+  db.commit();
+
+  // The docids first: the database is changed while they are visited.
+  std::vector<Xapian::docid> docids;
+  for (auto it = db.postlist_begin(""); it != db.postlist_end(""); ++it) docids.push_back(*it);
+  counts.documents = docids.size();
+
+  const uint64_t batch = static_cast<uint64_t>(args.integer("batch", 1000, 1, 100000000));
+  const unsigned threads = args.has("threads")
+                               ? static_cast<unsigned>(args.integer("threads", 1, 1, 1024))
+                               : std::max(1U, std::thread::hardware_concurrency());
+  const uint64_t limit = static_cast<uint64_t>(args.integer("limit", INT64_MAX, 1, INT64_MAX));
+  const size_t chunk_size = std::min<size_t>(batch, std::max<size_t>(64, 32 * threads));
+  const Stopwatch clock;
+  uint64_t visited = 0;
+  uint64_t since_commit = 0;
+  try {
+    for (size_t start = 0; start < docids.size(); start += chunk_size) {
+      std::vector<Xapian::docid> todo;
+      std::vector<std::string> texts;
+      const size_t stop = std::min(docids.size(), start + chunk_size);
+      for (size_t i = start; i < stop; ++i) {
+        ++visited;
+        const Xapian::Document doc = db.get_document(docids[i]);
+        if (has_term(doc, model_term)) {
+          ++counts.already;
+        } else if (counts.recategorized + todo.size() >= limit) {
+          ++counts.left_by_limit;
+        } else if (std::string text = doc.get_value(text_slot); text.empty()) {
+          ++counts.without_text;
+        } else {
+          todo.push_back(docids[i]);
+          texts.push_back(std::move(text));
+        }
+      }
+      const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
+      for (size_t i = 0; i < todo.size(); ++i) {
+        Xapian::Document doc = db.get_document(todo[i]);
+        indexer.set_categories(doc, assigned[i]);
+        remove_model_terms(doc);
+        doc.add_boolean_term(model_term);
+        db.replace_document(todo[i], doc);
+        ++counts.recategorized;
+        for (const Category& category : assigned[i]) ++counts.categories[category.name];
+        if (++since_commit == batch) {
+          db.commit();
+          since_commit = 0;
+        }
+      }
+      messages.progress("recategorized", visited, clock.seconds(), counts.documents);
+    }
+    db.commit();
+  } catch (const Xapian::Error& e) {
+    throw Error(db_path + ": " + e.get_description() + "; the documents done are committed" +
+                " as far as the database allows: run the same command again to continue");
+  }
+  messages.progress_done("recategorized", visited, clock.seconds());
+  if (counts.without_text != 0) {
+    messages.warning(db_path + ": " + std::to_string(counts.without_text) +
+                     " documents have no stored text (indexed without --store-text); they "
+                     "keep their earlier categories");
+  }
+  return counts;
+}
+
+int run_recategorize(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+  const ParsedArgs args = parse_args(words, command_options());
+  apply_progress_options(args, messages, stderr_is_terminal());
+  const std::string model_dir = args.required("model");
+  const std::vector<std::string> dbs = args.values("db");
+  if (dbs.empty()) throw UsageError("--db DB is required (repeat it for several databases)");
+  if (!args.positional().empty()) {
+    throw UsageError("recategorize reads the text stored in DB; it takes no INPUT ('" +
+                     args.positional().front() + "')");
+  }
+  SearchMetadata model;
+  model.model_dir = absolute_model_dir(model_dir);
+  model.model_fingerprint = model_fingerprint(model_dir);
+  const std::string model_term = model_version_term(model.model_fingerprint);
+
+  std::vector<RecategorizeCounts> results;
+  for (const std::string& db : dbs) {
+    results.push_back(recategorize_db(db, args, model_dir, model, model_term, messages));
+  }
+
+  if (args.has("json")) {
+    internal::JsonValue list = internal::JsonValue::array();
+    for (const RecategorizeCounts& counts : results) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("db", internal::JsonValue::string(counts.db));
+      entry.set("documents", internal::JsonValue::number(static_cast<double>(counts.documents)));
+      entry.set("recategorized",
+                internal::JsonValue::number(static_cast<double>(counts.recategorized)));
+      entry.set("already", internal::JsonValue::number(static_cast<double>(counts.already)));
+      entry.set("without_text",
+                internal::JsonValue::number(static_cast<double>(counts.without_text)));
+      entry.set("left_by_limit",
+                internal::JsonValue::number(static_cast<double>(counts.left_by_limit)));
+      list.push_back(std::move(entry));
+    }
+    internal::JsonValue json = internal::JsonValue::object();
+    json.set("model", internal::JsonValue::string(model_dir));
+    json.set("model_term", internal::JsonValue::string(model_term));
+    json.set("databases", std::move(list));
+    out << json_output(json) << '\n';
+    return 0;
+  }
+  for (const RecategorizeCounts& counts : results) {
+    out << counts.db << ": recategorized " << counts.recategorized << " of " << counts.documents
+        << " documents";
+    if (counts.already != 0) out << ", " << counts.already << " already by this model";
+    if (counts.without_text != 0) out << ", " << counts.without_text << " without stored text";
+    if (counts.left_by_limit != 0) {
+      out << ", " << counts.left_by_limit << " left by --limit (run again to continue)";
+    }
+    out << '\n';
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command recategorize_command() {
+  return {"recategorize", "categorize an index's documents again with another model",
+          std::string(kUsage) + kDecisionHelp + kUsageTail, run_recategorize};
+}
+
+}  // namespace autocat::cli

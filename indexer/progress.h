@@ -1,0 +1,30 @@
+// Progress of long commands (train, index, recategorize) on the error
+// stream: count, rate and, when the total is known, the time left. Shown when
+// stderr is a terminal, or always with --progress; --quiet hides it. Standard
+// output (the summary, --json) is never touched.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "indexer/args.h"
+
+namespace autocat::cli {
+
+class Messages;
+
+// --progress and --quiet, for with_options().
+const std::vector<OptionSpec>& progress_option_specs();
+// Turns `messages`' progress lines on or off as the options say (default:
+// when `stderr_is_terminal`). Throws UsageError for both options at once.
+void apply_progress_options(const ParsedArgs& args, Messages& messages, bool stderr_is_terminal);
+// Whether the process's stderr is a terminal.
+bool stderr_is_terminal();
+
+// One progress line: "indexed 12000 documents (3400/s)", or with a known
+// total "recategorized 3000/9000 documents (1500/s, ETA 4s)".
+std::string progress_line(const std::string& verb, uint64_t done, uint64_t total,
+                          double elapsed_seconds);
+
+}  // namespace autocat::cli

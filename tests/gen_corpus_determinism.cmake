@@ -1,0 +1,50 @@
+# GenCorpusDeterminism: bench/gen_corpus on a small fixture gives the same bytes
+# for the same --seed, other bytes for another seed, the number of documents
+# asked, and synthetic words once it runs past the fixture's size.
+# Called with -DGEN_CORPUS=<exe> -DFIXTURE=<jsonl> -DWORK_DIR=<dir>.
+file(MAKE_DIRECTORY "${WORK_DIR}")
+function(generate seed output)
+  execute_process(
+    COMMAND "${GEN_CORPUS}" --input "${FIXTURE}" --fit-split "" --documents 300 --seed ${seed}
+            --test-fraction 0.2 --output "${output}" --quiet
+    RESULT_VARIABLE status ERROR_VARIABLE errors)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "gen_corpus --seed ${seed} failed (${status}): ${errors}")
+  endif()
+endfunction()
+generate(5 "${WORK_DIR}/a.jsonl")
+generate(5 "${WORK_DIR}/b.jsonl")
+generate(6 "${WORK_DIR}/c.jsonl")
+file(SHA256 "${WORK_DIR}/a.jsonl" first)
+file(SHA256 "${WORK_DIR}/b.jsonl" again)
+file(SHA256 "${WORK_DIR}/c.jsonl" other)
+if(NOT first STREQUAL again)
+  message(FATAL_ERROR "same seed, different output: ${WORK_DIR}/a.jsonl vs b.jsonl")
+endif()
+if(first STREQUAL other)
+  message(FATAL_ERROR "seeds 5 and 6 gave the same output")
+endif()
+# Counted with regexes on the text, not file(STRINGS): the texts hold ';',
+# CMake's list separator.
+file(READ "${WORK_DIR}/a.jsonl" corpus)
+function(count_matches regex variable)
+  string(REGEX MATCHALL "${regex}" matches "${corpus}")
+  set(count 0)
+  foreach(match IN LISTS matches)
+    math(EXPR count "${count} + 1")
+  endforeach()
+  set(${variable} ${count} PARENT_SCOPE)
+endfunction()
+count_matches("\n" count)
+if(NOT count EQUAL 300)
+  message(FATAL_ERROR "asked 300 documents, got ${count} lines")
+endif()
+count_matches("\"split\": \"test\"" test_count)
+if(test_count LESS 30 OR test_count GREATER 90)
+  message(FATAL_ERROR "--test-fraction 0.2 marked ${test_count} of 300 documents test")
+endif()
+count_matches(" w[0-9]+[ \"]" synthetic_count)
+if(synthetic_count EQUAL 0)
+  message(FATAL_ERROR "no synthetic word w<N> past the fixture's size: vocabulary did not grow")
+endif()
+message(STATUS "300 documents, ${test_count} test, ${synthetic_count} synthetic words")

@@ -1,0 +1,152 @@
+// Tests of rule categories (classify/rules.h): the file format and its
+// errors, what a query matches, and how assign, veto and evidence change the
+// learned decision.
+#include "classify/rules.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autocat/error.h"
+#include "classify/trainer.h"
+#include "tests/test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+using testing_util::split;
+
+const std::vector<std::string> kCategories = {"a", "b", "c"};
+
+RuleSet parse(const std::string& text, const std::vector<std::string>& categories = kCategories) {
+  std::istringstream in(text);
+  return RuleSet::parse(in, "my.rules", categories);
+}
+
+std::string parse_error(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InvalidArgumentError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(RulesTest, ParsesModesAndSkipsCommentsAndBlankLines) {
+  const RuleSet rules = parse(
+      "# comment\n"
+      "\n"
+      "a\tassign\tapple\n"
+      "b\tveto\tbanana OR blueberry\n"
+      "c\tevidence:+0.25\tcherry\n"
+      "c\tevidence:-0.5\tcoconut\n");
+  ASSERT_EQ(rules.rules().size(), 4u);
+  EXPECT_EQ(rules.rules()[0].mode, RuleMode::kAssign);
+  EXPECT_EQ(rules.rules()[0].source, "my.rules:3");
+  EXPECT_EQ(rules.rules()[1].mode, RuleMode::kVeto);
+  EXPECT_EQ(rules.rules()[1].query, "banana OR blueberry");
+  EXPECT_EQ(rules.rules()[2].mode, RuleMode::kEvidence);
+  EXPECT_DOUBLE_EQ(rules.rules()[2].weight, 0.25);
+  EXPECT_DOUBLE_EQ(rules.rules()[3].weight, -0.5);
+  EXPECT_EQ(rule_mode_text(rules.rules()[3]), "evidence:-0.5");
+}
+
+TEST(RulesTest, ErrorsNameFileAndLine) {
+  EXPECT_NE(
+      parse_error("a\tassign\tapple\nzz\tassign\tx\n").find("my.rules:2: unknown category 'zz'"),
+      std::string::npos);
+  EXPECT_NE(parse_error("a\tassign\t(apple\n").find("my.rules:1: bad query '(apple'"),
+            std::string::npos);
+  EXPECT_NE(parse_error("\na\tmaybe\tapple\n").find("my.rules:2: unknown mode 'maybe'"),
+            std::string::npos);
+  EXPECT_NE(parse_error("a\tevidence:0.3\tapple\n").find("my.rules:1: evidence weight"),
+            std::string::npos);
+  EXPECT_NE(parse_error("a\tevidence:+2\tapple\n").find("my.rules:1: evidence weight"),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error("a assign apple\n").find("my.rules:1: expected CATEGORY<TAB>MODE<TAB>QUERY"),
+      std::string::npos);
+  EXPECT_NE(parse_error("a\tassign\t \n").find("my.rules:1: empty query"), std::string::npos);
+  // Without a category list any category is accepted (rules test without a model).
+  EXPECT_EQ(parse("zz\tassign\tx\n", {}).rules().size(), 1u);
+  EXPECT_THROW(RuleSet::load("/nonexistent/my.rules", kCategories), NotFoundError);
+}
+
+TEST(RulesTest, QueriesMatchStemsPhrasesBooleansAndTitle) {
+  const RuleSet rules = parse(
+      "a\tassign\tprofit\n"             // 0: stem: matches "profits"
+      "a\tassign\t\"net profit\"\n"     // 1: phrase
+      "a\tassign\tnet loss\n"           // 2: default AND
+      "a\tassign\tnet NOT profit\n"     // 3
+      "a\tassign\ttitle:quarterly\n");  // 4: the title only
+  EXPECT_EQ(rules.matching("Net profits rose", ""), (std::vector<size_t>{0}));
+  EXPECT_EQ(rules.matching("The net profit rose", ""), (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(rules.matching("a loss, net of tax", ""), (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(rules.matching("quarterly figures", ""), (std::vector<size_t>{}));
+  EXPECT_EQ(rules.matching("figures", "Quarterly results"), (std::vector<size_t>{4}));
+}
+
+std::unique_ptr<Categorizer> fitted(bool multi_label) {
+  std::vector<LabelledTerms> docs;
+  for (int i = 0; i < 6; ++i) {
+    docs.push_back({split("apple apricot avocado"), {"a"}});
+    docs.push_back({split("banana blueberry"), {"b"}});
+    docs.push_back({split("cherry coconut"), {"c"}});
+  }
+  if (multi_label) docs.push_back({split("apple banana"), {"a", "b"}});
+  auto corpus = std::make_shared<const TrainingCorpus>(make_training_corpus(docs));
+  ModelState model = fit_model(*corpus, resolve_analyzer_options(AnalyzerOptions()), {});
+  return std::make_unique<Categorizer>(std::move(model), corpus);
+}
+
+std::vector<std::string> names(const std::vector<Category>& categories) {
+  std::vector<std::string> out;
+  for (const Category& category : categories) out.push_back(category.name);
+  return out;
+}
+
+TEST(RulesTest, AssignVetoAndEvidenceChangeTheDecision) {
+  const auto categorizer = fitted(false);  // one-of
+  ASSERT_EQ(categorizer->decision_mode(ClassifyOptions()), Decision::kOneOf);
+  ClassifyOptions options;
+  options.method = Method::kRocchio;
+  const RuleSet rules = parse(
+      "c\tassign\tcherry\n"
+      "a\tveto\tveto\n"
+      "b\tevidence:+0.9\tboost\n"
+      "c\tveto\tnocherry\n");
+  const std::vector<double> scores = {0.6, 0.3, 0.1};
+
+  // No rule fires: the learned decision, untouched.
+  DecisionTrace plain = rules.decide(*categorizer, scores, "nothing", "", options);
+  EXPECT_EQ(names(plain.assigned), (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(plain.rules.empty());
+
+  // assign adds its category with score 1, first.
+  DecisionTrace assigned = rules.decide(*categorizer, scores, "cherry", "", options);
+  EXPECT_EQ(names(assigned.assigned), (std::vector<std::string>{"c", "a"}));
+  EXPECT_DOUBLE_EQ(assigned.assigned[0].score, 1.0);
+  ASSERT_EQ(assigned.rules.size(), 1u);
+  EXPECT_EQ(assigned.rules[0].source, "my.rules:1");
+  EXPECT_NE(assigned.reason.find("assign c (my.rules:1)"), std::string::npos);
+
+  // veto: one-of falls to the next best category.
+  DecisionTrace vetoed = rules.decide(*categorizer, scores, "veto", "", options);
+  EXPECT_EQ(names(vetoed.assigned), (std::vector<std::string>{"b"}));
+
+  // evidence lifts b's score over a's.
+  DecisionTrace boosted = rules.decide(*categorizer, scores, "boost", "", options);
+  EXPECT_EQ(names(boosted.assigned), (std::vector<std::string>{"b"}));
+  EXPECT_DOUBLE_EQ(boosted.assigned[0].score, 1.0);  // 0.3 + 0.9, clamped
+
+  // A veto beats an assign of the same category.
+  DecisionTrace both = rules.decide(*categorizer, scores, "cherry nocherry", "", options);
+  EXPECT_EQ(names(both.assigned), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(both.rules.size(), 2u);
+}
+
+}  // namespace
+}  // namespace autocat::internal
