@@ -313,7 +313,7 @@ void check_model_state(const std::string& path, const ModelState& m) {
     check.require(std::isfinite(nb.alpha) && nb.alpha > 0, name + " alpha not positive");
     check.require(nb.num_categories == cats && nb.log_prior.size() == cats &&
                       nb.term_weight.size() == terms * cats &&
-                      (nb.class_constant.empty() || nb.class_constant.size() == cats),
+                      nb.class_constant.size() == cats,
                   name + " sizes differ from the category and term counts");
     check.require_not_nan(nb.log_prior, name + " priors");
     check.require_not_nan(nb.term_weight, name + " weights");

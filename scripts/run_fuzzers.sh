@@ -3,12 +3,16 @@
 # seed corpora (tests/data, fuzz/seeds) and the saved reproducers of fixed
 # bugs (fuzz/regressions). Fails on the first crash, leak, timeout, or
 # allocation over the limit; the input that did it is left in
-# BUILD/fuzz-artifacts/. Usage: scripts/run_fuzzers.sh BUILD_DIR [SECONDS]
+# BUILD/fuzz-artifacts/ and printed in base64, so a CI log alone is enough
+# to reproduce it. The seed is fixed (AUTOCAT_FUZZ_SEED, default 1) so a
+# failure on one machine can be replayed on another.
+# Usage: scripts/run_fuzzers.sh BUILD_DIR [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${1:?usage: scripts/run_fuzzers.sh BUILD_DIR [SECONDS]}
 seconds=${2:-60}
+seed=${AUTOCAT_FUZZ_SEED:-1}
 
 seeds_for() {
   case "$1" in
@@ -31,15 +35,21 @@ for fuzzer in fuzz_model_file fuzz_jsonl_reader fuzz_analyzer; do
   # or 2 GB in all; 25 s on one input counts as a hang.
   set +e
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$build/fuzz/$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=256 \
+    "$build/fuzz/$fuzzer" -seed="$seed" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=256 \
     -timeout=25 -max_len=200000 -print_final_stats=1 \
     -artifact_prefix="$build/fuzz-artifacts/$fuzzer-" "$corpus" "${regressions[@]}" 2>&1 |
-    grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::number_of_executed_units|ERROR|SUMMARY|Test unit written|==[0-9]+==" |
-    head -60
+    grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^ +#[0-9]+ 0x|^stat::number_of_executed_units|ERROR|SUMMARY|Test unit written|==[0-9]+==|terminate called|what\(\)|runtime error" |
+    head -200
   status=${PIPESTATUS[0]}
   set -e
   if [ "$status" -ne 0 ]; then
-    echo "autocat: $fuzzer failed (exit $status); the input is in $build/fuzz-artifacts/"
+    echo "autocat: $fuzzer failed (exit $status, seed $seed); the input is in $build/fuzz-artifacts/"
+    for artifact in "$build/fuzz-artifacts/$fuzzer"-*; do
+      [ -f "$artifact" ] || continue
+      echo "== $artifact ($(stat -c %s "$artifact") bytes), base64:"
+      head -c 65536 "$artifact" | base64 -w 0
+      echo
+    done
     exit 1
   fi
 done
