@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "classify/categorizer.h"
+#include "classify/document_reader.h"
 #include "classify/linear.h"
 #include "classify/model_dir.h"
 #include "classify/model_io.h"
@@ -62,6 +64,37 @@ inline void print_linear_summary(const internal::ModelState& model, const std::s
         linear->entry_weight.size(), linear->weight_bytes() / 1e6, since(start));
     (void)refit;
   }
+}
+
+// A test document as the benchmarks classify it: analyzed once, so
+// classification is timed alone, with its labels as the model's indexes
+// (labels the model does not know are dropped).
+struct TestDoc {
+  internal::DocumentTerms terms;
+  std::vector<uint32_t> truth;
+};
+
+// The documents of `split` in `data`, as read (text and labels).
+inline std::vector<internal::InputDocument> read_split(const std::string& data,
+                                                       const std::string& split,
+                                                       const internal::WarningCallback& warn) {
+  internal::ReadOptions options;
+  options.split = split;
+  std::vector<internal::InputDocument> docs;
+  internal::read_documents(
+      {data}, options, [&](internal::InputDocument&& d) { docs.push_back(std::move(d)); }, warn);
+  return docs;
+}
+
+inline TestDoc analyzed(const internal::Categorizer& categorizer,
+                        const internal::InputDocument& doc) {
+  TestDoc test;
+  test.terms = categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
+  for (const auto& label : doc.labels) {
+    const int64_t c = categorizer.category_index(label);
+    if (c >= 0) test.truth.push_back(static_cast<uint32_t>(c));
+  }
+  return test;
 }
 
 }  // namespace autocat::bench

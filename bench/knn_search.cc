@@ -29,10 +29,7 @@ using autocat::internal::KnnSearchStats;
 
 namespace {
 
-struct TestDoc {
-  DocumentTerms terms;
-  int64_t truth = -1;
-};
+using autocat::bench::TestDoc;
 
 using Neighbours = std::vector<KnnIndex::Neighbour>;
 
@@ -64,7 +61,7 @@ double accuracy(const KnnIndex& index, const std::vector<TestDoc>& docs,
       }
     }
     const auto best = std::max_element(votes.begin(), votes.end()) - votes.begin();
-    correct += !results[d].empty() && best == docs[d].truth;
+    correct += !results[d].empty() && !docs[d].truth.empty() && best == docs[d].truth.front();
   }
   return double(correct) / double(docs.size());
 }
@@ -108,18 +105,10 @@ int main(int argc, char** argv) try {
   const KnnIndex& index = categorizer.knn_index();
   const int power = categorizer.model().knn_similarity_power;
 
-  autocat::internal::ReadOptions test_read;
-  test_read.split = "test";
   std::vector<TestDoc> docs;
-  autocat::internal::read_documents(
-      {data}, test_read,
-      [&](autocat::internal::InputDocument&& d) {
-        TestDoc test;
-        test.terms = categorizer.document_terms(categorizer.analyzer().analyze(d.text));
-        if (!d.labels.empty()) test.truth = categorizer.category_index(d.labels.front());
-        docs.push_back(std::move(test));
-      },
-      nullptr);
+  for (const auto& doc : autocat::bench::read_split(data, "test", nullptr)) {
+    docs.push_back(autocat::bench::analyzed(categorizer, doc));
+  }
   std::printf(
       "%u training docs, %llu postings; %zu test docs; cross-validated k=%d, votes "
       "similarity^%d\n\n",

@@ -45,10 +45,7 @@ uint64_t directory_bytes(const fs::path& dir) {
   return bytes;
 }
 
-struct TestDoc {
-  DocumentTerms terms;
-  std::vector<uint32_t> truth;
-};
+using autocat::bench::TestDoc;
 
 struct RunResult {
   double accuracy, macro_f1, seconds, log_loss;
@@ -200,24 +197,14 @@ int main(int argc, char** argv) try {
   autocat::bench::print_linear_summary(categorizer.model(), model_dir);
 
   // Read and analyze the test split once; classification is timed alone.
-  autocat::internal::ReadOptions test_read;
-  test_read.split = test_split;
-  std::vector<autocat::internal::InputDocument> raw;
-  autocat::internal::read_documents(
-      {data}, test_read, [&](autocat::internal::InputDocument&& d) { raw.push_back(std::move(d)); },
-      warn);
+  const std::vector<autocat::internal::InputDocument> raw =
+      autocat::bench::read_split(data, test_split, warn);
   std::vector<TestDoc> docs;
   uint64_t bytes = 0;
   const auto analyze_start = Clock::now();
   for (const auto& doc : raw) {
-    TestDoc test;
-    test.terms = categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
-    for (const auto& label : doc.labels) {
-      const int64_t c = categorizer.category_index(label);
-      if (c >= 0) test.truth.push_back(static_cast<uint32_t>(c));
-    }
+    docs.push_back(autocat::bench::analyzed(categorizer, doc));
     bytes += doc.text.size();
-    docs.push_back(std::move(test));
   }
   const double analyze_seconds = since(analyze_start);
   std::printf("evaluated on split '%s'\n", test_split.c_str());

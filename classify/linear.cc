@@ -458,17 +458,6 @@ void linear_probabilities(const LinearModel& model, Decision decision,
   }
 }
 
-std::vector<double> linear_term_weights(const LinearModel& model) {
-  const size_t terms = model.term_start.empty() ? 0 : model.term_start.size() - 1;
-  std::vector<double> weights(terms * model.num_categories, 0.0);
-  for (size_t t = 0; t < terms; ++t) {
-    for (uint64_t e = model.term_start[t]; e < model.term_start[t + 1]; ++e) {
-      weights[t * model.num_categories + model.entry_category[e]] = model.entry_weight[e];
-    }
-  }
-  return weights;
-}
-
 LinearClassifier::LinearClassifier(Method method, const LinearModel& model,
                                    const std::vector<float>& idf, Decision decision)
     : method_(method), model_(model), idf_(idf), decision_(decision) {

@@ -109,17 +109,14 @@ void linear_decision_values(const LinearModel& model, const std::vector<float>& 
 // The same from a dense term-major copy of the weights (`dense_weights`,
 // num_categories per term): no category indices to chase, and each term's
 // row is contiguous, so the inner loop vectorizes. Sums in the same order as
-// linear_decision_values, so the values are identical.
+// linear_decision_values, so the values are identical. `features` ranks
+// terms by the same copy (0 where no weight is stored).
 std::vector<float> dense_term_weights(const LinearModel& model);
 void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
                                   const std::vector<float>& idf, const DocumentTerms& doc,
                                   std::vector<double>* values);
 // Probabilities from decision values, in place, as score() reports them.
 void linear_probabilities(const LinearModel& model, Decision decision, std::vector<double>* values);
-
-// Every term's weight for every category (num_terms x num_categories,
-// term-major, 0 where none is stored): `features` ranks terms by it.
-std::vector<double> linear_term_weights(const LinearModel& model);
 
 class LinearClassifier : public Classifier {
  public:

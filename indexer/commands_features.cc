@@ -90,7 +90,8 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
                              ": the training database has changed since the model "
                              "was trained; run autocat train again");
     }
-    utility = internal::linear_term_weights(weights);
+    const std::vector<float> dense = internal::dense_term_weights(weights);
+    utility.assign(dense.begin(), dense.end());
   } else {
     utility = internal::term_class_utility(corpus, measure);
   }

@@ -260,7 +260,7 @@ TEST_F(LinearModelTest, DecisionValueIsTheSumOfTermContributionsAndBias) {
   const DocumentTerms doc = terms_of(categorizer, {"rain", "rain", "storm", "good", "car"});
   std::vector<double> values;
   linear_decision_values(model_.svm, idf, doc, &values);
-  const std::vector<double> weights = linear_term_weights(model_.svm);
+  const std::vector<float> weights = dense_term_weights(model_.svm);
   double norm2 = 0;
   for (const TermCount& tc : doc.terms) norm2 += std::pow(sublinear_tf(tc.count) * idf[tc.term], 2);
   for (uint32_t c = 0; c < model_.svm.num_categories; ++c) {
