@@ -116,6 +116,16 @@ const KnnIndex& Categorizer::knn_index() const {
       knn_index_ = std::move(index);
       return;
     }
+    // Written at training time: mapped, not rebuilt.
+    if (auto mapped = KnnIndex::open(paths_.knn_index, idf_, model_.num_docs,
+                                     static_cast<uint32_t>(model_.categories.size()))) {
+      knn_classifier_ =
+          std::make_unique<KnnClassifier>(mapped, model_.knn_similarity_power, model_.knn_k);
+      knn_index_ = std::move(mapped);
+      training_db_.close();
+      training_db_open_ = false;
+      return;
+    }
     const std::string& path = paths_.training_db;
     if (!training_db_open_) {
       training_db_ = open_training_db(path, model_dir_);

@@ -8,14 +8,23 @@
 // allocates only its result.
 #include "classify/knn.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
 #include <utility>
 
 #include "autocat/error.h"
+#include "classify/atomic_file.h"
 #include "classify/weighting.h"
 
 namespace autocat::internal {
@@ -130,14 +139,14 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
     throw InvalidArgumentError("kNN index: " + std::to_string(idf.size()) + " idf values for " +
                                std::to_string(num_terms) + " terms");
   }
-  doc_category_start_.reserve(size_t(num_docs_) + 1);
-  doc_category_start_.push_back(0);
+  owned_doc_category_start_.reserve(size_t(num_docs_) + 1);
+  owned_doc_category_start_.push_back(0);
   for (uint32_t d = 0; d < num_docs_; ++d) {
     if (d < corpus.doc_categories.size()) {
       const auto& labels = corpus.doc_categories[d];
-      doc_category_.insert(doc_category_.end(), labels.begin(), labels.end());
+      owned_doc_category_.insert(owned_doc_category_.end(), labels.begin(), labels.end());
     }
-    doc_category_start_.push_back(static_cast<uint32_t>(doc_category_.size()));
+    owned_doc_category_start_.push_back(static_cast<uint32_t>(owned_doc_category_.size()));
   }
 
   // Squared L2 norm of every document's tf-idf vector over the terms with idf > 0.
@@ -160,36 +169,265 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
 
   // Every posting with a positive weight belongs to a document of positive
   // norm, so `kept` postings remain.
-  postings_start_.assign(size_t(num_terms) + 1, 0);
-  posting_doc_.reserve(kept);
-  posting_weight_.reserve(kept);
+  owned_postings_start_.assign(size_t(num_terms) + 1, 0);
+  owned_posting_doc_.reserve(kept);
+  owned_posting_weight_.reserve(kept);
   max_weight_.assign(num_terms, 0.0f);
   for (TermId t = 0; t < num_terms; ++t) {
-    postings_start_[t] = posting_doc_.size();
+    owned_postings_start_[t] = owned_posting_doc_.size();
     if (!(idf_[t] > 0.0f)) continue;
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
       const uint32_t wdf = corpus.posting_wdf[p];
       if (wdf == 0) continue;
       const uint32_t doc = corpus.posting_doc[p];
-      if (posting_doc_.size() > postings_start_[t] && posting_doc_.back() >= doc) {
+      if (owned_posting_doc_.size() > owned_postings_start_[t] &&
+          owned_posting_doc_.back() >= doc) {
         postings_sorted_ = false;
       }
       const float weight = static_cast<float>(sublinear_tf(wdf) * idf_[t] * inverse_norm[doc]);
-      posting_doc_.push_back(doc);
-      posting_weight_.push_back(weight);
+      owned_posting_doc_.push_back(doc);
+      owned_posting_weight_.push_back(weight);
       max_weight_[t] = std::max(max_weight_[t], weight);
     }
   }
-  postings_start_[num_terms] = posting_doc_.size();
+  owned_postings_start_[num_terms] = owned_posting_doc_.size();
+  use_owned_arrays();
+}
+
+namespace {
+
+// The kNN index file: a fixed header, then the arrays as they lie in memory
+// (native byte order, which the header records), each starting at a
+// multiple of 8 bytes.
+constexpr char kKnnIndexMagic[8] = {'A', 'C', 'K', 'N', 'N', 'I', 'X', '\0'};
+constexpr uint32_t kKnnIndexVersion = 1;
+constexpr uint32_t kByteOrderMark = 0x01020304;
+
+struct KnnFileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t byte_order;
+  uint32_t num_docs;
+  uint32_t num_categories;
+  uint32_t num_terms;
+  uint32_t postings_sorted;
+  uint64_t num_postings;
+  uint64_t num_doc_categories;
+  uint32_t header_crc;  // CRC-32 of the bytes before it
+  uint32_t reserved;
+};
+static_assert(sizeof(KnnFileHeader) == 56, "the file layout depends on it");
+
+uint64_t padded(uint64_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
+
+uint32_t header_crc(const KnnFileHeader& header) {
+  return static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(&header), offsetof(KnnFileHeader, header_crc)));
+}
+
+// Where each array starts in the file, from the header's counts.
+struct KnnFileLayout {
+  uint64_t idf, df, max_weight, postings_start, posting_doc, posting_weight, doc_category_start,
+      doc_category, end;
+
+  explicit KnnFileLayout(const KnnFileHeader& h) {
+    const uint64_t terms = h.num_terms;
+    idf = sizeof(KnnFileHeader);
+    df = idf + padded(terms * sizeof(float));
+    max_weight = df + padded(terms * sizeof(uint32_t));
+    postings_start = max_weight + padded(terms * sizeof(float));
+    posting_doc = postings_start + (terms + 1) * sizeof(uint64_t);
+    posting_weight = posting_doc + padded(h.num_postings * sizeof(uint32_t));
+    doc_category_start = posting_weight + padded(h.num_postings * sizeof(float));
+    doc_category = doc_category_start + padded((uint64_t{h.num_docs} + 1) * sizeof(uint32_t));
+    end = doc_category + padded(h.num_doc_categories * sizeof(uint32_t));
+  }
+};
+
+template <class T>
+std::string_view bytes_of(const T* data, uint64_t count) {
+  return {reinterpret_cast<const char*>(data), size_t(count * sizeof(T))};
+}
+
+[[noreturn]] void refuse_index_file(const std::string& path, const std::string& what) {
+  throw ModelFormatError(path + ": " + what +
+                         "; delete it (autocat then rebuilds the kNN index from the training "
+                         "collection at every load) or run autocat train again");
+}
+
+}  // namespace
+
+struct KnnIndex::Mapping {
+  void* address = MAP_FAILED;
+  size_t length = 0;
+  ~Mapping() {
+    if (address != MAP_FAILED) munmap(address, length);
+  }
+  const char* at(uint64_t offset) const { return static_cast<const char*>(address) + offset; }
+};
+
+KnnIndex::~KnnIndex() = default;
+
+void KnnIndex::write(const std::string& path) const {
+  KnnFileHeader header{};
+  std::memcpy(header.magic, kKnnIndexMagic, sizeof header.magic);
+  header.version = kKnnIndexVersion;
+  header.byte_order = kByteOrderMark;
+  header.num_docs = num_docs_;
+  header.num_categories = num_categories_;
+  header.num_terms = static_cast<uint32_t>(idf_.size());
+  header.postings_sorted = postings_sorted_ ? 1 : 0;
+  header.num_postings = num_postings_;
+  header.num_doc_categories = num_doc_categories_;
+  header.header_crc = header_crc(header);
+  const uint64_t terms = idf_.size();
+  static const char kZeros[8] = {};
+  std::vector<std::string_view> pieces;
+  const auto add = [&](std::string_view array) {
+    pieces.push_back(array);
+    if (array.size() % 8 != 0) pieces.push_back(std::string_view(kZeros, 8 - array.size() % 8));
+  };
+  add(bytes_of(&header, 1));
+  add(bytes_of(idf_.data(), terms));
+  add(bytes_of(df_.data(), terms));
+  add(bytes_of(max_weight_.data(), terms));
+  add(bytes_of(postings_start_, terms + 1));
+  add(bytes_of(posting_doc_, num_postings_));
+  add(bytes_of(posting_weight_, num_postings_));
+  add(bytes_of(doc_category_start_, uint64_t{num_docs_} + 1));
+  add(bytes_of(doc_category_, num_doc_categories_));
+  write_file_atomically(path, pieces, "kNN index");
+}
+
+std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
+                                               const std::vector<float>& idf, uint32_t num_docs,
+                                               uint32_t num_categories) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return nullptr;
+    throw IOError(path + ": cannot open the kNN index: " + std::strerror(errno));
+  }
+  auto mapping = std::make_unique<Mapping>();
+  struct stat status {};
+  const bool stat_ok = fstat(fd, &status) == 0;
+  if (stat_ok && S_ISREG(status.st_mode) && status.st_size > 0) {
+    mapping->length = size_t(status.st_size);
+    mapping->address = mmap(nullptr, mapping->length, PROT_READ, MAP_SHARED, fd, 0);
+  }
+  const int map_errno = errno;
+  ::close(fd);  // the mapping keeps the file
+  if (!stat_ok || !S_ISREG(status.st_mode)) refuse_index_file(path, "not a regular file");
+  if (mapping->address == MAP_FAILED && status.st_size > 0) {
+    throw IOError(path + ": cannot map the kNN index: " + std::strerror(map_errno));
+  }
+  if (mapping->length < sizeof(KnnFileHeader) ||
+      std::memcmp(mapping->at(0), kKnnIndexMagic, sizeof kKnnIndexMagic) != 0) {
+    refuse_index_file(path, "not an autocat kNN index (wrong magic bytes or too short)");
+  }
+  KnnFileHeader header;
+  std::memcpy(&header, mapping->at(0), sizeof header);
+  if (header.header_crc != header_crc(header)) {
+    refuse_index_file(path, "kNN index header is corrupted (checksum mismatch)");
+  }
+  if (header.version != kKnnIndexVersion) {
+    refuse_index_file(path, "kNN index format version " + std::to_string(header.version) +
+                                " (this autocat reads version " + std::to_string(kKnnIndexVersion) +
+                                ")");
+  }
+  if (header.byte_order != kByteOrderMark) {
+    refuse_index_file(path, "kNN index written on a machine of another byte order");
+  }
+  if (header.num_terms != idf.size() || header.num_docs != num_docs ||
+      header.num_categories != num_categories) {
+    refuse_index_file(path, "kNN index belongs to another model (" +
+                                std::to_string(header.num_docs) + " documents, " +
+                                std::to_string(header.num_terms) + " terms)");
+  }
+  const KnnFileLayout layout(header);
+  if (layout.end != mapping->length) {
+    refuse_index_file(path, "kNN index is truncated or has trailing bytes (" +
+                                std::to_string(mapping->length) + " bytes, expected " +
+                                std::to_string(layout.end) + ")");
+  }
+  const uint64_t terms = header.num_terms;
+  std::shared_ptr<KnnIndex> index(new KnnIndex());
+  index->num_docs_ = header.num_docs;
+  index->num_categories_ = header.num_categories;
+  index->num_postings_ = header.num_postings;
+  index->num_doc_categories_ = header.num_doc_categories;
+  index->postings_sorted_ = header.postings_sorted == 1;
+  // The per-term arrays are small and copied; the file's idf must be the
+  // model's, bit for bit.
+  const auto copy = [&](auto* out, uint64_t offset) {
+    using T = typename std::remove_reference_t<decltype(*out)>::value_type;
+    out->resize(terms);
+    std::memcpy(out->data(), mapping->at(offset), terms * sizeof(T));
+  };
+  copy(&index->idf_, layout.idf);
+  copy(&index->df_, layout.df);
+  copy(&index->max_weight_, layout.max_weight);
+  if (std::memcmp(index->idf_.data(), idf.data(), terms * sizeof(float)) != 0) {
+    refuse_index_file(path, "kNN index was written for other idf values (another model)");
+  }
+  index->postings_start_ = reinterpret_cast<const uint64_t*>(mapping->at(layout.postings_start));
+  index->posting_doc_ = reinterpret_cast<const uint32_t*>(mapping->at(layout.posting_doc));
+  index->posting_weight_ = reinterpret_cast<const float*>(mapping->at(layout.posting_weight));
+  index->doc_category_start_ =
+      reinterpret_cast<const uint32_t*>(mapping->at(layout.doc_category_start));
+  index->doc_category_ = reinterpret_cast<const uint32_t*>(mapping->at(layout.doc_category));
+  // Offsets are checked now (one pass over per-term and per-document
+  // arrays); document numbers inside the postings, term by term as
+  // searches reach them (verify_term), so opening reads little.
+  const uint64_t* start = index->postings_start_;
+  bool offsets_ok = start[0] == 0 && start[terms] == header.num_postings;
+  for (uint64_t t = 0; offsets_ok && t < terms; ++t) offsets_ok = start[t] <= start[t + 1];
+  const uint32_t* category_start = index->doc_category_start_;
+  offsets_ok = offsets_ok && category_start[0] == 0 &&
+               category_start[header.num_docs] == header.num_doc_categories;
+  for (uint64_t d = 0; offsets_ok && d < header.num_docs; ++d) {
+    offsets_ok = category_start[d] <= category_start[d + 1];
+  }
+  if (!offsets_ok) refuse_index_file(path, "kNN index is damaged (offsets out of order)");
+  const uint32_t* categories = index->doc_category_;
+  if (std::any_of(categories, categories + header.num_doc_categories,
+                  [&](uint32_t c) { return c >= header.num_categories; })) {
+    refuse_index_file(path, "kNN index is damaged (a category number out of range)");
+  }
+  index->term_verified_.reset(new std::atomic<bool>[terms]);
+  for (uint64_t t = 0; t < terms; ++t) index->term_verified_[t].store(false);
+  index->mapping_ = std::move(mapping);
+  index->path_ = path;
+  return index;
+}
+
+void KnnIndex::verify_term(uint32_t t) const {
+  if (term_verified_[t].load(std::memory_order_acquire)) return;
+  const uint32_t* doc = posting_doc_ + postings_start_[t];
+  const uint32_t* end = posting_doc_ + postings_start_[t + 1];
+  // Racing threads may check the same term twice: harmless.
+  if (std::any_of(doc, end, [&](uint32_t d) { return d >= num_docs_; })) {
+    refuse_index_file(path_, "kNN index is damaged (a document number out of range)");
+  }
+  term_verified_[t].store(true, std::memory_order_release);
+}
+
+void KnnIndex::use_owned_arrays() {
+  num_postings_ = owned_posting_doc_.size();
+  num_doc_categories_ = owned_doc_category_.size();
+  postings_start_ = owned_postings_start_.data();
+  posting_doc_ = owned_posting_doc_.data();
+  posting_weight_ = owned_posting_weight_.data();
+  doc_category_start_ = owned_doc_category_start_.data();
+  doc_category_ = owned_doc_category_.data();
 }
 
 size_t KnnIndex::memory_bytes() const {
-  size_t bytes =
-      posting_doc_.capacity() * sizeof(uint32_t) + posting_weight_.capacity() * sizeof(float) +
-      postings_start_.capacity() * sizeof(uint64_t) + idf_.capacity() * sizeof(float) +
-      df_.capacity() * sizeof(uint32_t) + doc_category_start_.capacity() * sizeof(uint32_t) +
-      doc_category_.capacity() * sizeof(uint32_t) + max_weight_.capacity() * sizeof(float);
-  return bytes;
+  return owned_posting_doc_.capacity() * sizeof(uint32_t) +
+         owned_posting_weight_.capacity() * sizeof(float) +
+         owned_postings_start_.capacity() * sizeof(uint64_t) + idf_.capacity() * sizeof(float) +
+         df_.capacity() * sizeof(uint32_t) +
+         owned_doc_category_start_.capacity() * sizeof(uint32_t) +
+         owned_doc_category_.capacity() * sizeof(uint32_t) + max_weight_.capacity() * sizeof(float);
 }
 
 namespace {
@@ -525,6 +763,7 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
   // term id. (The bound is exact in double: a product of two floats.)
   uint64_t total_postings = 0;
   for (QueryTerm& term : terms) {
+    if (term_verified_ != nullptr) verify_term(term.term);
     term.bound = double(static_cast<float>(term.weight)) * double(max_weight_[term.term]);
     total_postings += postings_start_[term.term + 1] - postings_start_[term.term];
   }
@@ -538,8 +777,7 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
   // while it holds non-zero entries (the searches allocate before writing).
   if (scratch.accumulator.size() < num_docs_) scratch.accumulator.resize(num_docs_, 0.0f);
   const size_t keep = std::min<size_t>(size_t(k), num_docs_);
-  const PostingsView postings{postings_start_.data(), posting_doc_.data(), posting_weight_.data(),
-                              num_docs_};
+  const PostingsView postings{postings_start_, posting_doc_, posting_weight_, num_docs_};
   // Walks shorter than half the corpus are cheap either way, and the
   // max-score search works on a dense accumulator.
   if (search == KnnSearch::kMaxScore && postings_sorted_ && total_postings >= num_docs_ / 2) {

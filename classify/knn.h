@@ -14,8 +14,10 @@
 // may be called from many threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "classify/classifier.h"
@@ -45,12 +47,33 @@ class KnnIndex {
  public:
   // REQUIRES: idf.size() == corpus.num_terms(); terms with idf 0 get no postings.
   KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf);
+  ~KnnIndex();
+  KnnIndex(const KnnIndex&) = delete;
+  KnnIndex& operator=(const KnnIndex&) = delete;
+
+  // The index file `train` writes beside the model (kKnnIndexFileName):
+  // the arrays below as they lie in memory, so open() maps them instead of
+  // rebuilding them from the training database. Throws IOError.
+  void write(const std::string& path) const;
+  // Maps the file at `path`, written for a model with these idf values,
+  // documents and categories (it must match them exactly). Pages are read
+  // as searches touch them and shared between processes; each term's
+  // document numbers are checked the first time a search walks them.
+  // Returns nullptr if there is no such file (a model from before the
+  // file); throws ModelFormatError naming it if it is truncated, foreign,
+  // damaged or belongs to another model.
+  static std::shared_ptr<const KnnIndex> open(const std::string& path,
+                                              const std::vector<float>& idf, uint32_t num_docs,
+                                              uint32_t num_categories);
 
   uint32_t num_docs() const { return num_docs_; }
   uint32_t num_categories() const { return num_categories_; }
-  uint64_t num_postings() const { return posting_doc_.size(); }
+  uint64_t num_postings() const { return num_postings_; }
   const std::vector<float>& idf() const { return idf_; }
-  // Bytes held by the in-memory postings.
+  // True if the postings are mapped from a file (open()).
+  bool mapped() const { return mapping_ != nullptr; }
+  // Bytes of heap the index holds (a mapped index's postings are not on
+  // the heap: the kernel pages them in and may share or drop them).
   size_t memory_bytes() const;
 
   struct Neighbour {
@@ -74,30 +97,53 @@ class KnnIndex {
     std::vector<uint32_t> to_vector() const { return std::vector<uint32_t>(first, last); }
   };
   CategoryRange doc_categories(uint32_t doc) const {
-    const uint32_t* base = doc_category_.data();
-    return {base + doc_category_start_[doc], base + doc_category_start_[doc + 1]};
+    return {doc_category_ + doc_category_start_[doc], doc_category_ + doc_category_start_[doc + 1]};
   }
 
  private:
+  struct Mapping;
+  KnnIndex() = default;
+  // Points the arrays the searches read at the owned vectors.
+  void use_owned_arrays();
+  // Checks that every document number in term t's postings is below
+  // num_docs_, once per term (mapped indexes only).
+  void verify_term(uint32_t t) const;
+
   uint32_t num_docs_ = 0;
   uint32_t num_categories_ = 0;
+  uint64_t num_postings_ = 0;
   std::vector<float> idf_;
   std::vector<uint32_t> df_;
-  std::vector<uint64_t> postings_start_;
-  std::vector<uint32_t> posting_doc_;
-  std::vector<float> posting_weight_;
+  // What the searches read: the owned vectors below, or the mapped file.
+  const uint64_t* postings_start_ = nullptr;
+  const uint32_t* posting_doc_ = nullptr;
+  const float* posting_weight_ = nullptr;
+  // Labels of every training document, flat (CSR): voting over hundreds of
+  // neighbours reads them from two small arrays instead of chasing one
+  // heap allocation per neighbour.
+  const uint32_t* doc_category_start_ = nullptr;
+  const uint32_t* doc_category_ = nullptr;
+  uint64_t num_doc_categories_ = 0;
+  // Built in memory: the arrays themselves.
+  std::vector<uint64_t> owned_postings_start_;
+  std::vector<uint32_t> owned_posting_doc_;
+  std::vector<float> owned_posting_weight_;
+  std::vector<uint32_t> owned_doc_category_start_;
+  std::vector<uint32_t> owned_doc_category_;
+  // Mapped: the file, and which terms' postings have been checked.
+  std::unique_ptr<Mapping> mapping_;
+  std::string path_;  // the mapped file, for errors
+  mutable std::unique_ptr<std::atomic<bool>[]> term_verified_;
   // Per term, the largest posting weight: the max-score upper bounds.
   std::vector<float> max_weight_;
   // Whether every term's postings are in increasing document order (the
   // max-score search looks documents up in them; without it, it falls back
   // to the exhaustive walk).
   bool postings_sorted_ = true;
-  // Labels of every training document, flat (CSR): voting over hundreds of
-  // neighbours reads them from two small arrays instead of chasing one
-  // heap allocation per neighbour.
-  std::vector<uint32_t> doc_category_start_;
-  std::vector<uint32_t> doc_category_;
 };
+
+// The kNN index file's name in a model generation (see model_dir.h).
+inline const std::string kKnnIndexFileName = "knn.index";
 
 class KnnClassifier : public Classifier {
  public:

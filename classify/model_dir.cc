@@ -13,6 +13,7 @@
 
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
+#include "classify/knn.h"
 #include "classify/model_io.h"
 
 namespace autocat::internal {
@@ -45,7 +46,8 @@ unsigned generation_number(const std::string& name) {
 }
 
 ModelPaths paths_in(const fs::path& dir) {
-  return ModelPaths{(dir / kModelFileName).string(), (dir / kTrainingDbName).string()};
+  return ModelPaths{(dir / kModelFileName).string(), (dir / kTrainingDbName).string(),
+                    (dir / kKnnIndexFileName).string()};
 }
 
 // The generation CURRENT names, or 0 if there is no CURRENT.
@@ -117,6 +119,7 @@ bool remove_generation(const fs::path& dir) {
     }
     return !entry.is_directory(ec) &&
            (name == kModelFileName || is_temporary_file_of(name, kModelFileName) ||
+            name == kKnnIndexFileName || is_temporary_file_of(name, kKnnIndexFileName) ||
             is_temporary_file_of(name, kCurrentFileName));
   });
 }

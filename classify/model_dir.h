@@ -31,6 +31,9 @@ namespace autocat::internal {
 struct ModelPaths {
   std::string model_file;   // the model file
   std::string training_db;  // the training collection (a Xapian database)
+  // kNN's postings as classification reads them (knn.h), written by train;
+  // generations from before it have none and rebuild them at load.
+  std::string knn_index;
 };
 
 // Names inside a model directory.

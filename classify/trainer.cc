@@ -12,6 +12,7 @@
 #include "classify/atomic_file.h"
 #include "classify/categorizer.h"
 #include "classify/feature_selection.h"
+#include "classify/knn.h"
 #include "classify/linear.h"
 #include "classify/model_dir.h"
 #include "classify/naive_bayes.h"
@@ -176,10 +177,14 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     const TrainingCorpus corpus = load_training_corpus(db);
     model = fit_model(corpus, settings, options);
     if (refine) refine(corpus, &model);
+    report->fit_seconds = seconds_since(fit_start);
+    crash_point("fitted");
+    // kNN's postings as classification reads them, so that loading the
+    // model maps them instead of rebuilding them.
+    KnnIndex(corpus, compute_idf(model.df, model.num_docs, model.selected))
+        .write(writer->next().knn_index);
   }
-  report->fit_seconds = seconds_since(fit_start);
 
-  crash_point("fitted");
   write_model_file(writer->next().model_file, model);
   crash_point("model-written");
   writer->install();

@@ -1,0 +1,178 @@
+// The kNN index file `train` writes (knn.h: KnnIndex::write/open): a
+// loaded model maps it and finds the same neighbours as an index built
+// from the training collection; a damaged or foreign file is refused by
+// name; a generation without one still loads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "autocat/error.h"
+#include "classify/categorizer.h"
+#include "classify/document_reader.h"
+#include "classify/knn.h"
+#include "classify/model_dir.h"
+#include "classify/trainer.h"
+#include "classify/weighting.h"
+#include "test_util.h"
+
+namespace autocat::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_util::read_file;
+using testing_util::test_data;
+using testing_util::write_file;
+
+class KnnIndexFileTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    train_model({test_data("fixture_train.jsonl")}, model_dir_, TrainOptions(), ReadOptions(),
+                nullptr);
+    paths_ = resolve_model_dir(model_dir_);
+    ReadOptions read;
+    read_documents(
+        {test_data("fixture_test.jsonl")}, read,
+        [&](InputDocument&& doc) { texts_.push_back(std::move(doc.text)); }, nullptr);
+    ASSERT_FALSE(texts_.empty());
+  }
+
+  // The neighbours of every test text, as `categorizer` finds them.
+  std::vector<std::vector<KnnIndex::Neighbour>> neighbours_of(const Categorizer& categorizer) {
+    std::vector<std::vector<KnnIndex::Neighbour>> all;
+    for (const std::string& text : texts_) {
+      const DocumentTerms doc = categorizer.document_terms(categorizer.analyzer().analyze(text));
+      all.push_back(categorizer.knn_index().neighbours(doc, 10));
+    }
+    return all;
+  }
+
+  // Overwrites `bytes` at `offset` of the index file.
+  void patch(size_t offset, const std::string& bytes) {
+    std::string file = read_file(paths_.knn_index);
+    ASSERT_LE(offset + bytes.size(), file.size());
+    file.replace(offset, bytes.size(), bytes);
+    write_file(paths_.knn_index, file);
+  }
+
+  // Opening the model works, but kNN refuses the file, naming it.
+  void ExpectRefused(const std::string& complaint) {
+    const Categorizer categorizer(model_dir_);
+    try {
+      for (const std::string& text : texts_) categorizer.classify(text, ClassifyOptions());
+      FAIL() << "expected ModelFormatError mentioning: " << complaint;
+    } catch (const ModelFormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(paths_.knn_index), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(complaint), std::string::npos) << e.what();
+    }
+  }
+
+  testing_util::TempDir dir_;
+  const std::string model_dir_ = dir_.file("model");
+  ModelPaths paths_;
+  std::vector<std::string> texts_;
+};
+
+bool same(const std::vector<std::vector<KnnIndex::Neighbour>>& a,
+          const std::vector<std::vector<KnnIndex::Neighbour>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size()) return false;
+    for (size_t j = 0; j < a[i].size(); ++j) {
+      if (a[i][j].doc != b[i][j].doc || a[i][j].similarity != b[i][j].similarity) return false;
+    }
+  }
+  return true;
+}
+
+TEST_F(KnnIndexFileTest, TrainWritesItAndLoadingMapsIt) {
+  ASSERT_TRUE(fs::is_regular_file(paths_.knn_index));
+  const Categorizer mapped(model_dir_);
+  EXPECT_TRUE(mapped.knn_index().mapped());
+  EXPECT_EQ(mapped.knn_index().num_docs(), 24u);
+
+  // The same neighbours, bit for bit, as an index built from the training
+  // collection (what loading did before the file existed).
+  fs::remove(paths_.knn_index);
+  const Categorizer rebuilt(model_dir_);
+  EXPECT_FALSE(rebuilt.knn_index().mapped());
+  const auto expected = neighbours_of(rebuilt);
+  EXPECT_TRUE(same(neighbours_of(mapped), expected));
+  size_t found = 0;
+  for (const auto& list : expected) found += list.size();
+  EXPECT_GT(found, texts_.size());  // the comparison compared something
+  for (const std::string& text : texts_) {
+    const auto a = mapped.classify(text, ClassifyOptions());
+    const auto b = rebuilt.classify(text, ClassifyOptions());
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].name, b[i].name);
+  }
+}
+
+TEST_F(KnnIndexFileTest, AddWritesANewOne) {
+  const Categorizer before(model_dir_);
+  const uint32_t docs = before.knn_index().num_docs();
+  write_file(
+      dir_.file("more.jsonl"),
+      "{\"id\":\"extra-1\",\"labels\":[\"sports\"],\"text\":\"the match ended in a draw\"}\n");
+  add_to_model({dir_.file("more.jsonl")}, model_dir_, ReadOptions(), nullptr);
+  const Categorizer after(model_dir_);
+  EXPECT_TRUE(after.knn_index().mapped());
+  EXPECT_EQ(after.knn_index().num_docs(), docs + 1);
+}
+
+TEST_F(KnnIndexFileTest, TruncatedFileIsRefusedByName) {
+  const std::string file = read_file(paths_.knn_index);
+  write_file(paths_.knn_index, file.substr(0, file.size() - 8));
+  ExpectRefused("truncated");
+}
+
+TEST_F(KnnIndexFileTest, EmptyOrForeignFileIsRefusedByName) {
+  write_file(paths_.knn_index, "");
+  ExpectRefused("not an autocat kNN index");
+  write_file(paths_.knn_index, std::string(4096, 'x'));
+  ExpectRefused("not an autocat kNN index");
+}
+
+TEST_F(KnnIndexFileTest, DamagedHeaderIsRefusedByName) {
+  patch(20, std::string("\x07", 1));  // num_categories, under the header CRC
+  ExpectRefused("checksum");
+}
+
+TEST_F(KnnIndexFileTest, AnotherModelsFileIsRefusedByName) {
+  // The index file of a model of the first 23 training documents.
+  const std::vector<std::string> lines =
+      testing_util::split_lines(read_file(test_data("fixture_train.jsonl")));
+  std::string fewer;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) fewer += lines[i] + "\n";
+  write_file(dir_.file("fewer.jsonl"), fewer);
+  const std::string other = dir_.file("other");
+  train_model({dir_.file("fewer.jsonl")}, other, TrainOptions(), ReadOptions(), nullptr);
+  fs::copy_file(resolve_model_dir(other).knn_index, paths_.knn_index,
+                fs::copy_options::overwrite_existing);
+  ExpectRefused("another model");
+}
+
+TEST_F(KnnIndexFileTest, DocumentNumberOutOfRangeIsRefusedWhenItsTermIsSearched) {
+  // Every posting's document number set to 1000 (> 24 documents): the
+  // header and offsets are intact, so only the per-term check can see it.
+  std::string file = read_file(paths_.knn_index);
+  const Categorizer categorizer(model_dir_);
+  uint32_t num_terms = 0;
+  uint64_t num_postings = 0;
+  std::memcpy(&num_terms, file.data() + 24, 4);
+  std::memcpy(&num_postings, file.data() + 32, 8);
+  ASSERT_EQ(num_terms, categorizer.vocabulary().size());
+  const auto padded = [](uint64_t bytes) { return (bytes + 7) & ~uint64_t{7}; };
+  const uint64_t doc_offset = 56 + 2 * padded(4 * uint64_t{num_terms}) +
+                              padded(4 * uint64_t{num_terms}) + 8 * (uint64_t{num_terms} + 1);
+  const uint32_t far = 1000;
+  for (uint64_t p = 0; p < num_postings; ++p) {
+    std::memcpy(&file[doc_offset + 4 * p], &far, 4);
+  }
+  write_file(paths_.knn_index, file);
+  ExpectRefused("document number out of range");
+}
+
+}  // namespace
+}  // namespace autocat::internal
