@@ -40,6 +40,7 @@ ModelState tiny_model() {
     nb->alpha = 1.0;
     nb->num_categories = 1;
     nb->log_prior = {0.0};
+    nb->class_constant = {0.0};
   }
   return model;
 }
