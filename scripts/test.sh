@@ -3,7 +3,7 @@
 # suite twice: warnings as errors, and under AddressSanitizer +
 # UndefinedBehaviorSanitizer; then the Concurrent* tests under
 # ThreadSanitizer; then fuzz the untrusted-input readers for a bounded time
-# (AUTOCAT_FUZZ_SECONDS each, default 60; 0 skips).
+# (AUTOCAT_FUZZ_SECONDS each, default 45; 0 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +48,7 @@ cmake --build build-tsan -j "$jobs" \
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --output-on-failure -j "$jobs" -R '\.Concurrent')
 
-fuzz_seconds=${AUTOCAT_FUZZ_SECONDS:-60}
+fuzz_seconds=${AUTOCAT_FUZZ_SECONDS:-45}
 if [ "$fuzz_seconds" -gt 0 ]; then
   echo "== fuzzers (clang libFuzzer, ASan + UBSan), ${fuzz_seconds} s each"
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
