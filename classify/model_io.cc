@@ -312,8 +312,7 @@ void check_model_state(const std::string& path, const ModelState& m) {
     check.require(nb.variant == static_cast<int>(method), name + " variant");
     check.require(std::isfinite(nb.alpha) && nb.alpha > 0, name + " alpha not positive");
     check.require(nb.num_categories == cats && nb.log_prior.size() == cats &&
-                      nb.term_weight.size() == terms * cats &&
-                      nb.class_constant.size() == cats,
+                      nb.term_weight.size() == terms * cats && nb.class_constant.size() == cats,
                   name + " sizes differ from the category and term counts");
     check.require_not_nan(nb.log_prior, name + " priors");
     check.require_not_nan(nb.term_weight, name + " weights");
@@ -363,6 +362,28 @@ ModelState parse_model_file(const std::string& path, std::string bytes) {
   decode(path, verified_payload(path, std::move(bytes)), &state);
   check_model_state(path, state);
   return state;
+}
+
+std::string model_file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NotFoundError(path + ": cannot read the model file");
+  std::string header(kModelHeaderBytes, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header.size()));
+  if (static_cast<size_t>(in.gcount()) != header.size() ||
+      std::memcmp(header.data(), kModelMagic, sizeof kModelMagic) != 0) {
+    throw ModelFormatError(path + ": not an autocat model file (wrong magic bytes or too short)");
+  }
+  const uint64_t payload_bytes = get_le(header, 12, 8);
+  const auto payload_crc = static_cast<uLong>(get_le(header, 20, 4));
+  const uLong header_crc =
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(header.data()),
+            static_cast<uInt>(header.size()));
+  const uLong file_crc =
+      crc32_combine(header_crc, payload_crc, static_cast<z_off_t>(payload_bytes));
+  char text[64];
+  std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", static_cast<unsigned>(file_crc),
+                static_cast<unsigned long long>(kModelHeaderBytes + payload_bytes));
+  return text;
 }
 
 ModelState read_model_file(const std::string& path) {

@@ -389,11 +389,6 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   if (options.index_text) db.set_metadata(kStemmerKey, options.stemmer);
   if (store_text) db.set_metadata(kTextSlotKey, std::to_string(kDefaultTextSlot));
 
-  // Each document records the model that categorized it, so a database
-  // indexed partly with another model (--switch-model) shows which is which.
-  const std::string model_term =
-      no_categories ? std::string() : model_version_term(wanted.model_fingerprint);
-
   IndexCounts counts;
   const Stopwatch clock;
   // Documents are read in chunks; the threads categorize one chunk while this
@@ -417,7 +412,6 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
       PreparedDocument& doc = prepared.documents[i];
       if (store_text) doc.document.add_value(kDefaultTextSlot, prepared.inputs[i].text);
       const bool replacing = db.term_exists(doc.id_term);
-      if (!model_term.empty()) doc.document.add_boolean_term(model_term);
       db.replace_document(doc.id_term, doc.document);
       if (replacing) ++counts.replaced;
       if (!no_categories && doc.categories.empty()) ++counts.uncategorized;

@@ -107,17 +107,6 @@ bool has_term(const Xapian::Document& doc, const std::string& term) {
   return it != doc.termlist_end() && *it == term;
 }
 
-// Removes every model term (kModelTermPrefix...) from `doc`.
-void remove_model_terms(Xapian::Document& doc) {
-  std::vector<std::string> stale;
-  Xapian::TermIterator it = doc.termlist_begin();
-  for (it.skip_to(kModelTermPrefix); it != doc.termlist_end(); ++it) {
-    if ((*it).compare(0, kModelTermPrefix.size(), kModelTermPrefix) != 0) break;
-    stale.push_back(*it);
-  }
-  for (const std::string& term : stale) doc.remove_term(term);
-}
-
 Xapian::WritableDatabase open_existing(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
@@ -139,7 +128,7 @@ Xapian::WritableDatabase open_existing(const std::string& path) {
 
 RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs& args,
                                    const std::string& model_dir, const SearchMetadata& model,
-                                   const std::string& model_term, Messages& messages) {
+                                   Messages& messages) {
   RecategorizeCounts counts;
   counts.db = db_path;
   Xapian::WritableDatabase db = open_existing(db_path);
@@ -199,7 +188,7 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
       for (size_t i = start; i < stop; ++i) {
         ++visited;
         const Xapian::Document doc = db.get_document(docids[i]);
-        if (has_term(doc, model_term)) {
+        if (has_term(doc, indexer.model_term())) {
           ++counts.already;
         } else if (counts.recategorized + todo.size() >= limit) {
           ++counts.left_by_limit;
@@ -213,9 +202,7 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
       const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
       for (size_t i = 0; i < todo.size(); ++i) {
         Xapian::Document doc = db.get_document(todo[i]);
-        indexer.set_categories(doc, assigned[i]);
-        remove_model_terms(doc);
-        doc.add_boolean_term(model_term);
+        indexer.set_categories(doc, assigned[i]);  // and its model term
         db.replace_document(todo[i], doc);
         ++counts.recategorized;
         for (const Category& category : assigned[i]) ++counts.categories[category.name];
@@ -257,7 +244,7 @@ int run_recategorize(const std::vector<std::string>& words, std::ostream& out, M
 
   std::vector<RecategorizeCounts> results;
   for (const std::string& db : dbs) {
-    results.push_back(recategorize_db(db, args, model_dir, model, model_term, messages));
+    results.push_back(recategorize_db(db, args, model_dir, model, messages));
   }
 
   if (args.has("json")) {

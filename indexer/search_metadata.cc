@@ -1,12 +1,6 @@
 #include "indexer/search_metadata.h"
 
-#include <zlib.h>
-
-#include <cctype>
-#include <cstdint>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 #include <vector>
 
@@ -23,39 +17,7 @@ std::string absolute_model_dir(const std::string& model_dir) {
 }
 
 std::string model_fingerprint(const std::string& model_dir) {
-  const std::string path = internal::resolve_model_dir(model_dir).model_file;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NotFoundError(path + ": cannot read the model file");
-  uLong crc = crc32(0L, Z_NULL, 0);
-  uint64_t bytes = 0;
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const auto got = static_cast<size_t>(in.gcount());
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(buffer.data()), static_cast<uInt>(got));
-    bytes += got;
-  }
-  if (in.bad()) throw IOError(path + ": read error while fingerprinting the model file");
-  char text[64];
-  std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", static_cast<unsigned>(crc),
-                static_cast<unsigned long long>(bytes));
-  return text;
-}
-
-std::string model_version_term(const std::string& fingerprint) {
-  unsigned crc = 0;
-  unsigned long long bytes = 0;
-  char text[64];
-  if (std::sscanf(fingerprint.c_str(), "crc32:%8x bytes:%llu", &crc, &bytes) == 2) {
-    std::snprintf(text, sizeof(text), "%08x-%llu", crc, bytes);
-    return kModelTermPrefix + text;
-  }
-  // Another fingerprint form: its letters and digits (a term holds no space).
-  std::string compact;
-  for (char c : fingerprint) {
-    if (std::isalnum(static_cast<unsigned char>(c))) compact += c;
-  }
-  return kModelTermPrefix + compact.substr(0, 200);
+  return internal::model_file_fingerprint(internal::resolve_model_dir(model_dir).model_file);
 }
 
 void write_search_metadata(Xapian::WritableDatabase& db, const SearchMetadata& metadata) {

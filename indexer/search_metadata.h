@@ -42,18 +42,10 @@ std::string absolute_model_dir(const std::string& model_dir);
 
 // The identity of the model in `model_dir`: size and CRC-32 of its model
 // file ("crc32:1a2b3c4d bytes:81234"), so a model copied elsewhere keeps its
-// identity and one retrained in place does not. Throws NotFoundError or
-// IOError naming the file.
+// identity and one retrained in place does not (model_file_fingerprint).
+// Throws NotFoundError or ModelFormatError naming the file. Each document
+// records it as a term: autocat::model_version_term().
 std::string model_fingerprint(const std::string& model_dir);
-
-// Prefix of the boolean term that records, in each document autocat index or
-// recategorize categorized, the model that did it: kModelTermPrefix + the
-// fingerprint's CRC and size, "XAUTOCATMODEL1a2b3c4d-123456". Plain Xapian
-// filters on it (Xapian::Query(term)) and lists a database's models with
-// allterms_begin(kModelTermPrefix).
-inline const std::string kModelTermPrefix = "XAUTOCATMODEL";
-// The term for model_fingerprint() `fingerprint` ("crc32:1a2b3c4d bytes:123456").
-std::string model_version_term(const std::string& fingerprint);
 
 // Records `metadata` (model_dir as given; see absolute_model_dir).
 void write_search_metadata(Xapian::WritableDatabase& db, const SearchMetadata& metadata);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <thread>
@@ -15,6 +17,7 @@
 #include "autocat/facets.h"
 #include "classify/analyzer.h"
 #include "classify/categorizer.h"
+#include "classify/model_io.h"
 #include "classify/rules.h"
 
 namespace autocat {
@@ -156,13 +159,41 @@ void run_in_parallel(size_t count, unsigned threads, const std::function<void(si
   }
 }
 
+// Removes every model term (kModelTermPrefix...) from `doc`.
+void remove_model_terms(Xapian::Document& doc) {
+  std::vector<std::string> stale;
+  Xapian::TermIterator it = doc.termlist_begin();
+  for (it.skip_to(kModelTermPrefix); it != doc.termlist_end(); ++it) {
+    if ((*it).compare(0, kModelTermPrefix.size(), kModelTermPrefix) != 0) break;
+    stale.push_back(*it);
+  }
+  for (const std::string& term : stale) doc.remove_term(term);
+}
+
 }  // namespace
+
+std::string model_version_term(const std::string& fingerprint) {
+  unsigned crc = 0;
+  unsigned long long bytes = 0;
+  char text[64];
+  if (std::sscanf(fingerprint.c_str(), "crc32:%8x bytes:%llu", &crc, &bytes) == 2) {
+    std::snprintf(text, sizeof(text), "%08x-%llu", crc, bytes);
+    return kModelTermPrefix + text;
+  }
+  // Another fingerprint form: its letters and digits (a term holds no space).
+  std::string compact;
+  for (char c : fingerprint) {
+    if (std::isalnum(static_cast<unsigned char>(c))) compact += c;
+  }
+  return kModelTermPrefix + compact.substr(0, 200);
+}
 
 struct CategoryIndexer::Rep {
   std::unique_ptr<internal::Categorizer> categorizer;
   IndexOptions options;
   std::vector<std::string> sorted_categories;  // for binary_search
   internal::RuleSet rules;                     // IndexOptions::rules_file
+  std::string model_term;                      // empty: options.categorize off
 
   // The learned categories with the rules applied (their title: field
   // matches `title`).
@@ -184,6 +215,10 @@ CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOption
   rep_->options = options;
   check_options(rep_->options, rep_->categorizer->categories(), model_dir);
   rep_->sorted_categories = rep_->categorizer->categories();
+  if (rep_->options.categorize) {
+    rep_->model_term =
+        model_version_term(internal::model_file_fingerprint(rep_->categorizer->paths().model_file));
+  }
   std::sort(rep_->sorted_categories.begin(), rep_->sorted_categories.end());
   if (!options.rules_file.empty()) {
     rep_->rules = internal::RuleSet::load(options.rules_file, rep_->categorizer->categories());
@@ -249,7 +284,13 @@ void CategoryIndexer::set_categories(Xapian::Document& doc,
     doc.add_boolean_term(category_term(category.name, options.category_prefix));
   }
   if (!categories.empty()) doc.add_value(options.category_slot, encode_categories(categories));
+  if (!rep_->model_term.empty()) {
+    remove_model_terms(doc);
+    doc.add_boolean_term(rep_->model_term);
+  }
 }
+
+const std::string& CategoryIndexer::model_term() const { return rep_->model_term; }
 
 void CategoryIndexer::configure_query_parser(Xapian::QueryParser& parser) const {
   autocat::configure_query_parser(parser, rep_->options.stemmer, rep_->options.category_prefix);

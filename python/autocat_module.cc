@@ -246,6 +246,10 @@ PYBIND11_MODULE(_autocat, module) {
           },
           py::arg("text"), "The categories assigned to text: [(name, score)].")
       .def_property_readonly(
+          "model_term",
+          [](const autocat::CategoryIndexer& indexer) { return py::bytes(indexer.model_term()); },
+          "The term each categorized document gets, naming the model (b'XAUTOCATMODEL...').")
+      .def_property_readonly(
           "stemmer",
           [](const autocat::CategoryIndexer& indexer) { return indexer.options().stemmer; },
           "The stemmer the text is indexed with (configure_query_parser uses it).")

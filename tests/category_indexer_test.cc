@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <xapian.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +15,7 @@
 
 #include "autocat/error.h"
 #include "autocat/facets.h"
+#include "classify/model_dir.h"
 #include "classify/trainer.h"
 #include "tests/test_util.h"
 
@@ -258,8 +260,50 @@ TEST_F(CategoryIndexerTest, IndexWithoutText) {
   CategoryIndexer indexer(*model_dir_, options);
   Xapian::Document doc;
   EXPECT_EQ(names(indexer.index(kSportsText, doc)), std::vector<std::string>{"sports"});
-  EXPECT_EQ(doc.termlist_count(), 1u);  // only XCsports
+  EXPECT_EQ(doc.termlist_count(), 2u);  // only XCsports and the model term
   EXPECT_EQ(terms_with_prefix(doc, "XC"), std::vector<std::string>{"XCsports"});
+  EXPECT_EQ(terms_with_prefix(doc, kModelTermPrefix),
+            std::vector<std::string>{indexer.model_term()});
+}
+
+TEST_F(CategoryIndexerTest, EachCategorizedDocumentRecordsTheModel) {
+  // The term names the model file: its CRC-32 and size, as the whole file
+  // gives them (computed from the header alone).
+  const std::string model_file = internal::resolve_model_dir(*model_dir_).model_file;
+  const std::string bytes = testing_util::read_file(model_file);
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "%08x-%zu",
+                static_cast<unsigned>(crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()),
+                                            static_cast<uInt>(bytes.size()))),
+                bytes.size());
+  EXPECT_EQ(indexer_->model_term(), kModelTermPrefix + expected);
+
+  indexer_->index_document(db_, "doc-1", kSportsText);
+  db_.commit();
+  EXPECT_EQ(db_.get_termfreq(indexer_->model_term()), 1u);
+
+  // Another model re-indexing the document replaces the term.
+  const std::string other_dir = temp_dir_->file("other-model");
+  TrainOptions options;
+  options.knn_k = 3;
+  internal::train_model({testing_util::test_data("fixture_train.jsonl")}, other_dir, options,
+                        internal::ReadOptions(), [](const std::string&) {});
+  const CategoryIndexer other(other_dir);
+  ASSERT_NE(other.model_term(), indexer_->model_term());
+  other.index_document(db_, "doc-1", kSportsText);
+  db_.commit();
+  EXPECT_EQ(db_.get_termfreq(indexer_->model_term()), 0u);
+  const Xapian::Document doc = db_.get_document(*db_.postlist_begin("Qdoc-1"));
+  EXPECT_EQ(terms_with_prefix(doc, kModelTermPrefix), std::vector<std::string>{other.model_term()});
+
+  // Indexing without categorizing records no model.
+  IndexOptions plain;
+  plain.categorize = false;
+  const CategoryIndexer text_only(*model_dir_, plain);
+  EXPECT_EQ(text_only.model_term(), "");
+  Xapian::Document bare;
+  text_only.index(kSportsText, bare);
+  EXPECT_TRUE(terms_with_prefix(bare, kModelTermPrefix).empty());
 }
 
 TEST_F(CategoryIndexerTest, IndexDocumentReplacesById) {
@@ -409,7 +453,7 @@ TEST_F(CategoryIndexerTest, EmptyText) {
   EXPECT_EQ(indexer_->score("").size(), 3u);
   Xapian::Document doc;
   EXPECT_EQ(indexer_->index("", doc).size(), 1u);
-  EXPECT_EQ(doc.termlist_count(), 1u);  // its category term, no text term
+  EXPECT_EQ(doc.termlist_count(), 2u);  // its category term and the model term, no text term
   indexer_->index_document(db_, "empty", "");
   EXPECT_EQ(db_.get_doccount(), 1u);
   EXPECT_EQ(db_.get_document(*db_.postlist_begin("Qempty")).get_data(), "");

@@ -66,12 +66,10 @@ class AutocatPythonTest(unittest.TestCase):
         doc.add_boolean_term("Qcomet")
         categories = self.indexer.index(ASTRONOMY, doc)
         self.assertEqual(categories[0][0], "astronomy")
-        # The CLI also records the model in an XAUTOCATMODEL term; the
-        # library leaves that to the application.
-        cli_terms = {term: entry for term, entry in termlist(cli_doc).items()
-                     if not term.startswith(b"XAUTOCATMODEL")}
-        self.assertEqual(len(cli_terms), len(termlist(cli_doc)) - 1)
-        self.assertEqual(termlist(doc), cli_terms)
+        # Both record the model in the same XAUTOCATMODEL term.
+        self.assertTrue(self.indexer.model_term.startswith(b"XAUTOCATMODEL"))
+        self.assertIn(self.indexer.model_term, termlist(doc))
+        self.assertEqual(termlist(doc), termlist(cli_doc))
         self.assertEqual(values(doc), values(cli_doc))
         self.assertEqual(autocat.decode_categories(doc.get_value(autocat.DEFAULT_CATEGORY_SLOT)),
                          [(name, round(score, 6)) for name, score in categories])
@@ -96,7 +94,13 @@ class AutocatPythonTest(unittest.TestCase):
         indexer = autocat.CategoryIndexer(self.model, index_text=False)
         doc = xapian.Document()
         indexer.index(ASTRONOMY, doc)
-        self.assertEqual(list(termlist(doc)), [b"XCastronomy"])
+        self.assertEqual(sorted(termlist(doc)), sorted([b"XCastronomy", indexer.model_term]))
+        # Without categorizing, no model term either.
+        plain = autocat.CategoryIndexer(self.model, categorize=False)
+        self.assertEqual(plain.model_term, b"")
+        doc = xapian.Document()
+        plain.index(ASTRONOMY, doc)
+        self.assertFalse(any(term.startswith(b"XAUTOCATMODEL") for term in termlist(doc)))
 
     @staticmethod
     def ids(mset):

@@ -76,6 +76,13 @@ class CategoryIndexer {
   // categories computed elsewhere (e.g. by categorize() on other threads).
   void set_categories(Xapian::Document& doc, const std::vector<Category>& categories) const;
 
+  // The term index() and set_categories() add to each document they
+  // categorize, naming this indexer's model (model_version_term()), so an
+  // index shows which model categorized which document:
+  // allterms_begin(kModelTermPrefix) lists them, Xapian::Query(term) filters.
+  // Empty when options().categorize is false.
+  const std::string& model_term() const;
+
   // Sets up `parser` to search text indexed by this indexer: its stemmer,
   // stopwords and the `category:` prefix (see autocat::configure_query_parser).
   // Parse with autocat::kQueryParserFlags.
@@ -112,6 +119,13 @@ class CategoryIndexer {
   struct Rep;
   std::unique_ptr<Rep> rep_;
 };
+
+// Prefix of the term that records the model that categorized a document:
+// "XAUTOCATMODEL1a2b3c4d-123456" (the CRC-32 and size of its model file).
+inline const std::string kModelTermPrefix = "XAUTOCATMODEL";
+// The term for a model fingerprint "crc32:1a2b3c4d bytes:123456" (what
+// `autocat index` records in the database metadata).
+std::string model_version_term(const std::string& fingerprint);
 
 // Encodes / decodes the category value slot: one entry per category,
 // "name<TAB>score" joined by newlines, scores with 6 significant digits.
