@@ -296,12 +296,12 @@ void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptio
 
   const auto constant = [&](uint32_t c) { return model.log_prior[c] + model.class_constant[c]; };
   out->base = has_second ? constant(best) - constant(second) : constant(best);
-  const bool binary = method == Method::kBernoulliNaiveBayes;
+  const double inverse_norm = nb_inverse_norm(model, doc);
   std::vector<TermValue> contributions;
   for (const TermCount& tc : doc.terms) {
     if (tc.term >= num_terms) continue;
     const float* weight = &model.term_weight[static_cast<size_t>(tc.term) * num_categories];
-    const double count = binary ? 1.0 : static_cast<double>(tc.count);
+    const double count = nb_feature_value(model, tc, inverse_norm);
     const double gap =
         has_second ? double(weight[best]) - double(weight[second]) : double(weight[best]);
     contributions.push_back(TermValue{tc.term, count * gap});

@@ -317,6 +317,10 @@ void check_model_state(const std::string& path, const ModelState& m) {
     check.require_not_nan(nb.log_prior, name + " priors");
     check.require_not_nan(nb.term_weight, name + " weights");
     check.require_not_nan(nb.class_constant, name + " constants");
+    check.require(
+        nb.idf.empty() || (nb.idf.size() == terms && method != Method::kBernoulliNaiveBayes),
+        name + " idf values");
+    check.require_finite(nb.idf, name + " idf values");
   };
   check_nb(m.multinomial_nb, Method::kNaiveBayes);
   check_nb(m.bernoulli_nb, Method::kBernoulliNaiveBayes);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "autocat/error.h"
+#include "classify/weighting.h"
 
 namespace autocat::internal {
 namespace {
@@ -67,22 +68,71 @@ std::vector<double> log_priors(const TrainingCorpus& corpus) {
   return priors;
 }
 
+// What each posting contributes to the counts: its wdf, 1 (`binary`), or
+// with `idf` its component of the document's L2-normalized tf-idf vector.
+class PostingAmount {
+ public:
+  PostingAmount(const TrainingCorpus& corpus, const std::vector<uint8_t>& selected, bool binary,
+                const std::vector<float>& idf)
+      : corpus_(corpus), binary_(binary), idf_(idf) {
+    if (binary_ || idf_.empty()) return;
+    if (idf_.size() != corpus.num_terms()) {
+      throw InvalidArgumentError("Naive Bayes: " + std::to_string(idf_.size()) +
+                                 " idf values for " + std::to_string(corpus.num_terms()) +
+                                 " terms");
+    }
+    inverse_norm_.assign(corpus.num_docs(), 0.0);
+    for (TermId t = 0; t < corpus.num_terms(); ++t) {
+      if (!is_selected(selected, t) || !(idf_[t] > 0.0f)) continue;
+      for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+        const double x = sublinear_tf(corpus.posting_wdf[p]) * idf_[t];
+        inverse_norm_[corpus.posting_doc[p]] += x * x;
+      }
+    }
+    for (double& value : inverse_norm_) value = value > 0.0 ? 1.0 / std::sqrt(value) : 0.0;
+  }
+
+  double operator()(TermId t, uint64_t p) const {
+    if (binary_) return 1.0;
+    if (idf_.empty()) return corpus_.posting_wdf[p];
+    return sublinear_tf(corpus_.posting_wdf[p]) * idf_[t] * inverse_norm_[corpus_.posting_doc[p]];
+  }
+
+ private:
+  const TrainingCorpus& corpus_;
+  bool binary_;
+  const std::vector<float>& idf_;
+  std::vector<double> inverse_norm_;
+};
+
 // Term-major num_terms x num_categories: the tokens of term t in documents
-// labelled c (T_ct, sum of wdf) or, with `binary`, the number of those
-// documents (N_ct). Unselected terms stay 0. One walk over the postings.
+// labelled c (T_ct, sum of wdf), with `binary` the number of those
+// documents (N_ct), with `idf` the sum of their tf-idf components.
+// Unselected terms stay 0. One walk over the postings.
 std::vector<double> category_term_counts(const TrainingCorpus& corpus,
-                                         const std::vector<uint8_t>& selected, bool binary) {
+                                         const std::vector<uint8_t>& selected, bool binary,
+                                         const std::vector<float>& idf = {}) {
   const uint32_t num_categories = corpus.num_categories();
+  const PostingAmount amount(corpus, selected, binary, idf);
   std::vector<double> counts(static_cast<size_t>(corpus.num_terms()) * num_categories, 0.0);
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
     if (!is_selected(selected, t)) continue;
     double* row = &counts[static_cast<size_t>(t) * num_categories];
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      const double amount = binary ? 1.0 : corpus.posting_wdf[p];
-      for (uint32_t c : corpus.doc_categories[corpus.posting_doc[p]]) row[c] += amount;
+      const double value = amount(t, p);
+      for (uint32_t c : corpus.doc_categories[corpus.posting_doc[p]]) row[c] += value;
     }
   }
   return counts;
+}
+
+// The idf a tf-idf model keeps: 0 for terms left out.
+std::vector<float> kept_idf(const std::vector<float>& idf, const std::vector<uint8_t>& selected) {
+  std::vector<float> kept = idf;
+  for (TermId t = 0; t < kept.size(); ++t) {
+    if (!is_selected(selected, t)) kept[t] = 0.0f;
+  }
+  return kept;
 }
 
 // Column sums of a term-major count matrix.
@@ -104,12 +154,14 @@ bool is_naive_bayes(int variant) {
 // (sum_t' T_ct' + alpha |V|), weight = log P(t|c); a document scores
 // log P(c) + sum_t count(t,d) log P(t|c).
 NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
-                                     const std::vector<uint8_t>& selected, double alpha) {
+                                     const std::vector<uint8_t>& selected, double alpha,
+                                     const std::vector<float>& idf) {
   check_training_arguments(corpus, selected, alpha);
   NaiveBayesModel model = empty_model(corpus, Method::kNaiveBayes, alpha);
   model.log_prior = log_priors(corpus);
   const uint32_t num_categories = model.num_categories;
-  const std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false);
+  const std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false, idf);
+  if (!idf.empty()) model.idf = kept_idf(idf, selected);
   const std::vector<double> totals = category_totals(counts, num_categories);
   const double vocabulary = vocabulary_size(corpus, selected);
   std::vector<double> log_denominator(num_categories);
@@ -133,7 +185,8 @@ NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
 // is split into class_constant (the vocabulary sum, computed once here) and
 // term_weight (the bracket), so scoring walks only the document's terms.
 NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
-                                   const std::vector<uint8_t>& selected, double alpha) {
+                                   const std::vector<uint8_t>& selected, double alpha,
+                                   const std::vector<float>& /*idf: presence only*/) {
   check_training_arguments(corpus, selected, alpha);
   NaiveBayesModel model = empty_model(corpus, Method::kBernoulliNaiveBayes, alpha);
   model.log_prior = log_priors(corpus);
@@ -170,17 +223,20 @@ NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
 // gained 0.9 points of accuracy on 20 Newsgroups but lost 3 on single-label
 // Reuters-21578 ModApte, so it is not used.)
 NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
-                                    const std::vector<uint8_t>& selected, double alpha) {
+                                    const std::vector<uint8_t>& selected, double alpha,
+                                    const std::vector<float>& idf) {
   check_training_arguments(corpus, selected, alpha);
   NaiveBayesModel model = empty_model(corpus, Method::kComplementNaiveBayes, alpha);
   const uint32_t num_categories = model.num_categories;
   // counts[t][c] becomes the complement count sum_{d not in c} tf_td.
-  std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false);
+  std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false, idf);
+  if (!idf.empty()) model.idf = kept_idf(idf, selected);
+  const PostingAmount amount(corpus, selected, /*binary=*/false, idf);
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
     if (!is_selected(selected, t)) continue;
     double term_total = 0;
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      term_total += corpus.posting_wdf[p];
+      term_total += amount(t, p);
     }
     double* row = &counts[static_cast<size_t>(t) * num_categories];
     for (uint32_t c = 0; c < num_categories; ++c) row[c] = term_total - row[c];
@@ -225,7 +281,8 @@ NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model
   const size_t num_categories = model.num_categories;
   if (!is_naive_bayes(model.variant) || num_categories == 0 ||
       model.log_prior.size() != num_categories || model.class_constant.size() != num_categories ||
-      model.term_weight.size() % num_categories != 0) {
+      model.term_weight.size() % num_categories != 0 ||
+      (model.tfidf() && model.idf.size() != model.term_weight.size() / num_categories)) {
     throw ModelFormatError("Naive Bayes model is inconsistent: variant " +
                            std::to_string(model.variant) + ", " + std::to_string(num_categories) +
                            " categories, " + std::to_string(model.log_prior.size()) + " priors, " +
@@ -236,19 +293,35 @@ NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model
 void NaiveBayesClassifier::log_scores(const DocumentTerms& doc, std::vector<double>* scores) const {
   const uint32_t num_categories = model_.num_categories;
   const size_t num_terms = model_.term_weight.size() / num_categories;
-  // The Bernoulli model looks at presence only; the others at counts.
-  const bool binary = model_.variant == static_cast<int>(Method::kBernoulliNaiveBayes);
   scores->resize(num_categories);
   double* out = scores->data();
   for (uint32_t c = 0; c < num_categories; ++c) {
     out[c] = model_.log_prior[c] + model_.class_constant[c];
   }
+  const double inverse_norm = nb_inverse_norm(model_, doc);
   for (const TermCount& term : doc.terms) {
     if (term.term >= num_terms) continue;
     const float* weight = &model_.term_weight[static_cast<size_t>(term.term) * num_categories];
-    const double count = binary ? 1.0 : static_cast<double>(term.count);
-    for (uint32_t c = 0; c < num_categories; ++c) out[c] += count * weight[c];
+    const double value = nb_feature_value(model_, term, inverse_norm);
+    for (uint32_t c = 0; c < num_categories; ++c) out[c] += value * weight[c];
   }
+}
+
+double nb_feature_value(const NaiveBayesModel& model, const TermCount& term, double inverse_norm) {
+  if (model.variant == static_cast<int>(Method::kBernoulliNaiveBayes)) return 1.0;
+  if (!model.tfidf()) return static_cast<double>(term.count);
+  return sublinear_tf(term.count) * model.idf[term.term] * inverse_norm;
+}
+
+double nb_inverse_norm(const NaiveBayesModel& model, const DocumentTerms& doc) {
+  if (!model.tfidf()) return 1.0;
+  double norm2 = 0.0;
+  for (const TermCount& term : doc.terms) {
+    if (term.term >= model.idf.size()) continue;
+    const double x = sublinear_tf(term.count) * model.idf[term.term];
+    norm2 += x * x;
+  }
+  return norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
 }
 
 // For multinomial and Bernoulli NB this is the posterior P(c|d). For

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <boost/serialization/vector.hpp>
+#include <boost/serialization/version.hpp>
 #include <cstdint>
 #include <vector>
 
@@ -25,21 +26,42 @@ struct NaiveBayesModel {
   // Per category constant added to every score. Bernoulli: sum over the
   // vocabulary of log(1 - P(t|c)), so absent terms cost nothing per document.
   std::vector<double> class_constant;
+  // Empty: documents are term counts. Otherwise (multinomial and
+  // complement only) their tf-idf vectors, (1 + log tf) idf_t, L2-normalized
+  // (Rennie et al. 2003, sec. 4; what scikit-learn's NB peers see), in
+  // training and scoring alike; one idf per term, 0 for left-out terms.
+  std::vector<float> idf;
 
+  bool tfidf() const { return !idf.empty(); }
   template <class Archive>
-  void serialize(Archive& ar, const unsigned int /*version*/) {
+  void serialize(Archive& ar, const unsigned int version) {
     ar& variant& alpha& num_categories& log_prior& term_weight& class_constant;
+    if (version >= 1) ar& idf;
   }
 };
 
 // `selected`: empty = every term; otherwise terms with selected[t] == 0 are
 // left out of the vocabulary (they get no weight and are not counted in |V|).
+// `idf` (multinomial and complement): non-empty trains on tf-idf vectors
+// (NaiveBayesModel::idf); REQUIRES idf.size() == corpus.num_terms().
 NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
-                                     const std::vector<uint8_t>& selected, double alpha);
+                                     const std::vector<uint8_t>& selected, double alpha,
+                                     const std::vector<float>& idf = {});
 NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
-                                   const std::vector<uint8_t>& selected, double alpha);
+                                   const std::vector<uint8_t>& selected, double alpha,
+                                   const std::vector<float>& idf = {});
 NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
-                                    const std::vector<uint8_t>& selected, double alpha);
+                                    const std::vector<uint8_t>& selected, double alpha,
+                                    const std::vector<float>& idf = {});
+
+// The value with which a term of a document enters the score (log_scores,
+// explain): 1 for Bernoulli (presence), else its count, or for a tf-idf
+// model its component (1 + log tf) idf * inverse_norm, where inverse_norm =
+// nb_inverse_norm(model, doc). REQUIRES term.term below the model's terms.
+double nb_feature_value(const NaiveBayesModel& model, const TermCount& term, double inverse_norm);
+// 1 / |x| of the document's tf-idf vector over the terms the model knows
+// (1 for a counting model).
+double nb_inverse_norm(const NaiveBayesModel& model, const DocumentTerms& doc);
 
 class NaiveBayesClassifier : public Classifier {
  public:
@@ -57,3 +79,6 @@ class NaiveBayesClassifier : public Classifier {
 };
 
 }  // namespace autocat::internal
+
+// Version 1 (2026-11): idf (tf-idf features). Older models count terms.
+BOOST_CLASS_VERSION(autocat::internal::NaiveBayesModel, 1)

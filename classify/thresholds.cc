@@ -264,6 +264,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
   const std::vector<Method>& nb_methods = naive_bayes_methods();
   tuned.nb_alpha.assign(nb_methods.size(), options.nb_alpha > 0 ? options.nb_alpha : 1.0);
   tuned.nb_alpha_objective.resize(nb_methods.size());
+  tuned.nb_tfidf.assign(nb_methods.size(), false);  // counts unless cross-validation prefers tf-idf
   // -1 = no objective; combo keeps it (see fit_combo's use below): its
   // stacked model is fitted on the out-of-fold scores it would be judged on.
   tuned.method_objective.assign(all_methods().size(), -1.0);
@@ -288,7 +289,20 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
   std::vector<std::vector<KnnIndex::Neighbour>> neighbours(corpus.num_docs());
   std::vector<ScoreLists> rocchio(gamma_candidates.size(), ScoreLists(corpus.num_docs()));
   // Naive Bayes: [method * num_alphas + alpha candidate].
-  std::vector<ScoreLists> nb(nb_methods.size() * num_alphas, ScoreLists(corpus.num_docs()));
+  // [(method * 2 + features) * num_alphas + alpha candidate], features 0 =
+  // term counts, 1 = tf-idf vectors (multinomial and complement only).
+  const auto nb_slot = [&](size_t m, size_t features, size_t a) {
+    return (m * 2 + features) * num_alphas + a;
+  };
+  const auto nb_feature_candidates = [&](size_t m) -> size_t {
+    return nb_methods[m] == Method::kBernoulliNaiveBayes ? 1 : 2;
+  };
+  std::vector<ScoreLists> nb(nb_methods.size() * 2 * num_alphas);
+  for (size_t m = 0; m < nb_methods.size(); ++m) {
+    for (size_t w = 0; w < nb_feature_candidates(m); ++w) {
+      for (size_t a = 0; a < num_alphas; ++a) nb[nb_slot(m, w, a)].resize(corpus.num_docs());
+    }
+  }
   // svm, logreg: out-of-fold decision values, [C candidate][doc * categories + c].
   const std::vector<Method> linear_methods = {Method::kSvm, Method::kLogreg};
   std::vector<std::vector<double>> c_candidates;
@@ -363,17 +377,20 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
       held_out.emplace_back(d, doc);
     }
     // One Naive Bayes model at a time: each is terms x categories weights.
-    using NbTrainer =
-        NaiveBayesModel (*)(const TrainingCorpus&, const std::vector<uint8_t>&, double);
+    using NbTrainer = NaiveBayesModel (*)(const TrainingCorpus&, const std::vector<uint8_t>&,
+                                          double, const std::vector<float>&);
     const NbTrainer nb_trainers[] = {train_multinomial_nb, train_bernoulli_nb, train_complement_nb};
+    const std::vector<float> no_idf;
     for (size_t m = 0; m < nb_methods.size(); ++m) {
-      for (size_t a = 0; a < num_alphas; ++a) {
-        const NaiveBayesModel nb_model =
-            nb_trainers[m](fitted_on, model.selected, alpha_candidates[a]);
-        const NaiveBayesClassifier nb_classifier(nb_model);
-        for (const auto& [d, doc] : held_out) {
-          nb_classifier.score(doc, classify, &fold_scores);
-          keep_best(fold_scores, &nb[m * num_alphas + a][d]);
+      for (size_t w = 0; w < nb_feature_candidates(m); ++w) {
+        for (size_t a = 0; a < num_alphas; ++a) {
+          const NaiveBayesModel nb_model =
+              nb_trainers[m](fitted_on, model.selected, alpha_candidates[a], w == 1 ? idf : no_idf);
+          const NaiveBayesClassifier nb_classifier(nb_model);
+          for (const auto& [d, doc] : held_out) {
+            nb_classifier.score(doc, classify, &fold_scores);
+            keep_best(fold_scores, &nb[nb_slot(m, w, a)][d]);
+          }
         }
       }
     }
@@ -452,20 +469,29 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
   }
   tuned.method_objective[static_cast<size_t>(Method::kKnn)] = best_knn;
   tuned.method_objective[static_cast<size_t>(Method::kRocchio)] = best;
-  // Naive Bayes: alpha per method; ties keep the smaller alpha.
+  // Naive Bayes: features and alpha per method; ties keep term counts and
+  // the smaller alpha. nb_alpha_objective reports the alphas of the
+  // features chosen.
+  std::vector<size_t> best_nb(nb_methods.size(), 0);  // slot in `nb`
   for (size_t m = 0; m < nb_methods.size(); ++m) {
     best = -1.0;
-    for (size_t a = 0; a < num_alphas; ++a) {
-      const ScoreLists& nb_lists = nb[m * num_alphas + a];
-      std::vector<double> thresholds = thresholds_from(corpus, nb_lists);
-      const double value = objective(corpus, nb_lists, thresholds, decision);
-      tuned.nb_alpha_objective[m].emplace_back(alpha_candidates[a], value);
-      if (value > best) {
-        best = value;
-        tuned.nb_alpha[m] = alpha_candidates[a];
-        tuned.thresholds[static_cast<size_t>(nb_methods[m])] = std::move(thresholds);
+    std::vector<std::vector<std::pair<double, double>>> objectives(nb_feature_candidates(m));
+    for (size_t w = 0; w < nb_feature_candidates(m); ++w) {
+      for (size_t a = 0; a < num_alphas; ++a) {
+        const ScoreLists& nb_lists = nb[nb_slot(m, w, a)];
+        std::vector<double> thresholds = thresholds_from(corpus, nb_lists);
+        const double value = objective(corpus, nb_lists, thresholds, decision);
+        objectives[w].emplace_back(alpha_candidates[a], value);
+        if (value > best) {
+          best = value;
+          best_nb[m] = nb_slot(m, w, a);
+          tuned.nb_alpha[m] = alpha_candidates[a];
+          tuned.nb_tfidf[m] = w == 1;
+          tuned.thresholds[static_cast<size_t>(nb_methods[m])] = std::move(thresholds);
+        }
       }
     }
+    tuned.nb_alpha_objective[m] = std::move(objectives[tuned.nb_tfidf[m] ? 1 : 0]);
     tuned.method_objective[static_cast<size_t>(nb_methods[m])] = best;
   }
   // svm and logreg: per C, out-of-fold probabilities as the classifier
@@ -556,13 +582,13 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
         member_scores[m] = from_lists(rocchio[best_gamma]);
         break;
       case Method::kNaiveBayes:
-        member_scores[m] = from_lists(nb[0]);
+        member_scores[m] = from_lists(nb[best_nb[0]]);
         break;
       case Method::kBernoulliNaiveBayes:
-        member_scores[m] = from_lists(nb[1]);
+        member_scores[m] = from_lists(nb[best_nb[1]]);
         break;
       case Method::kComplementNaiveBayes:
-        member_scores[m] = from_lists(nb[2]);
+        member_scores[m] = from_lists(nb[best_nb[2]]);
         break;
       case Method::kSvm:
         member_scores[m] = std::move(linear_chosen[0]);

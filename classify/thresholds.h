@@ -61,6 +61,8 @@ struct TunedSettings {
   // candidate's objective.
   std::vector<double> nb_alpha;
   std::vector<std::vector<std::pair<double, double>>> nb_alpha_objective;
+  // Per Naive Bayes method: tf-idf features (NaiveBayesModel::idf) or counts.
+  std::vector<bool> nb_tfidf;
   // Per Method: the best cross-validated objective (-1 = not tuned), to
   // choose the default method.
   std::vector<double> method_objective;

@@ -104,9 +104,12 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 
   const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
   model.rocchio = train_rocchio(corpus, idf, model.rocchio_gamma);
-  model.multinomial_nb = train_multinomial_nb(corpus, model.selected, tuned.nb_alpha.at(0));
+  const std::vector<float> no_idf;
+  model.multinomial_nb = train_multinomial_nb(corpus, model.selected, tuned.nb_alpha.at(0),
+                                              tuned.nb_tfidf.at(0) ? idf : no_idf);
   model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, tuned.nb_alpha.at(1));
-  model.complement_nb = train_complement_nb(corpus, model.selected, tuned.nb_alpha.at(2));
+  model.complement_nb = train_complement_nb(corpus, model.selected, tuned.nb_alpha.at(2),
+                                            tuned.nb_tfidf.at(2) ? idf : no_idf);
   model.svm_c_objective = std::move(tuned.svm_c_objective);
   model.logreg_c_objective = std::move(tuned.logreg_c_objective);
   if (fit_linear) {
@@ -201,6 +204,8 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->nb_alpha = {model.multinomial_nb.alpha, model.bernoulli_nb.alpha,
                       model.complement_nb.alpha};
   report->nb_alpha_objective = model.nb_alpha_objective;
+  report->nb_tfidf = {model.multinomial_nb.tfidf(), model.bernoulli_nb.tfidf(),
+                      model.complement_nb.tfidf()};
   report->knn_similarity_power = model.knn_similarity_power;
   report->rocchio_gamma = model.rocchio_gamma;
   report->svm_c = model.svm.c;

@@ -37,6 +37,8 @@ struct TrainReport {
   // nb_alpha_objective[method] = (alpha, objective) pairs.
   std::vector<double> nb_alpha;
   std::vector<std::vector<std::pair<double, double>>> nb_alpha_objective;
+  // Per Naive Bayes method: trained on tf-idf vectors (else term counts).
+  std::vector<bool> nb_tfidf;
   Decision decision = Decision::kOneOf;  // the model's decision mode
   int knn_k = kDefaultKnnK;              // chosen by cross-validation unless set
   int knn_similarity_power = 1;

@@ -208,13 +208,14 @@ std::string default_method_text(const internal::TrainReport& report) {
   return text;
 }
 
-// "alpha nb = 0.1, bnb = 0.03, cnb = 0.3 (cross-validated)".
+// "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
 std::string nb_alpha_text(const internal::TrainReport& report) {
   std::string text = "alpha";
   const std::vector<Method>& nb_methods = internal::naive_bayes_methods();
   for (size_t m = 0; m < nb_methods.size() && m < report.nb_alpha.size(); ++m) {
     text += std::string(m == 0 ? " " : ", ") + method_name(nb_methods[m]) + " = " +
             format_number(report.nb_alpha[m]);
+    if (m < report.nb_tfidf.size() && report.nb_tfidf[m]) text += " on tf-idf";
   }
   const bool tried = std::any_of(report.nb_alpha_objective.begin(), report.nb_alpha_objective.end(),
                                  [](const auto& tried) { return tried.size() > 1; });
@@ -317,6 +318,12 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
       alphas_tried.set(method_name(nb_methods[m]), std::move(tried));
     }
     json.set("nb_alpha", std::move(alphas));
+    internal::JsonValue features = internal::JsonValue::object();
+    for (size_t m = 0; m < nb_methods.size() && m < report.nb_tfidf.size(); ++m) {
+      features.set(method_name(nb_methods[m]),
+                   internal::JsonValue::string(report.nb_tfidf[m] ? "tfidf" : "counts"));
+    }
+    json.set("nb_features", std::move(features));
     json.set("nb_alpha_cross_validation", std::move(alphas_tried));
     // What cross-validation compared (micro-F1 for any-of, accuracy for one-of).
     internal::JsonValue knn_tried = internal::JsonValue::array();
