@@ -572,6 +572,7 @@ void vote(const std::vector<Neighbour>& neighbours, int similarity_power, uint32
 struct LiveScratch {
   std::vector<float> accumulator;  // by slot; all zero between calls
   std::vector<uint32_t> touched;
+  std::vector<Neighbour> heap;
 };
 
 LiveScratch& live_scratch() {
@@ -678,55 +679,49 @@ std::vector<Neighbour> KnnLiveIndex::neighbours_locked(const DocumentTerms& quer
   const uint32_t num_base = base_->num_docs();
   // The base, asked for enough neighbours to make up for its tombstones.
   const int base_k = int(std::min<uint64_t>(uint64_t(k) + num_base_forgotten_, num_base));
-  std::vector<Neighbour> result = base_->neighbours(query, base_k, max_query_terms, max_df_ratio);
-  if (num_base_forgotten_ != 0) {
-    result.erase(std::remove_if(result.begin(), result.end(),
-                                [&](const Neighbour& n) { return base_forgotten_[n.doc] != 0; }),
-                 result.end());
+  const std::vector<Neighbour> from_base =
+      base_->neighbours(query, base_k, max_query_terms, max_df_ratio);
+  LiveScratch& scratch = live_scratch();
+  TopK top(&scratch.heap, size_t(k));
+  for (const Neighbour& n : from_base) {
+    if (num_base_forgotten_ == 0 || base_forgotten_[n.doc] == 0) top.offer(n.doc, n.similarity);
   }
-  if (num_learned_present_ != 0 && !postings_.empty()) {
-    // The query weighted as KnnIndex::neighbours weights it.
-    const std::vector<float>& idf = base_->idf();
-    double norm2 = 0.0;
-    for (const TermCount& tc : query.terms) {
-      if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
-      const double w = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * idf[tc.term];
-      norm2 += w * w;
-    }
-    if (norm2 > 0.0) {
-      const double inverse_norm = 1.0 / std::sqrt(norm2);
-      LiveScratch& scratch = live_scratch();
-      if (scratch.accumulator.size() < learned_.size()) {
-        scratch.accumulator.resize(learned_.size(), 0.0f);
-      }
-      scratch.touched.clear();
-      float* const acc = scratch.accumulator.data();
-      for (const TermCount& tc : query.terms) {
-        if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
-        const std::vector<Posting>& list = postings_[tc.term];
-        if (list.empty()) continue;
-        const auto q = static_cast<float>((tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) *
-                                          idf[tc.term] * inverse_norm);
-        for (const Posting& posting : list) {
-          if (acc[posting.slot] == 0.0f) scratch.touched.push_back(posting.slot);
-          acc[posting.slot] += q * posting.weight;
-        }
-      }
-      for (uint32_t slot : scratch.touched) {
-        const float similarity = acc[slot];
-        acc[slot] = 0.0f;
-        if (similarity > 0.0f && learned_[slot].present) {
-          result.push_back({num_base + slot, similarity});
-        }
-      }
+  if (num_learned_present_ == 0 || postings_.empty()) return top.sorted();
+
+  // The query weighted as KnnIndex::neighbours weights it.
+  const std::vector<float>& idf = base_->idf();
+  double norm2 = 0.0;
+  for (const TermCount& tc : query.terms) {
+    if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
+    const double w = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * idf[tc.term];
+    norm2 += w * w;
+  }
+  if (!(norm2 > 0.0)) return top.sorted();
+  const double inverse_norm = 1.0 / std::sqrt(norm2);
+  if (scratch.accumulator.size() < learned_.size()) {
+    scratch.accumulator.resize(learned_.size(), 0.0f);
+  }
+  scratch.touched.clear();
+  float* const acc = scratch.accumulator.data();
+  for (const TermCount& tc : query.terms) {
+    if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
+    const std::vector<Posting>& list = postings_[tc.term];
+    if (list.empty()) continue;
+    const auto q = static_cast<float>((tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) *
+                                      idf[tc.term] * inverse_norm);
+    for (const Posting& posting : list) {
+      if (acc[posting.slot] == 0.0f) scratch.touched.push_back(posting.slot);
+      acc[posting.slot] += q * posting.weight;
     }
   }
-  const auto better_neighbour = [](const Neighbour& a, const Neighbour& b) { return better(a, b); };
-  const size_t keep = std::min(result.size(), size_t(k));
-  std::partial_sort(result.begin(), result.begin() + std::ptrdiff_t(keep), result.end(),
-                    better_neighbour);
-  result.resize(keep);
-  return result;
+  // A slot recorded twice (only if an addition left it at zero) reads as
+  // zero the second time and is skipped.
+  for (uint32_t slot : scratch.touched) {
+    const float similarity = acc[slot];
+    acc[slot] = 0.0f;
+    if (learned_[slot].present) top.offer(num_base + slot, similarity);
+  }
+  return top.sorted();
 }
 
 void KnnLiveIndex::score(const DocumentTerms& doc, int k, const ClassifyOptions& options,
