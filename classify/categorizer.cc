@@ -158,17 +158,17 @@ const KnnIndex& Categorizer::knn_index() const {
       try {
         ids = read_training_ids(training_db_);
       } catch (const Xapian::Error& e) {
-        throw ModelFormatError(path + ": the training database is damaged (" +
-                               e.get_description() + "); retrain with: autocat train --model " +
-                               model_dir_ + " INPUT...");
+        throw ModelFormatError(path + ": the training database is damaged (" + e.get_description() +
+                               "); retrain with: autocat train --model " + model_dir_ +
+                               " INPUT...");
       }
     }
     auto live = std::make_shared<KnnLiveIndex>(index, std::move(ids));
     for (const JournalRecord& record : replay_) {
       if (apply_record(record, live.get())) ++status_.replayed;
     }
-    knn_classifier_ = std::make_unique<KnnClassifier>(
-        std::shared_ptr<const KnnLiveIndex>(live), model_.knn_similarity_power, model_.knn_k);
+    knn_classifier_ = std::make_unique<KnnClassifier>(std::shared_ptr<const KnnLiveIndex>(live),
+                                                      model_.knn_similarity_power, model_.knn_k);
     knn_index_ = std::move(index);
     live_index_ = std::move(live);
     replay_.clear();

@@ -23,8 +23,8 @@
 
 #include <memory>
 #include <mutex>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autocat/options.h"
@@ -81,11 +81,11 @@ struct LearnedDocument {
 
 // What live learning has done on an open Categorizer.
 struct LiveStatus {
-  uint64_t replayed = 0;          // journal records applied when the model was opened
-  uint64_t learned_now = 0;       // documents learned through this object
-  uint64_t forgotten_now = 0;     // documents forgotten through this object
-  uint32_t learned_present = 0;   // learned documents kNN sees now
-  uint32_t forgotten_base = 0;    // training documents hidden by a forget
+  uint64_t replayed = 0;              // journal records applied when the model was opened
+  uint64_t learned_now = 0;           // documents learned through this object
+  uint64_t forgotten_now = 0;         // documents forgotten through this object
+  uint32_t learned_present = 0;       // learned documents kNN sees now
+  uint32_t forgotten_base = 0;        // training documents hidden by a forget
   std::vector<std::string> warnings;  // torn journal records ignored, records skipped
 };
 

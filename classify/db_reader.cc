@@ -111,8 +111,8 @@ void read_database_ids(const std::string& path, const std::vector<std::string>& 
       const std::string term = kIdPrefix + id;
       Xapian::PostingIterator it = db.postlist_begin(term);
       if (id.empty() || it == db.postlist_end(term)) {
-        throw NotFoundError(path + ": no document with id '" + id +
-                            "' (its unique term Q" + id + "); nothing was learned");
+        throw NotFoundError(path + ": no document with id '" + id + "' (its unique term Q" + id +
+                            "); nothing was learned");
       }
       docids.push_back(*it);
     }

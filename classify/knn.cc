@@ -582,13 +582,12 @@ LiveScratch& live_scratch() {
 
 }  // namespace
 
-KnnLiveIndex::KnnLiveIndex(std::shared_ptr<const KnnIndex> base,
-                           std::vector<std::string> base_ids)
+KnnLiveIndex::KnnLiveIndex(std::shared_ptr<const KnnIndex> base, std::vector<std::string> base_ids)
     : base_(std::move(base)) {
   if (!base_) throw InvalidArgumentError("kNN live index: no base index");
   if (!base_ids.empty() && base_ids.size() != base_->num_docs()) {
-    throw InvalidArgumentError("kNN live index: " + std::to_string(base_ids.size()) +
-                               " ids for " + std::to_string(base_->num_docs()) + " documents");
+    throw InvalidArgumentError("kNN live index: " + std::to_string(base_ids.size()) + " ids for " +
+                               std::to_string(base_->num_docs()) + " documents");
   }
   base_ids_.reserve(base_ids.size());
   for (uint32_t d = 0; d < base_ids.size(); ++d) base_ids_.emplace(std::move(base_ids[d]), d);
@@ -666,8 +665,7 @@ uint32_t KnnLiveIndex::forgotten_docs() const {
 }
 
 std::vector<Neighbour> KnnLiveIndex::neighbours(const DocumentTerms& query, int k,
-                                                int max_query_terms,
-                                                double max_df_ratio) const {
+                                                int max_query_terms, double max_df_ratio) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   return neighbours_locked(query, k, max_query_terms, max_df_ratio);
 }
@@ -730,13 +728,14 @@ void KnnLiveIndex::score(const DocumentTerms& doc, int k, const ClassifyOptions&
   const std::vector<Neighbour> neighbours =
       neighbours_locked(doc, k, options.knn_max_query_terms, options.knn_max_df_ratio);
   const uint32_t num_base = base_->num_docs();
-  vote(neighbours, similarity_power, base_->num_categories(),
-       [&](uint32_t d) {
-         if (d < num_base) return base_->doc_categories(d);
-         const std::vector<uint32_t>& labels = learned_[d - num_base].categories;
-         return KnnIndex::CategoryRange{labels.data(), labels.data() + labels.size()};
-       },
-       scores);
+  vote(
+      neighbours, similarity_power, base_->num_categories(),
+      [&](uint32_t d) {
+        if (d < num_base) return base_->doc_categories(d);
+        const std::vector<uint32_t>& labels = learned_[d - num_base].categories;
+        return KnnIndex::CategoryRange{labels.data(), labels.data() + labels.size()};
+      },
+      scores);
 }
 
 KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index, int similarity_power,
@@ -766,8 +765,9 @@ void KnnClassifier::score(const DocumentTerms& doc, const ClassifyOptions& optio
   }
   const std::vector<KnnIndex::Neighbour> neighbours =
       index_->neighbours(doc, k, options.knn_max_query_terms, options.knn_max_df_ratio);
-  vote(neighbours, similarity_power_, index_->num_categories(),
-       [&](uint32_t d) { return index_->doc_categories(d); }, scores);
+  vote(
+      neighbours, similarity_power_, index_->num_categories(),
+      [&](uint32_t d) { return index_->doc_categories(d); }, scores);
 }
 
 }  // namespace autocat::internal

@@ -144,8 +144,8 @@ class KnnLiveIndex {
                                               int max_query_terms = 0,
                                               double max_df_ratio = 1.0) const;
   // KnnClassifier::score over the documents present.
-  void score(const DocumentTerms& doc, int k, const ClassifyOptions& options,
-             int similarity_power, std::vector<double>* scores) const;
+  void score(const DocumentTerms& doc, int k, const ClassifyOptions& options, int similarity_power,
+             std::vector<double>* scores) const;
 
  private:
   struct Learned {

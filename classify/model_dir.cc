@@ -116,10 +116,9 @@ bool remove_generation(const fs::path& dir) {
       remove_xapian_database(entry.path());
       return false;  // removed (or kept) already
     }
-    return !entry.is_directory(ec) &&
-           (name == kModelFileName || name == kJournalFileName ||
-            is_temporary_file_of(name, kModelFileName) ||
-            is_temporary_file_of(name, kCurrentFileName));
+    return !entry.is_directory(ec) && (name == kModelFileName || name == kJournalFileName ||
+                                       is_temporary_file_of(name, kModelFileName) ||
+                                       is_temporary_file_of(name, kCurrentFileName));
   });
 }
 
@@ -143,8 +142,8 @@ ModelDirLock::ModelDirLock(const std::string& model_dir, int timeout_ms) {
   const std::string lock_path = (fs::path(model_dir) / kLockFileName).string();
   fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd_ < 0) {
-    throw IOError(lock_path + ": cannot open the model directory's lock file: " +
-                  std::strerror(errno));
+    throw IOError(lock_path +
+                  ": cannot open the model directory's lock file: " + std::strerror(errno));
   }
   // Polled rather than blocking, so that a train holding the lock for
   // minutes turns into an error instead of a hang.

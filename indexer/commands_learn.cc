@@ -27,7 +27,8 @@ const char kLearnUsage[] =
     "--model DIR, which folds the journal into the training collection.\n"
     "Every document needs labels the model has (a new category needs a refit);\n"
     "all documents are checked before any is learned: one bad document and\n"
-    "nothing is. Inputs are read whole into memory.\n"
+    "nothing is. Inputs are read whole into memory. While an autocat train writes\n"
+    "DIR, learn waits up to 10 s for it, then fails (nothing learned).\n"
     "With --from-db, the documents are those of the application index DB with\n"
     "the given ids (their Q terms): each one's current category terms (the prefix\n"
     "autocat index recorded, else XC) and its text (the slot autocat index\n"
@@ -116,7 +117,8 @@ int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages
       throw UsageError("--from-db DB needs --ids ID...: the documents of DB to learn");
     }
     for (const char* name : {"split", "skip-malformed", "field", "max-document-bytes"}) {
-      if (args.has(name)) throw UsageError(std::string("--") + name + " reads INPUT files, not --from-db");
+      if (args.has(name))
+        throw UsageError(std::string("--") + name + " reads INPUT files, not --from-db");
     }
     require_inputs(args, "ID");
     const std::string prefix = args.value("label-prefix");
@@ -198,8 +200,8 @@ Command learn_command() {
 }
 
 Command forget_command() {
-  return {"forget", "remove training documents from a model by id without a refit",
-          kForgetUsage, run_forget};
+  return {"forget", "remove training documents from a model by id without a refit", kForgetUsage,
+          run_forget};
 }
 
 }  // namespace autocat::cli

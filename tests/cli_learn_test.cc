@@ -121,9 +121,9 @@ TEST_F(CliLearnTest, BadInputNamesTheDocumentAndLearnsNothing) {
 TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
   // The application indexed the comet text; an editor moved it to cooking.
   const std::string db = dir_.file("db");
-  const std::string docs = jsonl(
-      "docs.jsonl", std::string("{\"id\": \"doc-1\", \"text\": \"") + kComet + "\"}\n" +
-                        "{\"id\": \"doc-2\", \"text\": \"Stir the risotto slowly.\"}\n");
+  const std::string docs =
+      jsonl("docs.jsonl", std::string("{\"id\": \"doc-1\", \"text\": \"") + kComet + "\"}\n" +
+                              "{\"id\": \"doc-2\", \"text\": \"Stir the risotto slowly.\"}\n");
   ASSERT_EQ(run_autocat({"index", "--model", model_, "--db", db, "--store-text", docs}).exit_code,
             0);
   {

@@ -536,9 +536,9 @@ TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThem) {
   for (size_t d = 200; d < docs.size(); ++d) {
     std::vector<uint32_t> categories;
     for (const std::string& label : docs[d].labels) {
-      categories.push_back(uint32_t(std::lower_bound(base_corpus.categories.begin(),
-                                                     base_corpus.categories.end(), label) -
-                                    base_corpus.categories.begin()));
+      categories.push_back(uint32_t(
+          std::lower_bound(base_corpus.categories.begin(), base_corpus.categories.end(), label) -
+          base_corpus.categories.begin()));
     }
     live.learn("doc-" + std::to_string(d), make_document_terms(vocabulary, docs[d].terms),
                categories);

@@ -183,8 +183,8 @@ TEST_F(LiveLearningTest, TrainAddFoldsTheJournalIntoTheNextGeneration) {
 
 TEST_F(LiveLearningTest, ConcurrentLearnForgetAndClassify) {
   Categorizer categorizer(model_);
-  const std::vector<std::string> texts = {
-      kComet, "Bake the bread with yeast and flour.", "The goalkeeper saved a penalty."};
+  const std::vector<std::string> texts = {kComet, "Bake the bread with yeast and flour.",
+                                          "The goalkeeper saved a penalty."};
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> classified{0};
   std::vector<std::thread> readers;

@@ -46,8 +46,8 @@ std::vector<InputDocument> read_split(const std::string& split) {
   ReadOptions options;
   options.split = split;
   std::vector<InputDocument> docs;
-  read_documents({kNewsgroups}, options, [&](InputDocument&& doc) { docs.push_back(doc); },
-                 nullptr);
+  read_documents(
+      {kNewsgroups}, options, [&](InputDocument&& doc) { docs.push_back(doc); }, nullptr);
   return docs;
 }
 
@@ -160,11 +160,10 @@ TEST(NewsgroupsLiveTest, LearningHalfTheTrainingSplitMatchesBatchTraining) {
       "  learn, fsync per document:   %.3f ms per document (%.0f docs/s)\n"
       "  learn, no fsync:             %.3f ms per document (%.0f docs/s)\n"
       "  train --add refit folding the journal: %.1f s, accuracy %.4f\n",
-      kK, test.size(), train.size(), batch.accuracy, batch.docs_per_second, half,
-      before.accuracy, before.docs_per_second, second.size(), learned.accuracy,
-      learned.docs_per_second, replayed.accuracy, replay_seconds, open_seconds, 1000 * learn_seconds / n,
-      n / learn_seconds, 1000 * nosync_seconds / n, n / nosync_seconds, refit_seconds,
-      folded.accuracy);
+      kK, test.size(), train.size(), batch.accuracy, batch.docs_per_second, half, before.accuracy,
+      before.docs_per_second, second.size(), learned.accuracy, learned.docs_per_second,
+      replayed.accuracy, replay_seconds, open_seconds, 1000 * learn_seconds / n, n / learn_seconds,
+      1000 * nosync_seconds / n, n / nosync_seconds, refit_seconds, folded.accuracy);
   RecordProperty("batch_accuracy", std::to_string(batch.accuracy));
   RecordProperty("learned_accuracy", std::to_string(learned.accuracy));
 
