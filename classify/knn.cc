@@ -701,23 +701,42 @@ std::vector<Neighbour> KnnLiveIndex::neighbours_locked(const DocumentTerms& quer
   }
   scratch.touched.clear();
   float* const acc = scratch.accumulator.data();
+  // As in the base: short walks record the slots they touch, long ones are
+  // followed by one scan over every slot.
+  uint64_t total_postings = 0;
+  for (const TermCount& tc : query.terms) {
+    if (tc.term < postings_.size()) total_postings += postings_[tc.term].size();
+  }
+  const bool track = total_postings < learned_.size() / 2;
   for (const TermCount& tc : query.terms) {
     if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
     const std::vector<Posting>& list = postings_[tc.term];
     if (list.empty()) continue;
     const auto q = static_cast<float>((tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) *
                                       idf[tc.term] * inverse_norm);
-    for (const Posting& posting : list) {
-      if (acc[posting.slot] == 0.0f) scratch.touched.push_back(posting.slot);
-      acc[posting.slot] += q * posting.weight;
+    if (track) {
+      for (const Posting& posting : list) {
+        if (acc[posting.slot] == 0.0f) scratch.touched.push_back(posting.slot);
+        acc[posting.slot] += q * posting.weight;
+      }
+    } else {
+      for (const Posting& posting : list) acc[posting.slot] += q * posting.weight;
     }
   }
-  // A slot recorded twice (only if an addition left it at zero) reads as
-  // zero the second time and is skipped.
-  for (uint32_t slot : scratch.touched) {
-    const float similarity = acc[slot];
-    acc[slot] = 0.0f;
-    if (learned_[slot].present) top.offer(num_base + slot, similarity);
+  if (track) {
+    // A slot recorded twice (only if an addition left it at zero) reads as
+    // zero the second time and is skipped.
+    for (uint32_t slot : scratch.touched) {
+      const float similarity = acc[slot];
+      acc[slot] = 0.0f;
+      if (learned_[slot].present) top.offer(num_base + slot, similarity);
+    }
+  } else {
+    const auto num_slots = static_cast<uint32_t>(learned_.size());
+    for (uint32_t slot = 0; slot < num_slots; ++slot) {
+      if (acc[slot] > 0.0f && learned_[slot].present) top.offer(num_base + slot, acc[slot]);
+      acc[slot] = 0.0f;
+    }
   }
   return top.sorted();
 }
