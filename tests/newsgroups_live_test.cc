@@ -4,15 +4,17 @@
 // test split with a model batch-trained on the whole split (same k, no
 // tuning, so only the learning path differs). Prints the cost per learned
 // document (with and without an fsync per document), the classify speed
-// with the overlay, the replay time of a reopened model, and checks that
-// train --add folds the journal into exactly the batch model. Skipped,
-// loudly, when ../shared/data is absent (see newsgroups_test.cc).
+// with the overlay and while another thread learns, the replay time of a reopened model, and checks
+// that train --add folds the journal into exactly the batch model. Skipped, loudly, when
+// ../shared/data is absent (see newsgroups_test.cc).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "classify/categorizer.h"
 #include "classify/document_reader.h"
@@ -113,6 +115,7 @@ TEST(NewsgroupsLiveTest, LearningHalfTheTrainingSplitMatchesBatchTraining) {
   train_model({dir.file("first.jsonl")}, dir.file("half"), options, ReadOptions(), nullptr);
   train_model({dir.file("all.jsonl")}, dir.file("batch"), options, ReadOptions(), nullptr);
   fs::copy(dir.file("half"), dir.file("half-nosync"), fs::copy_options::recursive);
+  fs::copy(dir.file("half"), dir.file("half-busy"), fs::copy_options::recursive);
 
   const Accuracy batch = evaluate(Categorizer(dir.file("batch")), test);
   const Categorizer half_model(dir.file("half"));
@@ -134,6 +137,31 @@ TEST(NewsgroupsLiveTest, LearningHalfTheTrainingSplitMatchesBatchTraining) {
   }
   const double nosync_seconds = seconds_since(start);
   ASSERT_EQ(learner.live_status().learned_present, second.size());
+
+  // One thread classifies the test split over and over while another learns.
+  Categorizer busy(dir.file("half-busy"));
+  std::vector<DocumentTerms> queries;
+  for (const InputDocument& doc : test) {
+    queries.push_back(busy.document_terms(busy.analyzer().analyze(doc.text)));
+  }
+  busy.knn_index();
+  std::atomic<bool> learning{true};
+  uint64_t classified = 0;
+  std::thread reader([&] {
+    ClassifyOptions knn;
+    knn.method = Method::kKnn;
+    knn.k = kK;
+    for (size_t i = 0; learning.load(); i = (i + 1) % queries.size(), ++classified) {
+      busy.decide(busy.scores(queries[i], knn), knn);
+    }
+  });
+  start = std::chrono::steady_clock::now();
+  for (const InputDocument& doc : second) {
+    busy.learn({LearnedDocument{doc.id, doc.text, doc.labels}}, /*sync=*/false);
+  }
+  const double busy_seconds = seconds_since(start);
+  learning = false;
+  reader.join();
   const Accuracy learned = evaluate(learner, test);
 
   start = std::chrono::steady_clock::now();
@@ -159,11 +187,14 @@ TEST(NewsgroupsLiveTest, LearningHalfTheTrainingSplitMatchesBatchTraining) {
       "(%.2f s without a journal)\n"
       "  learn, fsync per document:   %.3f ms per document (%.0f docs/s)\n"
       "  learn, no fsync:             %.3f ms per document (%.0f docs/s)\n"
+      "  learn, no fsync, while another thread classifies: %.3f ms per document; "
+      "classify meanwhile %.0f docs/s\n"
       "  train --add refit folding the journal: %.1f s, accuracy %.4f\n",
       kK, test.size(), train.size(), batch.accuracy, batch.docs_per_second, half, before.accuracy,
       before.docs_per_second, second.size(), learned.accuracy, learned.docs_per_second,
       replayed.accuracy, replay_seconds, open_seconds, 1000 * learn_seconds / n, n / learn_seconds,
-      1000 * nosync_seconds / n, n / nosync_seconds, refit_seconds, folded.accuracy);
+      1000 * nosync_seconds / n, n / nosync_seconds, 1000 * busy_seconds / n,
+      double(classified) / busy_seconds, refit_seconds, folded.accuracy);
   RecordProperty("batch_accuracy", std::to_string(batch.accuracy));
   RecordProperty("learned_accuracy", std::to_string(learned.accuracy));
 
