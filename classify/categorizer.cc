@@ -214,7 +214,7 @@ bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) 
 }
 
 void Categorizer::journal(const std::vector<JournalRecord>& records, bool sync) {
-  if (model_dir_.empty()) return;
+  if (model_dir_.empty() || records.empty()) return;
   const JournalContents result =
       append_journal(model_dir_, paths_.model_file, paths_.journal, records, sync, &journal_end_);
   if (!result.torn.empty()) status_.warnings.push_back(result.torn + " (cut off)");

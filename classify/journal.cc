@@ -256,8 +256,15 @@ JournalContents append_journal(const std::string& model_dir, const std::string& 
   }
   uint64_t at = contents.valid_bytes;
   size_t done = 0;
+  // Written in two halves, so that the crash tests can stop between them
+  // and leave a torn record, as a crash during the write would.
+  size_t stop = bytes.size() / 2;
   while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(file.fd, bytes.data() + done, bytes.size() - done, off_t(at));
+    if (done >= stop) {
+      crash_point("journal-half-written");
+      stop = bytes.size();
+    }
+    const ssize_t n = ::pwrite(file.fd, bytes.data() + done, stop - done, off_t(at));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const std::string reason = n < 0 ? std::strerror(errno) : "nothing written";

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <xapian.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -116,6 +117,29 @@ TEST_F(CliLearnTest, BadInputNamesTheDocumentAndLearnsNothing) {
   EXPECT_EQ(run_autocat({"learn", "--model", model_, "--from-db", dir_.file("db"), "x"}).exit_code,
             2);
   EXPECT_EQ(run_autocat({"learn", "--model", model_, "--ids", "x"}).exit_code, 2);
+}
+
+// A learn killed in the middle of its journal append (SIGKILL between the
+// two halves of the write) leaves a torn record: the model still opens
+// without it, and the next learn cuts it off, says so and appends after it.
+TEST_F(CliLearnTest, KilledMidAppendLeavesATornRecordTheNextLearnCutsOff) {
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  ::setenv("AUTOCAT_CRASH_AT", "journal-half-written", 1);
+  const CliResult killed = run_autocat({"learn", "--model", model_, input});
+  ::unsetenv("AUTOCAT_CRASH_AT");
+  EXPECT_EQ(killed.exit_code, 128 + 9) << killed.err;
+  EXPECT_EQ(comet_category(), "astronomy");  // opens, without the torn record
+
+  const CliResult learned = run_autocat({"learn", "--model", model_, input});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  EXPECT_TRUE(contains(learned.err, "torn")) << learned.err;
+  EXPECT_EQ(comet_category(), "cooking");
+  // The lock died with the killed process: a refit takes it and folds one document.
+  const CliResult refit = run_autocat({"train", "--model", model_, "--add", "--json"});
+  ASSERT_EQ(refit.exit_code, 0) << refit.err;
+  EXPECT_EQ(testing_util::number_at(json(refit.out), "journal_learned"), 1);
 }
 
 TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
