@@ -181,6 +181,24 @@ TEST_F(LiveLearningTest, TrainAddFoldsTheJournalIntoTheNextGeneration) {
   EXPECT_THROW(add_to_model({}, model_, ReadOptions(), nullptr), InvalidArgumentError);
 }
 
+TEST_F(LiveLearningTest, TrainingANewModelWarnsThatTheJournalIsNotCarriedOver) {
+  {
+    Categorizer categorizer(model_);
+    categorizer.learn("live-1", kComet, {"food"});
+  }
+  std::vector<std::string> warnings;
+  TrainOptions options;
+  options.tune_thresholds = false;
+  train_model({test_data("fixture_train.jsonl")}, model_, options, ReadOptions(),
+              [&](const std::string& warning) { warnings.push_back(warning); });
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("journal"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("train --add"), std::string::npos) << warnings[0];
+  const Categorizer retrained(model_);
+  EXPECT_FALSE(retrained.live_index().contains("live-1"));
+  EXPECT_EQ(best(retrained, kComet), "science");
+}
+
 TEST_F(LiveLearningTest, ConcurrentLearnForgetAndClassify) {
   Categorizer categorizer(model_);
   const std::vector<std::string> texts = {kComet, "Bake the bread with yeast and flour.",
