@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <numeric>
 
 #include "autocat/error.h"
 #include "classify/combo.h"
+#include "classify/document_reader.h"
 #include "classify/evaluation.h"
 #include "classify/linear.h"
 #include "classify/naive_bayes.h"
@@ -21,6 +23,25 @@ namespace fs = std::filesystem;
 
 std::string train_hint(const std::string& model_dir) {
   return "train one with: autocat train --model " + model_dir + " INPUT...";
+}
+
+// The id of each document of the training database, by dense index (as
+// load_training_corpus numbers them: docid order).
+std::vector<std::string> read_training_ids(const Xapian::Database& db) {
+  std::vector<Xapian::docid> docids;
+  docids.reserve(db.get_doccount());
+  for (auto it = db.postlist_begin(std::string()); it != db.postlist_end(std::string()); ++it) {
+    docids.push_back(*it);
+  }
+  std::vector<std::string> ids(docids.size());
+  for (auto term = db.allterms_begin(kIdPrefix); term != db.allterms_end(kIdPrefix); ++term) {
+    const std::string name = *term;
+    for (auto p = db.postlist_begin(name); p != db.postlist_end(name); ++p) {
+      const auto it = std::lower_bound(docids.begin(), docids.end(), *p);
+      if (it != docids.end() && *it == *p) ids[size_t(it - docids.begin())] = name.substr(1);
+    }
+  }
+  return ids;
 }
 
 }  // namespace
@@ -63,6 +84,12 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
                         train_hint(model_dir));
   }
   model_ = read_model_file(paths_.model_file);
+  // Read now, applied once kNN's index is built; a damaged journal fails
+  // the open, so that nothing learned is silently dropped.
+  JournalContents journal = read_journal(paths_.journal);
+  replay_ = std::move(journal.records);
+  journal_end_ = journal.valid_bytes;
+  if (!journal.torn.empty()) status_.warnings.push_back(journal.torn);
   try {
     training_db_ = Xapian::Database(paths_.training_db);
     training_db_open_ = true;
@@ -109,43 +136,185 @@ Categorizer::~Categorizer() = default;
 const KnnIndex& Categorizer::knn_index() const {
   // If building throws, call_once lets the next caller try again.
   std::call_once(knn_once_, [this] {
+    std::shared_ptr<const KnnIndex> index;
+    std::shared_ptr<KnnLiveIndex> live;
     if (corpus_) {
-      auto index = std::make_shared<const KnnIndex>(*corpus_, idf_);
-      knn_classifier_ =
-          std::make_unique<KnnClassifier>(index, model_.knn_similarity_power, model_.knn_k);
-      knn_index_ = std::move(index);
-      return;
+      index = std::make_shared<const KnnIndex>(*corpus_, idf_);
+      live = std::make_shared<KnnLiveIndex>(index, std::vector<std::string>());
+    } else if ((index = KnnIndex::open(paths_.knn_index, idf_, model_.num_docs,
+                                       static_cast<uint32_t>(model_.categories.size())))) {
+      // Written at training time: mapped, not rebuilt. The training
+      // documents' ids (to learn and forget by id) are read from the
+      // training database only when learning needs them.
+      live = std::make_shared<KnnLiveIndex>(index, [this] { return training_ids(); });
+    } else {
+      const std::string& path = paths_.training_db;
+      if (!training_db_open_) {
+        training_db_ = open_training_db(path, model_dir_);
+        training_db_open_ = true;
+      }
+      TrainingCorpus corpus = read_training_corpus(training_db_, path, model_dir_);
+      if (corpus.num_docs() != model_.num_docs ||
+          corpus.posting_doc.size() != model_.num_postings || corpus.terms != model_.terms ||
+          corpus.categories != model_.categories) {
+        throw ModelFormatError(path +
+                               ": the training database has changed since the model was "
+                               "trained; run autocat train again");
+      }
+      index = std::make_shared<const KnnIndex>(corpus, idf_);
+      // The database open since construction: this generation may have
+      // been removed by later trains meanwhile.
+      live = std::make_shared<KnnLiveIndex>(index, training_ids(&training_db_));
     }
-    // Written at training time: mapped, not rebuilt.
-    if (auto mapped = KnnIndex::open(paths_.knn_index, idf_, model_.num_docs,
-                                     static_cast<uint32_t>(model_.categories.size()))) {
-      knn_classifier_ =
-          std::make_unique<KnnClassifier>(mapped, model_.knn_similarity_power, model_.knn_k);
-      knn_index_ = std::move(mapped);
+    for (const JournalRecord& record : replay_) {
+      if (apply_record(record, live.get())) ++status_.replayed;
+    }
+    knn_classifier_ = std::make_unique<KnnClassifier>(std::shared_ptr<const KnnLiveIndex>(live),
+                                                      model_.knn_similarity_power, model_.knn_k);
+    knn_index_ = std::move(index);
+    live_index_ = std::move(live);
+    replay_.clear();
+    replay_.shrink_to_fit();
+    if (training_db_open_) {
       training_db_.close();
       training_db_open_ = false;
-      return;
     }
-    const std::string& path = paths_.training_db;
-    if (!training_db_open_) {
-      training_db_ = open_training_db(path, model_dir_);
-      training_db_open_ = true;
-    }
-    TrainingCorpus corpus = read_training_corpus(training_db_, path, model_dir_);
-    if (corpus.num_docs() != model_.num_docs || corpus.posting_doc.size() != model_.num_postings ||
-        corpus.terms != model_.terms || corpus.categories != model_.categories) {
-      throw ModelFormatError(path +
-                             ": the training database has changed since the model was trained; "
-                             "run autocat train again");
-    }
-    auto index = std::make_shared<const KnnIndex>(corpus, idf_);
-    knn_classifier_ =
-        std::make_unique<KnnClassifier>(index, model_.knn_similarity_power, model_.knn_k);
-    knn_index_ = std::move(index);
-    training_db_.close();
-    training_db_open_ = false;
   });
   return *knn_index_;
+}
+
+std::vector<std::string> Categorizer::training_ids(const Xapian::Database* db) const {
+  const std::string& path = paths_.training_db;
+  try {
+    return read_training_ids(db != nullptr ? *db : open_training_db(path, model_dir_));
+  } catch (const Xapian::Error& e) {
+    throw ModelFormatError(path + ": the training database is damaged (" + e.get_description() +
+                           "); retrain with: autocat train --model " + model_dir_ + " INPUT...");
+  }
+}
+
+const KnnLiveIndex& Categorizer::live_index() const {
+  knn_index();
+  return *live_index_;
+}
+
+bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) const {
+  if (record.kind == JournalRecord::Kind::kForget) return live->forget(record.id);
+  std::vector<uint32_t> categories;
+  for (const std::string& label : record.labels) {
+    const int64_t c = category_index(label);
+    if (c < 0) {
+      status_.warnings.push_back(paths_.journal + ": skipped document " + record.id +
+                                 ": category " + label + " is not in the model");
+      return false;
+    }
+    categories.push_back(static_cast<uint32_t>(c));
+  }
+  DocumentTerms doc;
+  std::vector<TermId> ids;
+  for (const JournalTerm& term : record.terms) {
+    const int64_t id = vocabulary_.find(term.term);
+    doc.total_tokens += term.count;
+    if (id < 0 || term.count == 0) continue;
+    doc.known_tokens += term.count;
+    doc.terms.push_back({static_cast<TermId>(id), term.count});
+  }
+  std::sort(doc.terms.begin(), doc.terms.end(),
+            [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
+  live->learn(record.id, doc, categories);
+  return true;
+}
+
+void Categorizer::journal(const std::vector<JournalRecord>& records, bool sync) {
+  if (model_dir_.empty() || records.empty()) return;
+  const JournalContents result =
+      append_journal(model_dir_, paths_.model_file, paths_.journal, records, sync, &journal_end_);
+  if (!result.torn.empty()) status_.warnings.push_back(result.torn + " (cut off)");
+}
+
+void Categorizer::learn(const std::string& id, std::string_view text,
+                        const std::vector<std::string>& labels) {
+  learn({LearnedDocument{id, std::string(text), labels}});
+}
+
+void Categorizer::learn(const std::vector<LearnedDocument>& documents, bool sync) {
+  const std::string where = model_dir_.empty() ? std::string("model") : model_dir_;
+  std::vector<JournalRecord> records;
+  records.reserve(documents.size());
+  std::vector<Token> tokens;
+  for (const LearnedDocument& document : documents) {
+    const std::string name = where + ": document '" + document.id + "'";
+    if (document.id.empty()) throw InvalidArgumentError(where + ": a document to learn has no id");
+    if (document.id.size() > kMaxIdBytes) {
+      throw InvalidArgumentError(name.substr(0, 200) + "...: id longer than " +
+                                 std::to_string(kMaxIdBytes) + " bytes");
+    }
+    if (document.labels.empty()) {
+      throw InvalidArgumentError(name + ": no labels; learn needs at least one category");
+    }
+    JournalRecord record;
+    record.id = document.id;
+    for (const std::string& label : document.labels) {
+      if (category_index(label) < 0) {
+        throw InvalidArgumentError(
+            name + ": category '" + label +
+            "' is not in the model; a new category needs a refit: autocat train --add --model " +
+            where + " INPUT... (nothing was learned)");
+      }
+      if (std::find(record.labels.begin(), record.labels.end(), label) == record.labels.end()) {
+        record.labels.push_back(label);
+      }
+    }
+    tokens.clear();
+    analyzer_->analyze(document.text, &tokens);
+    if (tokens.empty()) {
+      throw InvalidArgumentError(name + ": no terms after analysis (nothing was learned)");
+    }
+    std::map<std::string, uint32_t> counts;
+    for (const Token& token : tokens) ++counts[token.term];
+    record.terms.reserve(counts.size());
+    for (auto& [term, count] : counts) record.terms.push_back({term, count});
+    records.push_back(std::move(record));
+  }
+  knn_index();
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  journal(records, sync);
+  for (const JournalRecord& record : records) apply_record(record, live_index_.get());
+  status_.learned_now += records.size();
+}
+
+void Categorizer::forget(const std::string& id) { forget(std::vector<std::string>{id}); }
+
+void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
+  const std::string where = model_dir_.empty() ? std::string("model") : model_dir_;
+  knn_index();
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  std::vector<JournalRecord> records;
+  for (const std::string& id : ids) {
+    if (!live_index_->contains(id)) {
+      throw NotFoundError(where + ": no training document with id '" + id +
+                          "' (nothing was forgotten)");
+    }
+    const bool repeated = std::any_of(records.begin(), records.end(),
+                                      [&](const JournalRecord& r) { return r.id == id; });
+    if (repeated) continue;
+    JournalRecord record;
+    record.kind = JournalRecord::Kind::kForget;
+    record.id = id;
+    records.push_back(std::move(record));
+  }
+  journal(records, sync);
+  for (const JournalRecord& record : records) live_index_->forget(record.id);
+  status_.forgotten_now += records.size();
+}
+
+LiveStatus Categorizer::live_status() const {
+  knn_index();
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  LiveStatus status = status_;
+  status.learned_present = live_index_->learned_docs();
+  status.forgotten_base = live_index_->forgotten_docs();
+  return status;
 }
 
 const Classifier& Categorizer::classifier(Method method) const {

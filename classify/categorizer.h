@@ -5,18 +5,33 @@
 // that open database the first time kNN is used, so a `train` into the
 // directory meanwhile changes nothing for this object.
 //
-// Thread safety: every const method may be called from many threads at once.
+// Live learning: learn() and forget() change the open model's training
+// documents. Each call is appended to the generation's journal (journal.h)
+// before it takes effect, so a Categorizer opened later, in this process or
+// another, replays it; `autocat train --add` folds the journal into the next
+// generation. kNN sees a change at once (KnnLiveIndex: exact cosines
+// against the trained idf, which stays as trained until the refit); the
+// other methods see it only after the refit, as their stored models allow
+// no exact update (NB keeps smoothed log-probabilities, Rocchio normalized
+// centroids with tuned gamma and radii, the linear methods weights). A
+// Categorizer does not see what other processes learn after it opened.
+//
+// Thread safety: every const method may be called from many threads at
+// once, also while learn() and forget() run on other threads; learn() and
+// forget() calls are serialized among themselves.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autocat/options.h"
 #include "autocat/types.h"
 #include "classify/analyzer.h"
 #include "classify/classifier.h"
+#include "classify/journal.h"
 #include "classify/knn.h"
 #include "classify/model_dir.h"
 #include "classify/model_io.h"
@@ -56,6 +71,23 @@ Xapian::Database open_training_db(const std::string& path, const std::string& mo
 TrainingCorpus read_training_corpus(const Xapian::Database& db, const std::string& path,
                                     const std::string& model_dir);
 TrainingCorpus read_training_corpus(const std::string& path, const std::string& model_dir);
+
+// A training document for Categorizer::learn.
+struct LearnedDocument {
+  std::string id;
+  std::string text;
+  std::vector<std::string> labels;  // categories the model has; at least one
+};
+
+// What live learning has done on an open Categorizer.
+struct LiveStatus {
+  uint64_t replayed = 0;              // journal records applied when the model was opened
+  uint64_t learned_now = 0;           // documents learned through this object
+  uint64_t forgotten_now = 0;         // documents forgotten through this object
+  uint32_t learned_present = 0;       // learned documents kNN sees now
+  uint32_t forgotten_base = 0;        // training documents hidden by a forget
+  std::vector<std::string> warnings;  // torn journal records ignored, records skipped
+};
 
 class Categorizer {
  public:
@@ -109,8 +141,28 @@ class Categorizer {
 
   // The classifier for a method (building kNN's index if needed).
   const Classifier& classifier(Method method) const;
-  // Loads kNN's index now (e.g. before timing).
+  // Loads kNN's index now (e.g. before timing): the trained one, without
+  // what was learned since (see live_index()).
   const KnnIndex& knn_index() const;
+  // kNN's index with the documents learned and forgotten since training.
+  const KnnLiveIndex& live_index() const;
+
+  // Adds a training document (or replaces the one with the same id): it is
+  // journaled (and fsynced) first, then kNN sees it. Throws
+  // InvalidArgumentError naming the id if it is empty or too long, has no
+  // labels or a category the model does not have (new categories need
+  // `autocat train --add`), or has no terms after analysis; IOError if the
+  // journal cannot be written (see append_journal). Nothing is learned then.
+  void learn(const std::string& id, std::string_view text, const std::vector<std::string>& labels);
+  // Learns several documents with one journal append; `sync` false skips
+  // the fsync (a crash may then lose them). All or nothing: every document
+  // is checked before any is written.
+  void learn(const std::vector<LearnedDocument>& documents, bool sync = true);
+  // Removes a training document (trained or learned) by id. Throws
+  // NotFoundError naming the id if there is none (nothing is forgotten).
+  void forget(const std::string& id);
+  void forget(const std::vector<std::string>& ids, bool sync = true);
+  LiveStatus live_status() const;
 
  private:
   void build_classifiers();
@@ -120,6 +172,14 @@ class Categorizer {
   // The category with the most training documents (one-of's choice
   // without evidence).
   uint32_t most_frequent_category() const;
+  // Applies a journal record to the live index; false if it was skipped.
+  bool apply_record(const JournalRecord& record, KnnLiveIndex* live) const;
+  // The id of each training document, by dense index, from the training
+  // database: `db` if given (open already), else opened for this. Throws
+  // NotFoundError or ModelFormatError naming it.
+  std::vector<std::string> training_ids(const Xapian::Database* db = nullptr) const;
+  // Appends to the journal (no-op for a model fitted in memory).
+  void journal(const std::vector<JournalRecord>& records, bool sync);
 
   std::string model_dir_;  // empty for a model fitted in memory
   ModelPaths paths_;
@@ -135,7 +195,14 @@ class Categorizer {
   std::vector<std::unique_ptr<Classifier>> classifiers_;  // by Method; kNN built lazily
   mutable std::once_flag knn_once_;
   mutable std::shared_ptr<const KnnIndex> knn_index_;
+  mutable std::shared_ptr<KnnLiveIndex> live_index_;
   mutable std::unique_ptr<Classifier> knn_classifier_;
+  // The journal as read at construction, applied when kNN's index is built.
+  mutable std::vector<JournalRecord> replay_;
+  // Serializes learn() and forget(); guards what follows.
+  mutable std::mutex learn_mutex_;
+  uint64_t journal_end_ = 0;  // where this object last saw the journal end
+  mutable LiveStatus status_;
 };
 
 }  // namespace autocat::internal

@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -20,6 +21,7 @@ namespace {
 // What `autocat index` records; read here without depending on the CLI.
 const char kIndexStemmerKey[] = "autocat:stemmer";
 const char kIndexPrefixKey[] = "autocat:category_prefix";
+const char kIndexTextSlotKey[] = "autocat:text_slot";
 // A term repeated more often than this in the rebuilt text adds little and
 // could make a huge document.
 constexpr Xapian::termcount kMaxRepeats = 1000;
@@ -83,6 +85,72 @@ std::string text_from_terms(const Xapian::Document& doc) {
 }
 
 }  // namespace
+
+void read_database_ids(const std::string& path, const std::vector<std::string>& ids,
+                       const std::string& label_prefix, const DocumentCallback& on_document) {
+  try {
+    Xapian::Database db = open_database(path);
+    std::string prefix = label_prefix;
+    if (prefix.empty()) prefix = db.get_metadata(kIndexPrefixKey);
+    if (prefix.empty()) prefix = kDefaultCategoryPrefix;
+    try {
+      check_category_prefix(prefix);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(path + ": category prefix: " + e.what());
+    }
+    // The slot `autocat index --store-text` recorded, if any.
+    std::optional<Xapian::valueno> text_slot;
+    const std::string slot_text = db.get_metadata(kIndexTextSlotKey);
+    if (!slot_text.empty() && slot_text.size() < 10 &&
+        slot_text.find_first_not_of("0123456789") == std::string::npos) {
+      text_slot = static_cast<Xapian::valueno>(std::stoul(slot_text));
+    }
+    // Every id is found before any document is delivered.
+    std::vector<Xapian::docid> docids;
+    for (const std::string& id : ids) {
+      const std::string term = kIdPrefix + id;
+      Xapian::PostingIterator it = db.postlist_begin(term);
+      if (id.empty() || it == db.postlist_end(term)) {
+        throw NotFoundError(path + ": no document with id '" + id + "' (its unique term Q" + id +
+                            "); nothing was learned");
+      }
+      docids.push_back(*it);
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const Xapian::Document doc = db.get_document(docids[i]);
+      InputDocument input;
+      input.id = ids[i];
+      input.source = path + "#" + ids[i];
+      Xapian::TermIterator term = doc.termlist_begin();
+      term.skip_to(prefix);
+      for (; term != doc.termlist_end(); ++term) {
+        const std::string name = *term;
+        if (name.compare(0, prefix.size(), prefix) != 0) break;
+        std::string label = category_from_term(name, prefix);
+        if (!label.empty()) input.labels.push_back(std::move(label));
+      }
+      if (input.labels.empty()) {
+        throw InvalidArgumentError(path + ": document '" + ids[i] + "' has no category term (" +
+                                   prefix +
+                                   "...): nothing to learn from it (autocat forget removes a "
+                                   "training document); nothing was learned");
+      }
+      input.labels_given = true;
+      if (text_slot) input.text = doc.get_value(*text_slot);
+      if (input.text.empty()) input.text = doc.get_data();
+      if (input.text.empty()) {
+        throw InvalidArgumentError(path + ": document '" + ids[i] +
+                                   "' has no stored text (no --store-text slot, no data); "
+                                   "nothing was learned");
+      }
+      if (on_document) on_document(std::move(input));
+    }
+  } catch (const Xapian::DatabaseModifiedError& e) {
+    throw IOError(path + ": changed while being read (" + e.get_msg() + "); run learn again");
+  } catch (const Xapian::Error& e) {
+    throw IOError(path + ": " + e.get_description());
+  }
+}
 
 void read_database(const DatabaseInput& database, const DocumentCallback& on_document,
                    const WarningCallback& on_warning) {

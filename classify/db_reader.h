@@ -31,4 +31,19 @@ inline constexpr const char* kFilterFields = "category:, label:, id:";
 void read_database(const DatabaseInput& database, const DocumentCallback& on_document,
                    const WarningCallback& on_warning);
 
+// Delivers the documents of the application index at `path` whose unique
+// id (Q term) is in `ids`, in the order of `ids` (`autocat learn --from-db`:
+// an editor's corrections fed back):
+//   labels  the category terms: prefix `label_prefix`, or if it is empty the
+//           one `autocat index` recorded in the database, else XC;
+//   text    the full text `autocat index --store-text` kept in its value
+//           slot, else the document data;
+//   source  "PATH#ID".
+// Throws NotFoundError naming the database (none there) or the id (no
+// document has it), InvalidArgumentError naming the id if the document has
+// no category term or no text, IOError otherwise. Nothing is delivered
+// unless every id is found: the check comes first.
+void read_database_ids(const std::string& path, const std::vector<std::string>& ids,
+                       const std::string& label_prefix, const DocumentCallback& on_document);
+
 }  // namespace autocat::internal

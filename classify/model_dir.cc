@@ -47,7 +47,7 @@ unsigned generation_number(const std::string& name) {
 
 ModelPaths paths_in(const fs::path& dir) {
   return ModelPaths{(dir / kModelFileName).string(), (dir / kTrainingDbName).string(),
-                    (dir / kKnnIndexFileName).string()};
+                    (dir / kKnnIndexFileName).string(), (dir / kJournalFileName).string()};
 }
 
 // The generation CURRENT names, or 0 if there is no CURRENT.
@@ -118,8 +118,9 @@ bool remove_generation(const fs::path& dir) {
       return false;  // removed (or kept) already
     }
     return !entry.is_directory(ec) &&
-           (name == kModelFileName || is_temporary_file_of(name, kModelFileName) ||
-            name == kKnnIndexFileName || is_temporary_file_of(name, kKnnIndexFileName) ||
+           (name == kModelFileName || name == kJournalFileName || name == kKnnIndexFileName ||
+            is_temporary_file_of(name, kModelFileName) ||
+            is_temporary_file_of(name, kKnnIndexFileName) ||
             is_temporary_file_of(name, kCurrentFileName));
   });
 }
@@ -138,6 +139,38 @@ ModelPaths resolve_model_dir(const std::string& model_dir) {
   const fs::path dir(model_dir);
   const unsigned current = read_current(dir);
   return current == 0 ? paths_in(dir) : paths_in(dir / generation_name(current));
+}
+
+ModelDirLock::ModelDirLock(const std::string& model_dir, int timeout_ms) {
+  const std::string lock_path = (fs::path(model_dir) / kLockFileName).string();
+  fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (fd_ < 0) {
+    throw IOError(lock_path +
+                  ": cannot open the model directory's lock file: " + std::strerror(errno));
+  }
+  // Polled rather than blocking, so that a train holding the lock for
+  // minutes turns into an error instead of a hang.
+  constexpr int kPollMs = 2;
+  for (int waited = 0;; waited += kPollMs) {
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    const int error = errno;
+    if (error != EWOULDBLOCK || waited >= timeout_ms) {
+      ::close(fd_);
+      fd_ = -1;
+      if (error == EWOULDBLOCK) {
+        throw IOError(model_dir + ": an autocat train is writing this model directory (its lock " +
+                      "was held for " + std::to_string(timeout_ms / 1000) +
+                      " s); nothing was learned: try again once it is done, then reopen the "
+                      "model");
+      }
+      throw IOError(lock_path + ": cannot lock the model directory: " + std::strerror(error));
+    }
+    ::usleep(kPollMs * 1000);
+  }
+}
+
+ModelDirLock::~ModelDirLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 ModelDirWriter::ModelDirWriter(const std::string& model_dir, Warn on_warning)
@@ -242,6 +275,7 @@ void ModelDirWriter::install() {
     // The model in the layout before generations is now unreferenced.
     std::error_code ec;
     fs::remove(dir / kModelFileName, ec);
+    fs::remove(dir / kJournalFileName, ec);
     if (!remove_xapian_database(dir / kTrainingDbName)) {
       warn((dir / kTrainingDbName).string() +
            ": left in place: it holds files autocat did not create");

@@ -3,12 +3,13 @@
 //
 // Layout: DIR/CURRENT holds the name of one generation directory
 // ("gen-000007"); DIR/gen-000007/ holds that model's training database
-// (`training`) and model file (`model.autocat`). A writer builds a new
+// (`training`), model file (`model.autocat`) and, once documents are learned
+// or forgotten on the open model, its journal (`journal`, see journal.h). A writer builds a new
 // generation beside the installed one, flushes it to disk, then switches
 // models by renaming a new CURRENT over the old one: a single atomic step,
 // so a crash anywhere leaves the old model or the new one, complete.
 // Readers resolve CURRENT once and then read only that generation, which
-// nothing modifies, so they take no lock. The previous generation is kept
+// nothing modifies but journal appends, so they take no lock. The previous generation is kept
 // until the next install, so a reader that resolved CURRENT just before a
 // switch can still open its files. Directories written before generations
 // (DIR/model.autocat + DIR/training) still load; the next `train` or
@@ -19,7 +20,8 @@
 //
 // Thread safety: resolve_model_dir() may be called from any thread. One
 // ModelDirWriter per directory at a time: its lock (flock on
-// DIR/autocat.lock) refuses a second, in this process or another.
+// DIR/autocat.lock) refuses a second, in this process or another. A
+// journal append holds the same lock (ModelDirLock) for the append only.
 #pragma once
 
 #include <functional>
@@ -34,11 +36,13 @@ struct ModelPaths {
   // kNN's postings as classification reads them (knn.h), written by train;
   // generations from before it have none and rebuild them at load.
   std::string knn_index;
+  std::string journal;  // documents learned and forgotten since (may not exist)
 };
 
 // Names inside a model directory.
 inline const std::string kCurrentFileName = "CURRENT";
 inline const std::string kLockFileName = "autocat.lock";
+inline const std::string kJournalFileName = "journal";
 
 // The files of the model installed in `model_dir`; they need not exist.
 // Throws ModelFormatError naming DIR/CURRENT if it names no generation.
@@ -48,6 +52,21 @@ ModelPaths resolve_model_dir(const std::string& model_dir);
 // killed runs left, and hands out a fresh generation to write into;
 // install() switches to it. Destroyed without install(), it removes the
 // generation and the installed model stays as it was.
+// Holds DIR/autocat.lock for a short write into the installed generation
+// (a journal append), waiting up to `timeout_ms` for a ModelDirWriter or
+// another holder to let go. Throws IOError naming the directory if it cannot
+// (a train running longer than the timeout: try again once it is done).
+class ModelDirLock {
+ public:
+  ModelDirLock(const std::string& model_dir, int timeout_ms);
+  ~ModelDirLock();
+  ModelDirLock(const ModelDirLock&) = delete;
+  ModelDirLock& operator=(const ModelDirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 class ModelDirWriter {
  public:
   using Warn = std::function<void(const std::string&)>;

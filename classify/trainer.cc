@@ -12,6 +12,7 @@
 #include "classify/atomic_file.h"
 #include "classify/categorizer.h"
 #include "classify/feature_selection.h"
+#include "classify/journal.h"
 #include "classify/knn.h"
 #include "classify/linear.h"
 #include "classify/model_dir.h"
@@ -270,6 +271,15 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   // once training has succeeded, so a failed or killed run leaves the old
   // model working.
   ModelDirWriter model_writer(model_dir, on_warning);
+  if (model_writer.has_model() && on_warning) {
+    std::error_code ec;
+    const auto journal_bytes = fs::file_size(model_writer.current().journal, ec);
+    if (!ec && journal_bytes > kJournalHeaderBytes) {
+      on_warning(model_writer.current().journal +
+                 ": documents learned or forgotten on the replaced model are not in the new "
+                 "one (train --add keeps them)");
+    }
+  }
   uint64_t labelled = 0;
   {
     TrainingCollectionWriter writer(model_writer.next().training_db, options.commit_batch);
@@ -326,16 +336,41 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   // Xapian's lock file is no part of the data.
   fs::remove(new_db / "flintlock", ec);
 
+  // What was learned and forgotten on the open model since it was trained.
+  const JournalContents journal = read_journal(model_writer.current().journal);
+  if (!journal.torn.empty() && on_warning) on_warning(journal.torn);
+
   TrainReport report;
   {
     TrainingCollectionWriter writer(new_db.string(), options.commit_batch, /*overwrite=*/false);
-    add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer, &report,
-                  on_warning, on_read);
+    std::vector<Token> tokens;
+    for (const JournalRecord& record : journal.records) {
+      if (record.kind == JournalRecord::Kind::kForget) {
+        writer.remove(record.id);
+        ++report.journal_forgotten;
+        continue;
+      }
+      tokens.clear();
+      for (const JournalTerm& term : record.terms) {
+        tokens.insert(tokens.end(), term.count, Token{term.term, 0});
+      }
+      writer.add(record.id, tokens, record.labels);
+      ++report.journal_learned;
+    }
+    if (!inputs.empty() || !read_options.databases.empty()) {
+      add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer, &report,
+                    on_warning, on_read);
+    }
+    writer.commit();
   }
   crash_point("collection-written");
   report.analyze_seconds = seconds_since(start);
-  if (report.added == 0) {
-    throw InvalidArgumentError("no document with text to add; " + model_dir + " is unchanged");
+  if (report.added == 0 && journal.records.empty()) {
+    throw InvalidArgumentError(
+        inputs.empty() && read_options.databases.empty()
+            ? "nothing to refit: no INPUT given and no document learned or forgotten since " +
+                  model_dir + " was trained; it is unchanged"
+            : "no document with text to add; " + model_dir + " is unchanged");
   }
   fit_and_install(&model_writer, old_model.analyzer, options, &report);
   report.total_seconds = seconds_since(start);

@@ -24,6 +24,10 @@ namespace autocat::internal {
 struct TrainReport {
   uint64_t documents = 0;  // documents in the collection
   uint64_t added = 0;      // documents this run added (or replaced, by id)
+  // add_to_model: journal records folded into the new generation (see
+  // journal.h): documents learned and forgotten on the open model.
+  uint64_t journal_learned = 0;
+  uint64_t journal_forgotten = 0;
   uint64_t skipped_unlabelled = 0;
   uint64_t skipped_empty = 0;  // no terms after analysis
   uint32_t categories = 0;
@@ -89,8 +93,12 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 // Adds (or replaces, by id) documents in an existing model's training
 // collection and fits every classifier again, with the analyzer and options
 // stored in the model; documents already there are not analyzed again.
+// The installed generation's journal (documents learned and forgotten since
+// it was trained) is applied first, so the new generation holds them and
+// starts without a journal; with no inputs, that is all it adds (a refit).
 // Throws NotFoundError if `model_dir` holds no model, InvalidArgumentError
-// if no document with text was read (the model is then unchanged).
+// if there is nothing to add (the model is then unchanged), ModelFormatError
+// if the journal is damaged.
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning,
                          const ReadProgressCallback& on_read = {});

@@ -118,6 +118,11 @@ void TrainingCollectionWriter::add(const std::string& id, const std::vector<Toke
   if (++pending_ >= static_cast<uint64_t>(commit_batch_)) commit();
 }
 
+void TrainingCollectionWriter::remove(const std::string& id) {
+  db_.delete_document(kIdPrefix + id);
+  if (++pending_ >= static_cast<uint64_t>(commit_batch_)) commit();
+}
+
 void TrainingCollectionWriter::commit() {
   db_.commit();
   pending_ = 0;

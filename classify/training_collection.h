@@ -64,6 +64,8 @@ class TrainingCollectionWriter {
   // REQUIRES: labels are non-empty strings without control characters.
   void add(const std::string& id, const std::vector<Token>& tokens,
            const std::vector<std::string>& labels);
+  // Deletes the document with this id, if there is one.
+  void remove(const std::string& id);
   void commit();
   uint64_t documents_added() const { return added_; }
 

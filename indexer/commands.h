@@ -39,6 +39,8 @@ Command explain_command();
 Command recategorize_command();
 Command rules_command();
 Command split_command();
+Command learn_command();
+Command forget_command();
 
 // Reader options shared by commands reading documents: --split,
 // --skip-malformed, --allow-duplicate-ids and --max-document-bytes.

@@ -19,6 +19,7 @@ namespace {
 const char kUsage[] =
     "usage: autocat train --model DIR [OPTIONS] INPUT...\n"
     "       autocat train --model DIR --from-db DB --label-prefix P [OPTIONS] [INPUT...]\n"
+    "       autocat train --model DIR --add [INPUT...]\n"
     "\n"
     "Trains every classifier on the labelled documents of INPUT (JSON Lines with\n"
     "\"labels\", or a folder tree whose subfolder names are the labels) and writes\n"
@@ -29,7 +30,9 @@ const char kUsage[] =
     "categories\"; documents that give no labels (no \"labels\" key, a plain file, a\n"
     "file at a folder tree's root) are skipped and counted (see --keep-unlabelled).\n"
     "With --add, INPUT is added to DIR's existing training collection (same ids\n"
-    "replace) and every classifier is fitted again with DIR's own settings.\n"
+    "replace) and every classifier is fitted again with DIR's own settings; the\n"
+    "documents learned and forgotten since (autocat learn / forget, kept in DIR's\n"
+    "journal) are folded in first. --add without INPUT does only that: a refit.\n"
     "Decision thresholds are tuned per category by 5-fold cross-validation.\n"
     "\n"
     "options:\n"
@@ -235,7 +238,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   const std::string model_dir = args.required("model");
   internal::ReadOptions read = read_options(args);
   add_database_input(args, &read);
-  if (read.databases.empty()) require_inputs(args);
+  // train --add with no input refits: it folds in the journal of documents
+  // learned and forgotten since (autocat learn / forget).
+  if (read.databases.empty() && !args.has("add")) require_inputs(args);
   const TrainOptions options = train_options(args);
   internal::UnlabelledInputs unlabelled;
   unlabelled.inputs = args.values("unlabelled");
@@ -276,6 +281,10 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("model", internal::JsonValue::string(model_dir));
     json.set("documents", internal::JsonValue::number(static_cast<double>(report.documents)));
     json.set("added", internal::JsonValue::number(static_cast<double>(report.added)));
+    json.set("journal_learned",
+             internal::JsonValue::number(static_cast<double>(report.journal_learned)));
+    json.set("journal_forgotten",
+             internal::JsonValue::number(static_cast<double>(report.journal_forgotten)));
     json.set("skipped_unlabelled",
              internal::JsonValue::number(static_cast<double>(report.skipped_unlabelled)));
     json.set("skipped_empty",
@@ -363,6 +372,10 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   out << (args.has("add") ? "added " + std::to_string(report.added) + " documents to model "
                           : std::string("trained model "))
       << model_dir << '\n';
+  if (report.journal_learned != 0 || report.journal_forgotten != 0) {
+    out << "  folded in " << report.journal_learned << " learned and " << report.journal_forgotten
+        << " forgotten documents (autocat learn / forget)\n";
+  }
   std::string skipped;
   if (report.skipped_unlabelled != 0 || report.skipped_empty != 0) {
     skipped = " (skipped " + std::to_string(report.skipped_unlabelled) + " unlabelled, " +

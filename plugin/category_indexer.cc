@@ -233,6 +233,13 @@ const std::vector<std::string>& CategoryIndexer::categories() const {
 
 Method CategoryIndexer::default_method() const { return rep_->categorizer->default_method(); }
 
+void CategoryIndexer::learn(const std::string& id, std::string_view text,
+                            const std::vector<std::string>& labels) {
+  rep_->categorizer->learn(id, text, labels);
+}
+
+void CategoryIndexer::forget(const std::string& id) { rep_->categorizer->forget(id); }
+
 const IndexOptions& CategoryIndexer::options() const { return rep_->options; }
 
 std::vector<Category> CategoryIndexer::score(std::string_view text) const {

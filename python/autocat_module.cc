@@ -245,6 +245,23 @@ PYBIND11_MODULE(_autocat, module) {
             return to_tuples(indexer.categorize(text));
           },
           py::arg("text"), "The categories assigned to text: [(name, score)].")
+      .def(
+          "learn",
+          [](autocat::CategoryIndexer& indexer, const std::string& id, std::string_view text,
+             const std::vector<std::string>& labels) {
+            py::gil_scoped_release release;
+            indexer.learn(id, text, labels);
+          },
+          py::arg("id"), py::arg("text"), py::arg("labels"),
+          "Adds a training document to the open model (journaled; kNN sees it at once, "
+          "the other methods after autocat train --add).")
+      .def(
+          "forget",
+          [](autocat::CategoryIndexer& indexer, const std::string& id) {
+            py::gil_scoped_release release;
+            indexer.forget(id);
+          },
+          py::arg("id"), "Removes a training document from the open model by id (journaled).")
       .def_property_readonly(
           "model_term",
           [](const autocat::CategoryIndexer& indexer) { return py::bytes(indexer.model_term()); },

@@ -44,6 +44,8 @@ TEST(CliJsonSchemaTest, EveryCommandWritesSchemaVersionFirst) {
       {"eval", "--folds", "2", "--json", kTrain},
       {"features", "--model", model, "--top", "3", "--json"},
       {"explain", "--model", model, "--json", kInbox},
+      {"learn", "--model", model, "--json", kTrain},
+      {"forget", "--model", model, "--json", "astro-01"},
   };
   for (const std::vector<std::string>& args : commands) {
     const testing_util::CliResult result = run_autocat(args);

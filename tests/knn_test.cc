@@ -506,3 +506,104 @@ TEST(WeightingTest, SublinearTf) {
 
 }  // namespace
 }  // namespace autocat::internal
+
+namespace autocat::internal {
+namespace {
+
+// A learned document is weighted exactly as a training document under the
+// base's idf: the live index finds the neighbours (and similarities) of an
+// index built over base + learned with that same idf.
+TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThem) {
+  std::vector<LabelledTerms> docs = random_documents(300, 80, 4, 11);
+  const std::vector<LabelledTerms> base_docs(docs.begin(), docs.begin() + 200);
+  const TrainingCorpus base_corpus = make_training_corpus(base_docs);
+  // Keep the learned documents within the base's vocabulary.
+  const Vocabulary vocabulary(base_corpus.terms);
+  for (size_t d = 200; d < docs.size(); ++d) {
+    auto& terms = docs[d].terms;
+    terms.erase(std::remove_if(terms.begin(), terms.end(),
+                               [&](const std::string& t) { return vocabulary.find(t) < 0; }),
+                terms.end());
+    if (terms.empty()) terms.push_back(base_corpus.terms.front());
+  }
+  const TrainingCorpus full_corpus = make_training_corpus(docs);
+  ASSERT_EQ(full_corpus.terms, base_corpus.terms);
+  ASSERT_EQ(full_corpus.categories, base_corpus.categories);
+  const std::vector<float> idf = compute_idf(base_corpus.df, base_corpus.num_docs(), {});
+  const KnnIndex full(full_corpus, idf);
+
+  KnnLiveIndex live(std::make_shared<const KnnIndex>(base_corpus, idf), std::vector<std::string>());
+  for (size_t d = 200; d < docs.size(); ++d) {
+    std::vector<uint32_t> categories;
+    for (const std::string& label : docs[d].labels) {
+      categories.push_back(uint32_t(
+          std::lower_bound(base_corpus.categories.begin(), base_corpus.categories.end(), label) -
+          base_corpus.categories.begin()));
+    }
+    live.learn("doc-" + std::to_string(d), make_document_terms(vocabulary, docs[d].terms),
+               categories);
+  }
+  EXPECT_EQ(live.learned_docs(), 100u);
+  const std::vector<LabelledTerms> queries = random_documents(40, 80, 4, 12);
+  size_t learned_neighbours = 0;
+  for (const LabelledTerms& query : queries) {
+    const DocumentTerms terms = make_document_terms(vocabulary, query.terms);
+    const auto expected = full.neighbours(terms, 15);
+    const auto got = live.neighbours(terms, 15);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i].similarity, expected[i].similarity, 1e-5);
+      // Ties within float rounding may swap; the similarity is what counts.
+      if (std::fabs(got[i].similarity - expected[i].similarity) < 1e-6f) continue;
+      EXPECT_EQ(got[i].doc, expected[i].doc);
+    }
+    for (const auto& n : got) learned_neighbours += n.doc >= 200 ? 1 : 0;
+  }
+  EXPECT_GT(learned_neighbours, 0u);  // the learned documents took part
+}
+
+TEST(KnnLiveIndexTest, ForgottenDocumentsLeaveTheNeighboursAndKStaysFull) {
+  const std::vector<LabelledTerms> docs = random_documents(200, 60, 3, 21);
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  std::vector<std::string> ids;
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) ids.push_back("d" + std::to_string(d));
+  auto base = std::make_shared<const KnnIndex>(corpus, idf);
+  KnnLiveIndex live(base, ids);
+  const Vocabulary vocabulary(corpus.terms);
+  const DocumentTerms query = make_document_terms(vocabulary, docs[7].terms);
+  const auto before = base->neighbours(query, 10);
+  ASSERT_EQ(before.size(), 10u);
+  // Forget the five nearest: the next five move up, and five more follow.
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_TRUE(live.forget("d" + std::to_string(before[i].doc)));
+  }
+  EXPECT_FALSE(live.forget("d" + std::to_string(before[0].doc)));  // already gone
+  EXPECT_FALSE(live.forget("no-such-id"));
+  EXPECT_EQ(live.forgotten_docs(), 5u);
+  const auto after = live.neighbours(query, 10);
+  ASSERT_EQ(after.size(), 10u);
+  const auto wider = base->neighbours(query, 15);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(after[i].doc, wider[i + 5].doc);
+  EXPECT_FALSE(live.contains("d" + std::to_string(before[0].doc)));
+  EXPECT_TRUE(live.contains("d" + std::to_string(before[5].doc)));
+
+  // Learning a forgotten id back brings a document of that id back.
+  live.learn("d" + std::to_string(before[0].doc), query, {0});
+  EXPECT_TRUE(live.contains("d" + std::to_string(before[0].doc)));
+  const auto relearned = live.neighbours(query, 1);
+  ASSERT_EQ(relearned.size(), 1u);
+  EXPECT_EQ(relearned[0].doc, corpus.num_docs());  // learned slot 0
+  EXPECT_NEAR(relearned[0].similarity, 1.0, 1e-5);
+  // Replacing a learned document by id keeps one copy.
+  live.learn("d" + std::to_string(before[0].doc), query, {1});
+  EXPECT_EQ(live.learned_docs(), 1u);
+  std::vector<double> scores;
+  ClassifyOptions options;
+  live.score(query, 1, options, 1, &scores);
+  ASSERT_EQ(scores.size(), corpus.num_categories());
+  EXPECT_EQ(scores[1], 1.0);  // the learned copy, now labelled 1, is the only voter
+}
+
+}  // namespace
+}  // namespace autocat::internal

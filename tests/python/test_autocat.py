@@ -140,6 +140,26 @@ class AutocatPythonTest(unittest.TestCase):
         self.assertEqual(dict(counts), {"astronomy": 2, "cooking": 2})
         self.assertEqual(mset.size(), 4)
 
+    def test_learn_and_forget(self):
+        model = os.path.join(self.tmp, "live-model")
+        shutil.copytree(self.model, model)
+        indexer = autocat.CategoryIndexer(model, method="knn", k=1)
+        self.assertEqual(indexer.categorize(ASTRONOMY)[0][0], "astronomy")
+        indexer.learn("live-1", ASTRONOMY, ["cooking"])
+        # The nearest neighbour is now the learned copy of the text itself.
+        self.assertEqual(indexer.categorize(ASTRONOMY)[0][0], "cooking")
+        # Another indexer opened later replays the journal.
+        reopened = autocat.CategoryIndexer(model, method="knn", k=1)
+        self.assertEqual(reopened.categorize(ASTRONOMY)[0][0], "cooking")
+        indexer.forget("live-1")
+        self.assertEqual(indexer.categorize(ASTRONOMY)[0][0], "astronomy")
+        with self.assertRaises(autocat.InvalidArgumentError) as raised:
+            indexer.learn("live-2", ASTRONOMY, ["gardening"])
+        self.assertIn("gardening", str(raised.exception))
+        with self.assertRaises(autocat.NotFoundError) as raised:
+            indexer.forget("live-1")
+        self.assertIn("live-1", str(raised.exception))
+
     def test_errors_name_the_model(self):
         missing = os.path.join(self.tmp, "no-such-model")
         with self.assertRaises(autocat.NotFoundError) as raised:

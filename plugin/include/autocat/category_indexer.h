@@ -3,8 +3,10 @@
 // term per assigned category and a value slot with the categories and scores.
 //
 // Thread safety: after construction every const method may be called from
-// many threads at once (the model is immutable; kNN's index is built once,
-// under a lock, on first use). Xapian::WritableDatabase is not thread-safe:
+// many threads at once (kNN's index is built once, under a lock, on first
+// use), also while learn() and forget() run on other threads (they change
+// kNN's documents under a reader-writer lock and serialize among
+// themselves). Xapian::WritableDatabase is not thread-safe:
 // serialize your own calls to add_document/replace_document.
 #pragma once
 
@@ -82,6 +84,21 @@ class CategoryIndexer {
   // allterms_begin(kModelTermPrefix) lists them, Xapian::Query(term) filters.
   // Empty when options().categorize is false.
   const std::string& model_term() const;
+
+  // Live learning: adds a training document to the open model (or replaces
+  // the one with the same id), or removes one. The change is appended to the
+  // model directory's journal (fsynced) before it takes effect, so models
+  // opened later, in any process, see it; `autocat train --add --model DIR`
+  // folds the journal into the next training. kNN sees the change at once
+  // (with the idf of the last training; terms the model does not know
+  // count only after that refit); the other methods after the refit.
+  // learn() throws InvalidArgumentError naming the id for an empty id, no
+  // labels, a category the model does not have (new categories need a
+  // refit) or a text without terms; forget() throws NotFoundError for an id
+  // that is not a training document; both throw IOError if the journal
+  // cannot be written. Nothing changes when they throw.
+  void learn(const std::string& id, std::string_view text, const std::vector<std::string>& labels);
+  void forget(const std::string& id);
 
   // Sets up `parser` to search text indexed by this indexer: its stemmer,
   // stopwords and the `category:` prefix (see autocat::configure_query_parser).

@@ -1,0 +1,207 @@
+// autocat learn / autocat forget: change an installed model's training
+// documents without a refit (Categorizer::learn / forget, journaled).
+#include <ostream>
+
+#include "autocat/error.h"
+#include "classify/categorizer.h"
+#include "classify/db_reader.h"
+#include "classify/json.h"
+#include "indexer/commands.h"
+#include "indexer/progress.h"
+
+namespace autocat::cli {
+
+namespace {
+
+const char kLearnUsage[] =
+    "usage: autocat learn --model DIR [OPTIONS] INPUT...\n"
+    "       autocat learn --model DIR --from-db DB --ids ID...\n"
+    "\n"
+    "Adds the labelled documents of INPUT (JSON Lines with \"labels\", or a folder\n"
+    "tree whose subfolder names are the labels) to the model in DIR without\n"
+    "training it again; a document whose id is already a training document\n"
+    "replaces it. They are appended to the journal of DIR's model (fsynced once\n"
+    "for the run), so every model opened from DIR afterwards sees them: kNN at\n"
+    "once (with the idf of the last training; terms new to the model count only\n"
+    "after a refit), the other methods after the next refit, autocat train --add\n"
+    "--model DIR, which folds the journal into the training collection.\n"
+    "Every document needs labels the model has (a new category needs a refit);\n"
+    "all documents are checked before any is learned: one bad document and\n"
+    "nothing is. Inputs are read whole into memory. While an autocat train writes\n"
+    "DIR, learn waits up to 10 s for it, then fails (nothing learned).\n"
+    "With --from-db, the documents are those of the application index DB with\n"
+    "the given ids (their Q terms): each one's current category terms (the prefix\n"
+    "autocat index recorded, else XC) and its text (the slot autocat index\n"
+    "--store-text keeps, else the document data). Feeds an editor's corrections\n"
+    "back into the model.\n"
+    "\n"
+    "options:\n"
+    "  --model DIR          model directory (written by autocat train)\n"
+    "  --from-db DB         read the documents from the Xapian database DB\n"
+    "  --ids                with --from-db: the arguments are document ids\n"
+    "  --label-prefix P     with --from-db: the category term prefix (default: the\n"
+    "                       one DB records, else XC)\n"
+    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
+    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
+    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
+    "  --field NAME[^B]     JSON Lines: the text is these fields (see autocat train)\n"
+    "  --json               print the summary as one JSON object\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "example:\n"
+    "  autocat learn --model news.model corrections.jsonl\n"
+    "  autocat learn --model news.model --from-db news.db --ids msg-17 msg-42\n";
+
+const char kForgetUsage[] =
+    "usage: autocat forget --model DIR [--json] ID...\n"
+    "\n"
+    "Removes the training documents with these ids (trained or learned) from the\n"
+    "model in DIR without training it again: appended to the journal of DIR's\n"
+    "model (fsynced once for the run); kNN stops using them at once, the other\n"
+    "methods after the next refit (autocat train --add --model DIR). An id that\n"
+    "is not a training document is an error, and nothing is forgotten.\n"
+    "\n"
+    "options:\n"
+    "  --model DIR          model directory (written by autocat train)\n"
+    "  --json               print the summary as one JSON object\n"
+    "  -h, --help           show this help\n";
+
+const std::vector<OptionSpec>& learn_options() {
+  static const std::vector<OptionSpec> specs = {
+      {"model", true},
+      {"from-db", true},
+      {"ids", false},
+      {"label-prefix", true},
+      {"split", true},
+      {"skip-malformed", false},
+      {"allow-duplicate-ids", false},
+      {"max-document-bytes", true},
+      {"field", true, true},
+      {"json", false},
+  };
+  return specs;
+}
+
+const std::vector<OptionSpec>& forget_options() {
+  static const std::vector<OptionSpec> specs = {{"model", true}, {"json", false}};
+  return specs;
+}
+
+// "knn sees them now; nb after a refit" for the model's default method.
+std::string seen_by(const internal::Categorizer& categorizer, const std::string& model_dir) {
+  const Method method = categorizer.default_method();
+  const std::string refit = "autocat train --add --model " + model_dir;
+  if (method == Method::kKnn) {
+    return "knn (the default method) uses them now; the other methods after a refit: " + refit;
+  }
+  return "knn uses them now; the default method " + method_name(method) +
+         " and the others after a refit: " + refit;
+}
+
+void report_warnings(const internal::Categorizer& categorizer, Messages& messages) {
+  for (const std::string& warning : categorizer.live_status().warnings) messages.warning(warning);
+}
+
+int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+  const ParsedArgs args = parse_args(words, learn_options());
+  const std::string model_dir = args.required("model");
+  const Stopwatch clock;
+  std::vector<internal::LearnedDocument> documents;
+  std::vector<std::string> sources;
+  auto add = [&](internal::InputDocument&& doc) {
+    documents.push_back({std::move(doc.id), std::move(doc.text), std::move(doc.labels)});
+    sources.push_back(std::move(doc.source));
+  };
+  if (args.has("from-db")) {
+    if (!args.has("ids")) {
+      throw UsageError("--from-db DB needs --ids ID...: the documents of DB to learn");
+    }
+    for (const char* name : {"split", "skip-malformed", "field", "max-document-bytes"}) {
+      if (args.has(name))
+        throw UsageError(std::string("--") + name + " reads INPUT files, not --from-db");
+    }
+    require_inputs(args, "ID");
+    const std::string prefix = args.value("label-prefix");
+    if (!prefix.empty()) check_prefix(prefix);
+    internal::read_database_ids(args.value("from-db"), args.positional(), prefix, add);
+  } else {
+    if (args.has("ids") || args.has("label-prefix")) {
+      throw UsageError(std::string(args.has("ids") ? "--ids" : "--label-prefix") +
+                       " needs --from-db DB");
+    }
+    require_inputs(args);
+    internal::read_documents(args.positional(), read_options(args), add, warn_to(messages));
+  }
+  internal::Categorizer categorizer(model_dir);
+  // Checked here too, to name the file and line of a bad document.
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (documents[i].labels.empty()) {
+      throw InvalidArgumentError(sources[i] + ": document '" + documents[i].id +
+                                 "' has no labels; autocat learn needs at least one category "
+                                 "(nothing was learned)");
+    }
+    for (const std::string& label : documents[i].labels) {
+      if (categorizer.category_index(label) < 0) {
+        throw InvalidArgumentError(sources[i] + ": category '" + label + "' of document '" +
+                                   documents[i].id + "' is not in the model " + model_dir +
+                                   "; a new category needs a refit: autocat train --add --model " +
+                                   model_dir + " INPUT... (nothing was learned)");
+      }
+    }
+  }
+  if (documents.empty()) throw InvalidArgumentError("no document to learn in the input");
+  categorizer.learn(documents);
+  report_warnings(categorizer, messages);
+  const double seconds = clock.seconds();
+  if (args.has("json")) {
+    internal::JsonValue json = internal::JsonValue::object();
+    json.set("model", internal::JsonValue::string(model_dir));
+    json.set("learned", internal::JsonValue::number(static_cast<double>(documents.size())));
+    json.set("journal", internal::JsonValue::string(categorizer.paths().journal));
+    json.set("default_method",
+             internal::JsonValue::string(method_name(categorizer.default_method())));
+    json.set("seconds", internal::JsonValue::number(seconds));
+    out << json_output(json) << '\n';
+    return 0;
+  }
+  out << "learned " << documents.size() << " documents into model " << model_dir << '\n'
+      << "  " << seen_by(categorizer, model_dir) << '\n';
+  return 0;
+}
+
+int run_forget(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+  const ParsedArgs args = parse_args(words, forget_options());
+  const std::string model_dir = args.required("model");
+  require_inputs(args, "ID");
+  internal::Categorizer categorizer(model_dir);
+  categorizer.forget(args.positional());
+  report_warnings(categorizer, messages);
+  const uint64_t forgotten = categorizer.live_status().forgotten_now;
+  if (args.has("json")) {
+    internal::JsonValue json = internal::JsonValue::object();
+    json.set("model", internal::JsonValue::string(model_dir));
+    json.set("forgotten", internal::JsonValue::number(static_cast<double>(forgotten)));
+    json.set("journal", internal::JsonValue::string(categorizer.paths().journal));
+    out << json_output(json) << '\n';
+    return 0;
+  }
+  out << "forgot " << forgotten << " documents of model " << model_dir << '\n'
+      << "  knn stops using them now; the other methods after a refit: autocat train --add "
+         "--model "
+      << model_dir << '\n';
+  return 0;
+}
+
+}  // namespace
+
+Command learn_command() {
+  return {"learn", "add labelled documents to a model without a refit (journaled)", kLearnUsage,
+          run_learn};
+}
+
+Command forget_command() {
+  return {"forget", "remove training documents from a model by id without a refit", kForgetUsage,
+          run_forget};
+}
+
+}  // namespace autocat::cli

@@ -1,0 +1,177 @@
+// autocat learn / forget, and train --add as a refit that folds them in.
+#include <gtest/gtest.h>
+#include <xapian.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "autocat/facets.h"
+#include "tests/cli_test_util.h"
+
+namespace autocat {
+namespace {
+
+using testing_util::CliResult;
+using testing_util::json;
+using testing_util::run_autocat;
+using testing_util::TempDir;
+using testing_util::write_file;
+
+const std::string kTrain = std::string(AUTOCAT_SOURCE_DIR) + "/examples/data/train.jsonl";
+const char kComet[] =
+    "Observers report the comet has reached naked-eye brightness; its tail stretches across "
+    "the sky before sunrise.";
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class CliLearnTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    model_ = dir_.file("model");
+    ASSERT_EQ(run_autocat({"train", "--model", model_, "--quiet", kTrain}).exit_code, 0);
+    write_file(dir_.file("comet.txt"), kComet);
+  }
+  // The kNN (k = 1) category of the comet text.
+  std::string comet_category() {
+    const CliResult result = run_autocat(
+        {"classify", "--model", model_, "--method", "knn", "--k", "1", dir_.file("comet.txt")});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const size_t tab = result.out.find('\t');
+    const size_t space = result.out.find(' ', tab);
+    return tab == std::string::npos ? "" : result.out.substr(tab + 1, space - tab - 1);
+  }
+  std::string jsonl(const std::string& name, const std::string& lines) {
+    write_file(dir_.file(name), lines);
+    return dir_.file(name);
+  }
+
+  TempDir dir_;
+  std::string model_;
+};
+
+TEST_F(CliLearnTest, LearnForgetAndRefit) {
+  ASSERT_EQ(comet_category(), "astronomy");
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  const CliResult learned = run_autocat({"learn", "--model", model_, "--json", input});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  const internal::JsonValue summary = json(learned.out);
+  EXPECT_EQ(testing_util::number_at(summary, "learned"), 1);
+  EXPECT_EQ(comet_category(), "cooking");  // another process replays the journal
+
+  const CliResult text = run_autocat({"forget", "--model", model_, "live-1"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "forgot 1 documents")) << text.out;
+  EXPECT_EQ(comet_category(), "astronomy");
+
+  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  const CliResult refit = run_autocat({"train", "--model", model_, "--add", "--json"});
+  ASSERT_EQ(refit.exit_code, 0) << refit.err;
+  const internal::JsonValue report = json(refit.out);
+  EXPECT_EQ(testing_util::number_at(report, "journal_learned"), 2);
+  EXPECT_EQ(testing_util::number_at(report, "journal_forgotten"), 1);
+  EXPECT_EQ(testing_util::number_at(report, "documents"), 113);
+  EXPECT_EQ(comet_category(), "cooking");
+  // The new generation starts with an empty journal: nothing left to refit.
+  const CliResult again = run_autocat({"train", "--model", model_, "--add"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_TRUE(contains(again.err, "nothing to refit")) << again.err;
+}
+
+TEST_F(CliLearnTest, BadInputNamesTheDocumentAndLearnsNothing) {
+  const std::string input = jsonl(
+      "bad.jsonl", std::string("{\"id\": \"ok\", \"labels\": [\"cooking\"], \"text\": \"") +
+                       kComet + "\"}\n{\"id\": \"new\", \"labels\": [\"gardening\"], \"text\": \"" +
+                       kComet + "\"}\n");
+  const CliResult unknown = run_autocat({"learn", "--model", model_, input});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(contains(unknown.err, "bad.jsonl:2")) << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "'gardening'")) << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "train --add")) << unknown.err;
+  const std::string unlabelled =
+      jsonl("none.jsonl", std::string("{\"id\": \"u\", \"text\": \"") + kComet + "\"}\n");
+  const CliResult none = run_autocat({"learn", "--model", model_, unlabelled});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_TRUE(contains(none.err, "none.jsonl:1")) << none.err;
+  EXPECT_TRUE(contains(none.err, "no labels")) << none.err;
+  EXPECT_EQ(comet_category(), "astronomy");
+  // No journal was even created.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(model_)) {
+    EXPECT_NE(entry.path().filename(), "journal");
+  }
+
+  const CliResult forget = run_autocat({"forget", "--model", model_, "astro-01", "no-such-id"});
+  EXPECT_EQ(forget.exit_code, 1);
+  EXPECT_TRUE(contains(forget.err, "'no-such-id'")) << forget.err;
+  const CliResult missing = run_autocat({"learn", "--model", dir_.file("nowhere"), input});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(contains(missing.err, "nowhere")) << missing.err;
+
+  EXPECT_EQ(run_autocat({"learn", "--model", model_}).exit_code, 2);
+  EXPECT_EQ(run_autocat({"forget", "--model", model_}).exit_code, 2);
+  EXPECT_EQ(run_autocat({"learn", "--model", model_, "--from-db", dir_.file("db"), "x"}).exit_code,
+            2);
+  EXPECT_EQ(run_autocat({"learn", "--model", model_, "--ids", "x"}).exit_code, 2);
+}
+
+// A learn killed in the middle of its journal append (SIGKILL between the
+// two halves of the write) leaves a torn record: the model still opens
+// without it, and the next learn cuts it off, says so and appends after it.
+TEST_F(CliLearnTest, KilledMidAppendLeavesATornRecordTheNextLearnCutsOff) {
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  ::setenv("AUTOCAT_CRASH_AT", "journal-half-written", 1);
+  const CliResult killed = run_autocat({"learn", "--model", model_, input});
+  ::unsetenv("AUTOCAT_CRASH_AT");
+  EXPECT_EQ(killed.exit_code, 128 + 9) << killed.err;
+  EXPECT_EQ(comet_category(), "astronomy");  // opens, without the torn record
+
+  const CliResult learned = run_autocat({"learn", "--model", model_, input});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  EXPECT_TRUE(contains(learned.err, "torn")) << learned.err;
+  EXPECT_EQ(comet_category(), "cooking");
+  // The lock died with the killed process: a refit takes it and folds one document.
+  const CliResult refit = run_autocat({"train", "--model", model_, "--add", "--json"});
+  ASSERT_EQ(refit.exit_code, 0) << refit.err;
+  EXPECT_EQ(testing_util::number_at(json(refit.out), "journal_learned"), 1);
+}
+
+TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
+  // The application indexed the comet text; an editor moved it to cooking.
+  const std::string db = dir_.file("db");
+  const std::string docs =
+      jsonl("docs.jsonl", std::string("{\"id\": \"doc-1\", \"text\": \"") + kComet + "\"}\n" +
+                              "{\"id\": \"doc-2\", \"text\": \"Stir the risotto slowly.\"}\n");
+  ASSERT_EQ(run_autocat({"index", "--model", model_, "--db", db, "--store-text", docs}).exit_code,
+            0);
+  {
+    Xapian::WritableDatabase writable(db, Xapian::DB_OPEN);
+    const Xapian::docid id = *writable.postlist_begin("Qdoc-1");
+    Xapian::Document doc = writable.get_document(id);
+    ASSERT_NO_THROW(doc.remove_term(category_term("astronomy")));
+    doc.add_boolean_term(category_term("cooking"));
+    writable.replace_document(id, doc);
+    writable.commit();
+  }
+  const CliResult unknown =
+      run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1", "doc-9"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(contains(unknown.err, db)) << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "'doc-9'")) << unknown.err;
+  EXPECT_EQ(comet_category(), "astronomy");
+
+  const CliResult learned =
+      run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1", "--json"});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  EXPECT_EQ(testing_util::number_at(json(learned.out), "learned"), 1);
+  EXPECT_EQ(comet_category(), "cooking");
+}
+
+}  // namespace
+}  // namespace autocat
