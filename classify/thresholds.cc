@@ -643,9 +643,32 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
       // Rocchio 0.57 -> 0.49): rare categories take the median cut of the
       // others, which transfers across categories as a raw score but not
       // as a probability.
+      // Where the clamp of extreme scores (bnb's posteriors of 1e-300)
+      // merges scores on both sides of the cut, the mapped cut decides
+      // otherwise on the clamped out-of-fold documents: that category's
+      // cut is tuned on the calibrated scores instead (Reuters bnb micro-F1
+      // 0.31 -> 0.71).
+      std::vector<double> retuned;
       for (uint32_t c = 0; c < num_categories; ++c) {
         double& cut = tuned->thresholds[slot][c];
-        if (cut < kNeverAssign) cut = sigmoid(calibrated_logit(calibration, c, cut));
+        if (cut >= kNeverAssign) continue;
+        const double mapped = sigmoid(calibrated_logit(calibration, c, cut));
+        bool same_decisions = true;
+        for (uint32_t d = 0; d < corpus.num_docs() && same_decisions; ++d) {
+          if (!scored[d]) continue;
+          const size_t cell = size_t(d) * num_categories + c;
+          const double raw_score = raw[cell];
+          if (std::fabs(clamped_logit(raw_score)) < kMaxLogit) continue;  // not merged
+          const bool raw_assigns = raw_score > 0.0 && raw_score >= cut;
+          const double calibrated = sigmoid(logits[m][cell]);
+          same_decisions = raw_assigns == (calibrated > 0.0 && calibrated >= mapped);
+        }
+        if (same_decisions) {
+          cut = mapped;
+        } else {
+          if (retuned.empty()) retuned = thresholds_from(corpus, lists);
+          cut = retuned[c];
+        }
       }
     } else {
       // One-of: the shared sigmoid and the division by the sum are not a
