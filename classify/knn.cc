@@ -1015,22 +1015,29 @@ void KnnLiveIndex::score(const DocumentTerms& doc, int k, const ClassifyOptions&
       scores);
 }
 
+namespace {
+
+// Throws unless a kNN classifier can be built with an index (`has_index`)
+// and this similarity power.
+void check_knn_classifier(bool has_index, int similarity_power) {
+  if (!has_index) throw InvalidArgumentError("kNN classifier: no index");
+  if (similarity_power != 1 && similarity_power != 2) {
+    throw InvalidArgumentError("kNN classifier: similarity power must be 1 or 2");
+  }
+}
+
+}  // namespace
+
 KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index, int similarity_power,
                              int default_k)
     : index_(std::move(index)), similarity_power_(similarity_power), default_k_(default_k) {
-  if (!index_) throw InvalidArgumentError("kNN classifier: no index");
-  if (similarity_power_ != 1 && similarity_power_ != 2) {
-    throw InvalidArgumentError("kNN classifier: similarity power must be 1 or 2");
-  }
+  check_knn_classifier(index_ != nullptr, similarity_power_);
 }
 
 KnnClassifier::KnnClassifier(std::shared_ptr<const KnnLiveIndex> live, int similarity_power,
                              int default_k)
     : live_(std::move(live)), similarity_power_(similarity_power), default_k_(default_k) {
-  if (!live_) throw InvalidArgumentError("kNN classifier: no index");
-  if (similarity_power_ != 1 && similarity_power_ != 2) {
-    throw InvalidArgumentError("kNN classifier: similarity power must be 1 or 2");
-  }
+  check_knn_classifier(live_ != nullptr, similarity_power_);
 }
 
 void KnnClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
