@@ -84,6 +84,16 @@ std::string text_from_terms(const Xapian::Document& doc) {
   return text;
 }
 
+// The value slot `autocat index --store-text` recorded in `db`, if any.
+std::optional<Xapian::valueno> stored_text_slot(const Xapian::Database& db) {
+  const std::string slot_text = db.get_metadata(kIndexTextSlotKey);
+  if (!slot_text.empty() && slot_text.size() < 10 &&
+      slot_text.find_first_not_of("0123456789") == std::string::npos) {
+    return static_cast<Xapian::valueno>(std::stoul(slot_text));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void read_database_ids(const std::string& path, const std::vector<std::string>& ids,
@@ -98,13 +108,7 @@ void read_database_ids(const std::string& path, const std::vector<std::string>& 
     } catch (const InvalidArgumentError& e) {
       throw InvalidArgumentError(path + ": category prefix: " + e.what());
     }
-    // The slot `autocat index --store-text` recorded, if any.
-    std::optional<Xapian::valueno> text_slot;
-    const std::string slot_text = db.get_metadata(kIndexTextSlotKey);
-    if (!slot_text.empty() && slot_text.size() < 10 &&
-        slot_text.find_first_not_of("0123456789") == std::string::npos) {
-      text_slot = static_cast<Xapian::valueno>(std::stoul(slot_text));
-    }
+    const std::optional<Xapian::valueno> text_slot = stored_text_slot(db);
     // Every id is found before any document is delivered.
     std::vector<Xapian::docid> docids;
     for (const std::string& id : ids) {
@@ -154,21 +158,26 @@ void read_database_ids(const std::string& path, const std::vector<std::string>& 
 
 void read_database(const DatabaseInput& database, const DocumentCallback& on_document,
                    const WarningCallback& on_warning) {
-  try {
-    check_category_prefix(database.label_prefix);
-  } catch (const InvalidArgumentError& e) {
-    throw InvalidArgumentError(database.path + ": --label-prefix: " + e.what());
+  if (database.labelled) {
+    try {
+      check_category_prefix(database.label_prefix);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError(database.path + ": --label-prefix: " + e.what());
+    }
   }
   try {
     Xapian::Database db = open_database(database.path);
-    if (db.allterms_begin(database.label_prefix) == db.allterms_end(database.label_prefix)) {
+    const std::optional<Xapian::valueno> stored_slot = stored_text_slot(db);
+    if (database.labelled &&
+        db.allterms_begin(database.label_prefix) == db.allterms_end(database.label_prefix)) {
       throw InvalidArgumentError(database.path + ": no document has a term with prefix " +
                                  database.label_prefix +
                                  "; check --label-prefix (autocat index writes XC)");
     }
     // autocat index stores only the title or a 200-byte snippet as data.
-    if (database.text_from == DatabaseText::kData && !db.get_metadata(kIndexPrefixKey).empty() &&
-        on_warning) {
+    const bool data_only = database.text_from == DatabaseText::kData ||
+                           (database.text_from == DatabaseText::kStored && !stored_slot);
+    if (data_only && !db.get_metadata(kIndexPrefixKey).empty() && on_warning) {
       on_warning(database.path +
                  ": written by autocat index, whose document data is only the title or the "
                  "first 200 bytes; --text-from terms reads the whole indexed text");
@@ -185,7 +194,7 @@ void read_database(const DatabaseInput& database, const DocumentCallback& on_doc
       input.source = database.path + "#" + std::to_string(*it);
       Xapian::TermIterator term = doc.termlist_begin();
       term.skip_to(database.label_prefix);
-      for (; term != doc.termlist_end(); ++term) {
+      for (; database.labelled && term != doc.termlist_end(); ++term) {
         const std::string name = *term;
         if (name.compare(0, database.label_prefix.size(), database.label_prefix) != 0) break;
         std::string label = category_from_term(name, database.label_prefix);
@@ -210,10 +219,13 @@ void read_database(const DatabaseInput& database, const DocumentCallback& on_doc
         case DatabaseText::kTerms:
           input.text = text_from_terms(doc);
           break;
+        case DatabaseText::kStored:
+          input.text = stored_slot ? doc.get_value(*stored_slot) : doc.get_data();
+          break;
       }
       if (on_document) on_document(std::move(input));
     }
-    if (labelled == 0) {
+    if (database.labelled && labelled == 0) {
       throw InvalidArgumentError(database.path + ": no document" +
                                  (database.filter.empty() ? "" : " matching --filter") +
                                  " has a label term with prefix " + database.label_prefix +

@@ -41,7 +41,9 @@ struct TextField {
 };
 
 // Where the text of a database document comes from (DatabaseInput::text_from).
-enum class DatabaseText { kData, kValue, kTerms };
+// kStored: the value slot `autocat index --store-text` recorded in the
+// database's metadata, else the document data.
+enum class DatabaseText { kData, kValue, kTerms, kStored };
 
 // A Xapian database whose documents are read as labelled documents
 // (db_reader.h: read_database).
@@ -54,6 +56,9 @@ struct DatabaseInput {
   std::string filter;
   DatabaseText text_from = DatabaseText::kData;
   unsigned value_slot = 0;  // for DatabaseText::kValue
+  // False: the documents are read as unlabelled (train --unlabelled-db):
+  // label_prefix is not used and no document needs a label.
+  bool labelled = true;
 };
 
 struct ReadOptions {

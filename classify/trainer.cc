@@ -239,7 +239,7 @@ void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_
   std::vector<DocumentTerms> docs;
   std::vector<Token> tokens;
   ReadOptions unlabelled_options = read_options;
-  unlabelled_options.databases.clear();  // labelled input, read already
+  unlabelled_options.databases = unlabelled.databases;  // not the labelled ones, read already
   read_documents(
       unlabelled.inputs, unlabelled_options,
       [&](InputDocument&& doc) {
@@ -294,7 +294,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
         "\"labels\" array, folder trees need one subfolder per category");
   }
   RefineModel run_em;
-  if (!unlabelled.inputs.empty()) {
+  if (!unlabelled.empty()) {
     run_em = [&](const TrainingCorpus& corpus, ModelState* model) {
       fit_unlabelled(unlabelled, read_options, analyzer, corpus, model, &report, on_warning);
     };

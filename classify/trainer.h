@@ -70,7 +70,12 @@ struct TrainReport {
 // vocabulary; they never enter the training collection.
 struct UnlabelledInputs {
   std::vector<std::string> inputs;
+  // Xapian databases whose documents are read as unlabelled (an
+  // application's index: DatabaseInput::labelled false).
+  std::vector<DatabaseInput> databases;
   EmOptions em;
+
+  bool empty() const { return inputs.empty() && databases.empty(); }
 };
 
 // Fits every classifier from a corpus (no I/O). `fit_linear` false leaves

@@ -66,6 +66,10 @@ const char kUsage[] =
     "                       multinomial NB (nb) is fitted by EM (Nigam et al. 2000);\n"
     "                       kNN, Rocchio and the other NB variants do not use them\n"
     "                       (repeatable; --split applies to them too)\n"
+    "  --unlabelled-db DB   also learn, as --unlabelled does, from the documents of\n"
+    "                       the Xapian database DB (an application's index): their\n"
+    "                       text from the slot autocat index --store-text recorded,\n"
+    "                       else the document data (repeatable)\n"
     "  --em-lambda L        weight of the unlabelled documents (default: chosen by\n"
     "                       cross-validation from 0, 0.01, 0.1, 0.3, 1)\n"
     "  --em-iterations N    at most N EM iterations (default 20; stops earlier when\n"
@@ -95,6 +99,7 @@ const std::vector<OptionSpec>& command_options() {
           {"json", false},
           {"add", false},
           {"unlabelled", true, true},
+          {"unlabelled-db", true, true},
           {"em-lambda", true},
           {"em-iterations", true},
           {"field", true, true},
@@ -244,19 +249,26 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   const TrainOptions options = train_options(args);
   internal::UnlabelledInputs unlabelled;
   unlabelled.inputs = args.values("unlabelled");
+  for (const std::string& path : args.values("unlabelled-db")) {
+    internal::DatabaseInput database;
+    database.path = path;
+    database.labelled = false;
+    database.text_from = internal::DatabaseText::kStored;
+    unlabelled.databases.push_back(std::move(database));
+  }
   unlabelled.em.lambda = args.number("em-lambda", unlabelled.em.lambda, 1e-6, 1e6);
   unlabelled.em.max_iterations =
       static_cast<int>(args.integer("em-iterations", unlabelled.em.max_iterations, 1, 10000));
-  if (unlabelled.inputs.empty() && (args.has("em-lambda") || args.has("em-iterations"))) {
+  if (unlabelled.empty() && (args.has("em-lambda") || args.has("em-iterations"))) {
     throw UsageError(std::string(args.has("em-lambda") ? "--em-lambda" : "--em-iterations") +
-                     " needs --unlabelled INPUT");
+                     " needs --unlabelled INPUT or --unlabelled-db DB");
   }
   internal::TrainReport report;
   if (args.has("add")) {
-    if (!unlabelled.inputs.empty()) {
+    if (!unlabelled.empty()) {
       throw UsageError(
-          "--add refits from the training collection only; --unlabelled needs a "
-          "new model (train without --add)");
+          "--add refits from the training collection only; --unlabelled and "
+          "--unlabelled-db need a new model (train without --add)");
     }
     // The model's own settings apply; options that would change them are refused.
     for (const OptionSpec& option : train_option_specs()) {
@@ -361,7 +373,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
       never.set(method_name(all_methods()[method]), std::move(names));
     }
     json.set("never_assigned", std::move(never));
-    if (!unlabelled.inputs.empty()) json.set("em", em_json(report));
+    if (!unlabelled.empty()) json.set("em", em_json(report));
     json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
     json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
     json.set("seconds", internal::JsonValue::number(report.total_seconds));
@@ -404,7 +416,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                                  format_fixed(report.analyze_seconds, 3) + ", fit " +
                                  format_fixed(report.fit_seconds, 3) + ")"}},
               {});
-  if (!unlabelled.inputs.empty()) print_em(out, report);
+  if (!unlabelled.empty()) print_em(out, report);
   // Categories the thresholds shut out deserve a word: any-of will never
   // assign them with the default method.
   const auto method_slot = static_cast<size_t>(report.default_method);
