@@ -195,6 +195,9 @@ int main(int argc, char** argv) try {
   }
   std::printf("(a)/(b) = %.2f (target <= 1.15), (a)/(c) = %.2f (target <= 1.0)\n", a / b, a / c);
   return 0;
+} catch (const Xapian::Error& e) {  // e.g. --dir missing: not a std::exception
+  std::fprintf(stderr, "index_throughput: %s\n", e.get_description().c_str());
+  return 1;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "index_throughput: %s\n", e.what());
   return 1;
