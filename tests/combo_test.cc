@@ -16,6 +16,7 @@
 #include "classify/reliability_plot.h"
 #include "classify/trainer.h"
 #include "test_util.h"
+#include "trained_fixture.h"
 
 namespace autocat::internal {
 namespace {
@@ -158,25 +159,7 @@ TEST(ReliabilityTest, BinsPredictionsAndMeasuresCalibrationError) {
 
 // A model trained on the small fixture: every method calibrated, combo
 // fitted, both kept in the model file; scores are probabilities.
-class ComboModelTest : public testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing_util::TempDir();
-    ReadOptions read;
-    read.split = "train";
-    train_model({testing_util::test_data("fixture_train.jsonl")}, dir_->file("model"),
-                TrainOptions(), read, nullptr);
-    categorizer_ = new Categorizer(dir_->file("model"));
-  }
-  static void TearDownTestSuite() {
-    delete categorizer_;
-    delete dir_;
-  }
-  static testing_util::TempDir* dir_;
-  static Categorizer* categorizer_;
-};
-testing_util::TempDir* ComboModelTest::dir_ = nullptr;
-Categorizer* ComboModelTest::categorizer_ = nullptr;
+class ComboModelTest : public testing_util::TrainedFixtureTest {};
 
 TEST_F(ComboModelTest, EveryMethodIsCalibratedAndComboIsFitted) {
   const ModelState& model = categorizer_->model();

@@ -5,6 +5,7 @@
 #include "classify/categorizer.h"
 #include "classify/trainer.h"
 #include "test_util.h"
+#include "trained_fixture.h"
 
 namespace autocat::internal {
 namespace {
@@ -93,25 +94,7 @@ TEST_F(CorpusDocumentsTest, DocumentsAreTheTransposedPostings) {
 
 // Any-of on a trained model: tuned thresholds by default, one global
 // threshold when the caller asks for it.
-class TunedThresholdsTest : public testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing_util::TempDir();
-    ReadOptions read;
-    read.split = "train";
-    train_model({testing_util::test_data("fixture_train.jsonl")}, dir_->file("model"),
-                TrainOptions(), read, nullptr);
-    categorizer_ = new Categorizer(dir_->file("model"));
-  }
-  static void TearDownTestSuite() {
-    delete categorizer_;
-    delete dir_;
-  }
-  static testing_util::TempDir* dir_;
-  static Categorizer* categorizer_;
-};
-testing_util::TempDir* TunedThresholdsTest::dir_ = nullptr;
-Categorizer* TunedThresholdsTest::categorizer_ = nullptr;
+class TunedThresholdsTest : public testing_util::TrainedFixtureTest {};
 
 TEST_F(TunedThresholdsTest, ModelHasAThresholdPerMethodAndCategory) {
   const auto& thresholds = categorizer_->model().thresholds;
