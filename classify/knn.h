@@ -35,12 +35,14 @@ namespace autocat::internal {
 
 // Compact in-memory copy of the training postings: per term, the documents
 // containing it with w(t,d)/|d| as float.
-// How KnnIndex::neighbours finds the top k. Both give the same neighbours
-// with the same similarities; kExhaustive is the reference the tests
-// compare against, and the default.
+// How KnnIndex::neighbours finds the top k. All give the same neighbours
+// with the same similarities; kExhaustive is the default.
 enum class KnnSearch {
-  kMaxScore,    // skips documents whose upper bound cannot reach the top k
-  kExhaustive,  // accumulates every posting of every query term
+  kMaxScore,     // skips documents whose upper bound cannot reach the top k
+  kExhaustive,   // every query term over every document; the longest lists
+                 // are added as dense columns (see KnnIndex::dense_column)
+  kPostingWalk,  // accumulates every posting of every query term, one by
+                 // one: the reference the tests compare the others to
 };
 
 // What one KnnIndex::neighbours call walked (for tests and benchmarks).
@@ -48,7 +50,8 @@ struct KnnSearchStats {
   uint32_t query_terms = 0;   // terms with postings, after approximate-mode cuts
   uint32_t terms_walked = 0;  // whose every posting was accumulated
   uint64_t postings_walked = 0;
-  uint32_t candidates = 0;  // documents looked up in the other terms' lists
+  uint32_t candidates = 0;   // documents looked up in the other terms' lists
+  uint32_t dense_terms = 0;  // terms added as dense columns
 };
 
 class KnnIndex {
@@ -116,6 +119,13 @@ class KnnIndex {
   // Checks that every document number in term t's postings is below
   // num_docs_, once per term (mapped indexes only).
   void verify_term(uint32_t t) const;
+  // Picks the terms that get a dense column (the longest lists).
+  void choose_dense_terms();
+  // Term t's posting weights as one float per document (0 where absent),
+  // built the first time a search asks; nullptr if t has no dense column.
+  // A list covering a large share of the documents is added up several
+  // times faster this way (vector multiply-adds instead of scattered ones).
+  const float* dense_column(uint32_t t) const;
 
   uint32_t num_docs_ = 0;
   uint32_t num_categories_ = 0;
@@ -142,6 +152,13 @@ class KnnIndex {
   std::unique_ptr<Mapping> mapping_;
   std::string path_;  // the mapped file, for errors
   mutable std::unique_ptr<std::atomic<bool>[]> term_verified_;
+  // Dense columns (dense_column): the terms that have one, and the columns
+  // built so far. min_dense_postings_: the shortest such list's length.
+  uint64_t min_dense_postings_ = UINT64_MAX;
+  std::unordered_map<uint32_t, uint32_t> dense_slot_;  // term -> column
+  mutable std::unique_ptr<std::once_flag[]> dense_once_;
+  mutable std::unique_ptr<std::unique_ptr<float[]>[]> dense_columns_;
+  mutable std::atomic<uint64_t> dense_bytes_{0};
   // Per term, the largest posting weight: the max-score upper bounds.
   std::vector<float> max_weight_;
   // Whether every term's postings are in increasing document order (the
