@@ -150,8 +150,10 @@ int main(int argc, char** argv) try {
         identical += same;
       }
       const double n = double(docs.size());
-      std::printf("| %d | %s | %.0f | %.0f | %.0f | %zu/%zu | 1 | %.4f |\n", k, search.name,
-                  n / seconds, walked / n, candidates / n, identical, docs.size(),
+      const std::string candidates_per_doc =
+          search.search == KnnSearch::kMaxScore ? std::to_string(int(candidates / n + 0.5)) : "-";
+      std::printf("| %d | %s | %.0f | %.0f | %s | %zu/%zu | 1 | %.4f |\n", k, search.name,
+                  n / seconds, walked / n, candidates_per_doc.c_str(), identical, docs.size(),
                   accuracy(index, docs, found, power));
     }
     const double n = double(docs.size());
