@@ -161,15 +161,18 @@ NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
   const uint32_t num_categories = model.num_categories;
   const std::vector<int64_t>& doc_counts = sums.category_docs;
   const std::vector<double>& counts = sums.sums;
+  std::vector<double> log_denominator(num_categories);
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    log_denominator[c] = std::log(static_cast<double>(doc_counts[c]) + 2.0 * alpha);
+  }
   for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
       const double n_c = static_cast<double>(doc_counts[c]);
-      const double denominator = n_c + 2.0 * alpha;
       // log P and log(1 - P) from the counts, without forming 1 - P.
-      const double log_present = std::log(counts[row + c] + alpha) - std::log(denominator);
-      const double log_absent = std::log(n_c - counts[row + c] + alpha) - std::log(denominator);
+      const double log_present = std::log(counts[row + c] + alpha) - log_denominator[c];
+      const double log_absent = std::log(n_c - counts[row + c] + alpha) - log_denominator[c];
       model.class_constant[c] += log_absent;
       model.term_weight[row + c] = static_cast<float>(log_present - log_absent);
     }
