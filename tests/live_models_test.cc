@@ -15,6 +15,7 @@
 #include "autocat/error.h"
 #include "classify/categorizer.h"
 #include "classify/document_reader.h"
+#include "classify/explain.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
 #include "classify/trainer.h"
@@ -330,6 +331,27 @@ TEST_F(LiveModelsTest, ScoresFollowTheLiveModels) {
     EXPECT_EQ(categorizer.scores(doc, options), expected) << method_name(method);
     EXPECT_EQ(categorizer.classify(text, options).front().name, "food") << method_name(method);
   }
+}
+
+TEST_F(LiveModelsTest, ExplainShowsTheLiveModels) {
+  Categorizer categorizer(model_);
+  const DocumentTerms doc = categorizer.document_terms(categorizer.analyzer().analyze(kMatch));
+  for (int i = 0; i < 3; ++i) categorizer.learn("live-" + std::to_string(i), kMatch, {"food"});
+  ExplainOptions options;
+  options.classify.method = Method::kNaiveBayes;
+  const Explanation explanation = Explainer(categorizer).explain(doc, options);
+  ASSERT_EQ(explanation.category, "food");
+  // The gap not due to terms comes from the live priors (3 more food documents).
+  const NaiveBayesModel& live = categorizer.live_model(Method::kNaiveBayes)->naive_bayes;
+  const auto food = static_cast<size_t>(categorizer.category_index("food"));
+  const auto versus = static_cast<size_t>(categorizer.category_index(explanation.versus));
+  EXPECT_DOUBLE_EQ(explanation.base, live.log_prior[food] + live.class_constant[food] -
+                                         live.log_prior[versus] - live.class_constant[versus]);
+  EXPECT_NE(live.log_prior[food], categorizer.model().multinomial_nb.log_prior[food]);
+  options.classify.method = Method::kRocchio;
+  const Explanation rocchio = Explainer(categorizer).explain(doc, options);
+  ASSERT_EQ(rocchio.category, "food");
+  EXPECT_FALSE(rocchio.terms.empty());  // the trained food centroid has none of these terms
 }
 
 TEST_F(LiveModelsTest, LearningWithoutTheTrainingDatabaseFailsAndChangesNothing) {
