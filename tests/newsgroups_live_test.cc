@@ -234,7 +234,7 @@ TEST(NewsgroupsLiveTest, LearningHalfTheTrainingSplitMatchesBatchTraining) {
       "  learn, no fsync, while another thread classifies: %.3f ms per document; "
       "classify meanwhile %.0f docs/s\n"
       "  train --add refit folding the journal: %.1f s, accuracy %.4f\n"
-      "  first learn (reads the category sums): %.2f s\n"
+      "  first learn (reads the category sums of %zu terms x %zu categories): %.2f s\n"
       "  fit from the sums at the next score: rocchio %.1f ms, nb %.1f ms, bnb %.1f ms, "
       "cnb %.1f ms\n"
       "  accuracy       batch   half    learned replayed\n"
@@ -245,7 +245,8 @@ TEST(NewsgroupsLiveTest, LearningHalfTheTrainingSplitMatchesBatchTraining) {
       before.docs_per_second, second.size(), learned.accuracy, learned.docs_per_second,
       replayed.accuracy, replay_seconds, open_seconds, 1000 * learn_seconds / n, n / learn_seconds,
       1000 * nosync_seconds / n, n / nosync_seconds, 1000 * busy_seconds / n,
-      double(classified) / busy_seconds, refit_seconds, folded.accuracy, first_learn_seconds,
+      double(classified) / busy_seconds, refit_seconds, folded.accuracy,
+      half_model.model().terms.size(), half_model.categories().size(), first_learn_seconds,
       1000 * fit_seconds[0], 1000 * fit_seconds[1], 1000 * fit_seconds[2], 1000 * fit_seconds[3],
       batch.rocchio, before.rocchio, learned.rocchio, replayed.rocchio, batch.nb, before.nb,
       learned.nb, replayed.nb, batch.cnb, before.cnb, learned.cnb, replayed.cnb);
