@@ -371,6 +371,18 @@ TEST_F(LiveModelsTest, LearningWithoutTheTrainingDatabaseFailsAndChangesNothing)
   EXPECT_FALSE(categorizer.classify("The comet's tail near Jupiter.", nb).empty());
 }
 
+TEST_F(LiveModelsTest, WithoutAJournalClassificationNeverReadsTheTrainingDatabase) {
+  std::filesystem::remove_all(resolve_model_dir(model_).training_db);
+  const Categorizer node(model_);
+  for (Method method : kLiveMethods) {
+    ClassifyOptions options;
+    options.method = method;
+    EXPECT_EQ(node.classify(kMatch, options).front().name, "sports") << method_name(method);
+    EXPECT_EQ(node.live_model(method), nullptr);
+  }
+  EXPECT_TRUE(node.live_status().warnings.empty());
+}
+
 TEST_F(LiveModelsTest, ClassifyOnlyNodeWithAJournalKeepsTheTrainedModelsAndWarns) {
   const std::string text = kMatch;
   std::vector<double> trained_scores;

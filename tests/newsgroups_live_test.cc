@@ -2,7 +2,8 @@
 // on half of the training split (every other document) learns the other half one
 // document at a time (Categorizer::learn, journaled), and is compared on the
 // test split with a model batch-trained on the whole split (same k, no
-// tuning, so only the learning path differs). Prints the cost per learned
+// tuning, so only the learning path differs); Rocchio, multinomial and
+// complement NB likewise (their live models, classify/live_models.h). Prints the cost per learned
 // document (with and without an fsync per document), the classify speed
 // with the overlay and while another thread learns, the replay time of a reopened model, and checks
 // that train --add folds the journal into exactly the batch model. Skipped, loudly, when
