@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -24,6 +25,27 @@ namespace fs = std::filesystem;
 std::string train_hint(const std::string& model_dir) {
   return "train one with: autocat train --model " + model_dir + " INPUT...";
 }
+
+// Rocchio or a Naive Bayes method: its live model once something was
+// learned or forgotten, else the trained one.
+class LiveOrTrainedClassifier : public Classifier {
+ public:
+  using LiveModelGetter = std::function<std::shared_ptr<const LiveModel>()>;
+  LiveOrTrainedClassifier(std::unique_ptr<Classifier> trained, LiveModelGetter live)
+      : trained_(std::move(trained)), live_(std::move(live)) {}
+  Method method() const override { return trained_->method(); }
+  void score(const DocumentTerms& doc, const ClassifyOptions& options,
+             std::vector<double>* scores) const override {
+    // Holds the model while scoring with it: a learn meanwhile publishes a
+    // new one and leaves this one intact.
+    const std::shared_ptr<const LiveModel> live = live_();
+    (live ? *live->classifier : *trained_).score(doc, options, scores);
+  }
+
+ private:
+  std::unique_ptr<Classifier> trained_;
+  LiveModelGetter live_;
+};
 
 // The id of each document of the training database, by dense index (as
 // load_training_corpus numbers them: docid order).
@@ -87,7 +109,9 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   // Read now, applied once kNN's index is built; a damaged journal fails
   // the open, so that nothing learned is silently dropped.
   JournalContents journal = read_journal(paths_.journal);
-  replay_ = std::move(journal.records);
+  journal_at_open_ = !journal.records.empty();
+  knn_replay_ = std::make_shared<const std::vector<JournalRecord>>(std::move(journal.records));
+  live_replay_ = knn_replay_;
   journal_end_ = journal.valid_bytes;
   if (!journal.torn.empty()) status_.warnings.push_back(journal.torn);
   try {
@@ -113,14 +137,17 @@ void Categorizer::build_classifiers() {
   idf_ = compute_idf(model_.df, model_.num_docs, model_.selected);
 
   classifiers_.resize(all_methods().size());
-  classifiers_[static_cast<size_t>(Method::kRocchio)] =
-      std::make_unique<RocchioClassifier>(model_.rocchio, idf_);
-  classifiers_[static_cast<size_t>(Method::kNaiveBayes)] =
-      std::make_unique<NaiveBayesClassifier>(model_.multinomial_nb);
-  classifiers_[static_cast<size_t>(Method::kBernoulliNaiveBayes)] =
-      std::make_unique<NaiveBayesClassifier>(model_.bernoulli_nb);
-  classifiers_[static_cast<size_t>(Method::kComplementNaiveBayes)] =
-      std::make_unique<NaiveBayesClassifier>(model_.complement_nb);
+  const auto live_or_trained = [this](Method method, std::unique_ptr<Classifier> trained) {
+    classifiers_[static_cast<size_t>(method)] = std::make_unique<LiveOrTrainedClassifier>(
+        std::move(trained), [this, method] { return live_model(method); });
+  };
+  live_or_trained(Method::kRocchio, std::make_unique<RocchioClassifier>(model_.rocchio, idf_));
+  live_or_trained(Method::kNaiveBayes,
+                  std::make_unique<NaiveBayesClassifier>(model_.multinomial_nb));
+  live_or_trained(Method::kBernoulliNaiveBayes,
+                  std::make_unique<NaiveBayesClassifier>(model_.bernoulli_nb));
+  live_or_trained(Method::kComplementNaiveBayes,
+                  std::make_unique<NaiveBayesClassifier>(model_.complement_nb));
   classifiers_[static_cast<size_t>(Method::kSvm)] =
       std::make_unique<LinearClassifier>(Method::kSvm, model_.svm, idf_, model_.decision);
   classifiers_[static_cast<size_t>(Method::kLogreg)] =
@@ -166,15 +193,29 @@ const KnnIndex& Categorizer::knn_index() const {
       // been removed by later trains meanwhile.
       live = std::make_shared<KnnLiveIndex>(index, training_ids(&training_db_));
     }
-    for (const JournalRecord& record : replay_) {
-      if (apply_record(record, live.get())) ++status_.replayed;
+    if (knn_replay_ && !knn_replay_->empty() && !corpus_) {
+      // Replaying needs the training documents' ids (a learn may replace
+      // one); without the training database (a classify-only node) kNN
+      // keeps the trained index rather than failing every search.
+      try {
+        live->contains(std::string());
+      } catch (const Error& e) {
+        status_.warnings.push_back(std::string(e.what()) +
+                                   "; kNN classifies with the index as trained, without the "
+                                   "journal's documents, until the refit");
+        knn_replay_.reset();
+      }
+    }
+    if (knn_replay_) {
+      for (const JournalRecord& record : *knn_replay_) {
+        if (apply_record(record, live.get())) ++status_.replayed;
+      }
     }
     knn_classifier_ = std::make_unique<KnnClassifier>(std::shared_ptr<const KnnLiveIndex>(live),
                                                       model_.knn_similarity_power, model_.knn_k);
     knn_index_ = std::move(index);
     live_index_ = std::move(live);
-    replay_.clear();
-    replay_.shrink_to_fit();
+    knn_replay_.reset();
     if (training_db_open_) {
       training_db_.close();
       training_db_open_ = false;
@@ -198,31 +239,109 @@ const KnnLiveIndex& Categorizer::live_index() const {
   return *live_index_;
 }
 
-bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) const {
-  if (record.kind == JournalRecord::Kind::kForget) return live->forget(record.id);
-  std::vector<uint32_t> categories;
+bool Categorizer::record_document(const JournalRecord& record, bool warn, DocumentTerms* doc,
+                                  std::vector<uint32_t>* categories) const {
   for (const std::string& label : record.labels) {
     const int64_t c = category_index(label);
     if (c < 0) {
-      status_.warnings.push_back(paths_.journal + ": skipped document " + record.id +
-                                 ": category " + label + " is not in the model");
+      if (warn) {
+        status_.warnings.push_back(paths_.journal + ": skipped document " + record.id +
+                                   ": category " + label + " is not in the model");
+      }
       return false;
     }
-    categories.push_back(static_cast<uint32_t>(c));
+    categories->push_back(static_cast<uint32_t>(c));
   }
-  DocumentTerms doc;
-  std::vector<TermId> ids;
   for (const JournalTerm& term : record.terms) {
     const int64_t id = vocabulary_.find(term.term);
-    doc.total_tokens += term.count;
+    doc->total_tokens += term.count;
     if (id < 0 || term.count == 0) continue;
-    doc.known_tokens += term.count;
-    doc.terms.push_back({static_cast<TermId>(id), term.count});
+    doc->known_tokens += term.count;
+    doc->terms.push_back({static_cast<TermId>(id), term.count});
   }
-  std::sort(doc.terms.begin(), doc.terms.end(),
+  std::sort(doc->terms.begin(), doc->terms.end(),
             [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
+  return true;
+}
+
+bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) const {
+  if (record.kind == JournalRecord::Kind::kForget) return live->forget(record.id);
+  DocumentTerms doc;
+  std::vector<uint32_t> categories;
+  if (!record_document(record, /*warn=*/true, &doc, &categories)) return false;
   live->learn(record.id, doc, categories);
   return true;
+}
+
+void Categorizer::ensure_live_models(bool for_learning) const {
+  std::call_once(live_models_once_, [this] {
+    std::shared_ptr<LiveModels> live;
+    std::string error;
+    try {
+      if (corpus_) {
+        live = std::make_shared<LiveModels>(model_, idf_, *corpus_, std::vector<std::string>());
+      } else {
+        const std::string& path = paths_.training_db;
+        const Xapian::Database db = open_training_db(path, model_dir_);
+        const TrainingCorpus corpus = read_training_corpus(db, path, model_dir_);
+        if (corpus.num_docs() != model_.num_docs ||
+            corpus.posting_doc.size() != model_.num_postings || corpus.terms != model_.terms ||
+            corpus.categories != model_.categories) {
+          throw ModelFormatError(path +
+                                 ": the training database has changed since the model was "
+                                 "trained; run autocat train again");
+        }
+        live = std::make_shared<LiveModels>(model_, idf_, corpus, training_ids(&db));
+      }
+      if (live_replay_) {
+        for (const JournalRecord& record : *live_replay_) {
+          if (record.kind == JournalRecord::Kind::kForget) {
+            live->forget(record.id);
+            continue;
+          }
+          DocumentTerms doc;
+          std::vector<uint32_t> categories;
+          // kNN's replay warns about skipped records already.
+          if (record_document(record, /*warn=*/false, &doc, &categories)) {
+            live->learn(record.id, doc, categories);
+          }
+        }
+      }
+    } catch (const Error& e) {
+      error = e.what();
+      live.reset();
+    }
+    live_replay_.reset();
+    std::atomic_store(&live_models_, live);
+    live_models_active_.store(live != nullptr, std::memory_order_release);
+    if (!error.empty()) {
+      std::lock_guard<std::mutex> lock(learn_mutex_);
+      live_models_error_ = error;
+      if (journal_at_open_) {
+        status_.warnings.push_back(
+            error +
+            "; Rocchio and Naive Bayes classify with the models as trained, without the "
+            "journal's documents, until the refit (autocat train --add --model " +
+            model_dir_ + ")");
+      }
+    }
+  });
+  if (for_learning && !live_models_active_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(learn_mutex_);
+    throw NotFoundError(live_models_error_ +
+                        " (learning needs the training database: nothing was learned or "
+                        "forgotten)");
+  }
+}
+
+std::shared_ptr<const LiveModel> Categorizer::live_model(Method method) const {
+  if (journal_at_open_) {
+    ensure_live_models(/*for_learning=*/false);
+  } else if (!live_models_active_.load(std::memory_order_acquire)) {
+    return nullptr;  // nothing learned: the trained model, at no cost
+  }
+  const std::shared_ptr<LiveModels> live = std::atomic_load(&live_models_);
+  return live ? live->model(method) : nullptr;
 }
 
 void Categorizer::journal(const std::vector<JournalRecord>& records, bool sync) {
@@ -277,9 +396,17 @@ void Categorizer::learn(const std::vector<LearnedDocument>& documents, bool sync
     records.push_back(std::move(record));
   }
   knn_index();
+  ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
   journal(records, sync);
-  for (const JournalRecord& record : records) apply_record(record, live_index_.get());
+  for (const JournalRecord& record : records) {
+    apply_record(record, live_index_.get());
+    DocumentTerms doc;
+    std::vector<uint32_t> categories;
+    if (record_document(record, /*warn=*/false, &doc, &categories)) {
+      live_models_->learn(record.id, doc, categories);
+    }
+  }
   status_.learned_now += records.size();
 }
 
@@ -288,6 +415,7 @@ void Categorizer::forget(const std::string& id) { forget(std::vector<std::string
 void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
   const std::string where = model_dir_.empty() ? std::string("model") : model_dir_;
   knn_index();
+  ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
   std::vector<JournalRecord> records;
   for (const std::string& id : ids) {
@@ -304,7 +432,10 @@ void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
     records.push_back(std::move(record));
   }
   journal(records, sync);
-  for (const JournalRecord& record : records) live_index_->forget(record.id);
+  for (const JournalRecord& record : records) {
+    live_index_->forget(record.id);
+    live_models_->forget(record.id);
+  }
   status_.forgotten_now += records.size();
 }
 

@@ -10,10 +10,17 @@
 // before it takes effect, so a Categorizer opened later, in this process or
 // another, replays it; `autocat train --add` folds the journal into the next
 // generation. kNN sees a change at once (KnnLiveIndex: exact cosines
-// against the trained idf, which stays as trained until the refit); the
-// other methods see it only after the refit, as their stored models allow
-// no exact update (NB keeps smoothed log-probabilities, Rocchio normalized
-// centroids with tuned gamma and radii, the linear methods weights). A
+// against the trained idf, which stays as trained until the refit). Rocchio
+// and the Naive Bayes family see it at their next score (LiveModels: their
+// category sums are updated exactly and the model fitted again from them,
+// with idf, vocabulary, feature selection, alpha and gamma as trained).
+// Those sums are read from the training database on the first learn() or
+// forget(), or on the first Rocchio / NB score when the journal held
+// records at open; a model with an empty journal never reads it. Without
+// the training database (a classify-only node) Rocchio and NB keep the
+// trained models and live_status() says so. The linear methods (svm,
+// logreg), combo's stacking weights, thresholds, radii and calibration stay
+// as trained until the refit (combo combines its members' live scores). A
 // Categorizer does not see what other processes learn after it opened.
 //
 // Thread safety: every const method may be called from many threads at
@@ -21,6 +28,7 @@
 // forget() calls are serialized among themselves.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,6 +41,7 @@
 #include "classify/classifier.h"
 #include "classify/journal.h"
 #include "classify/knn.h"
+#include "classify/live_models.h"
 #include "classify/model_dir.h"
 #include "classify/model_io.h"
 
@@ -163,6 +172,12 @@ class Categorizer {
   void forget(const std::string& id);
   void forget(const std::vector<std::string>& ids, bool sync = true);
   LiveStatus live_status() const;
+  // The live model of Rocchio or a Naive Bayes method, fitted for the
+  // documents learned and forgotten so far; null while nothing was learned
+  // or forgotten (the trained model applies) or if `method` is not kept
+  // live (see LiveModels::keeps). Reads the training database if the
+  // journal held records at open.
+  std::shared_ptr<const LiveModel> live_model(Method method) const;
 
  private:
   void build_classifiers();
@@ -174,6 +189,14 @@ class Categorizer {
   uint32_t most_frequent_category() const;
   // Applies a journal record to the live index; false if it was skipped.
   bool apply_record(const JournalRecord& record, KnnLiveIndex* live) const;
+  // A learned record's terms and categories; false (with a warning if
+  // `warn`) if a label is not a category of the model.
+  bool record_document(const JournalRecord& record, bool warn, DocumentTerms* doc,
+                       std::vector<uint32_t>* categories) const;
+  // Reads the category sums and replays the journal, once. With
+  // `for_learning`, a training database that cannot be read throws;
+  // otherwise it leaves Rocchio and NB as trained, with a warning.
+  void ensure_live_models(bool for_learning) const;
   // The id of each training document, by dense index, from the training
   // database: `db` if given (open already), else opened for this. Throws
   // NotFoundError or ModelFormatError naming it.
@@ -197,8 +220,17 @@ class Categorizer {
   mutable std::shared_ptr<const KnnIndex> knn_index_;
   mutable std::shared_ptr<KnnLiveIndex> live_index_;
   mutable std::unique_ptr<Classifier> knn_classifier_;
-  // The journal as read at construction, applied when kNN's index is built.
-  mutable std::vector<JournalRecord> replay_;
+  // The journal as read at construction, applied when kNN's index is built
+  // and when the live models are (each drops its pointer then).
+  mutable std::shared_ptr<const std::vector<JournalRecord>> knn_replay_;
+  mutable std::shared_ptr<const std::vector<JournalRecord>> live_replay_;
+  bool journal_at_open_ = false;  // the journal held records at open
+  mutable std::once_flag live_models_once_;
+  // Set once (std::atomic_store) by ensure_live_models; null until then or
+  // if the training database could not be read (live_models_error_).
+  mutable std::shared_ptr<LiveModels> live_models_;
+  mutable std::atomic<bool> live_models_active_{false};  // live_models_ is set
+  mutable std::string live_models_error_;                // guarded by learn_mutex_
   // Serializes learn() and forget(); guards what follows.
   mutable std::mutex learn_mutex_;
   uint64_t journal_end_ = 0;  // where this object last saw the journal end

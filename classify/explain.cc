@@ -229,7 +229,9 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
 
 void Explainer::explain_rocchio(const DocumentTerms& doc, const ExplainOptions& options,
                                 Explanation* out) const {
-  const RocchioModel& model = categorizer_.model().rocchio;
+  // The live centroids once something was learned: the ones that scored.
+  const std::shared_ptr<const LiveModel> live = categorizer_.live_model(Method::kRocchio);
+  const RocchioModel& model = live ? live->rocchio : categorizer_.model().rocchio;
   out->category = out->assigned.front().name;
   const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   const double inverse_norm = inverse_query_norm(doc, idf_);
@@ -276,7 +278,9 @@ void Explainer::explain_linear(const DocumentTerms& doc, const ExplainOptions& o
 void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptions& options,
                                     Method method, const std::vector<Category>& ranking,
                                     Explanation* out) const {
-  const NaiveBayesModel& model = naive_bayes_model(categorizer_.model(), method);
+  const std::shared_ptr<const LiveModel> live = categorizer_.live_model(method);
+  const NaiveBayesModel& model =
+      live ? live->naive_bayes : naive_bayes_model(categorizer_.model(), method);
   const uint32_t num_categories = model.num_categories;
   if (num_categories == 0) return;
   const size_t num_terms = model.term_weight.size() / num_categories;

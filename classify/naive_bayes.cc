@@ -38,92 +38,53 @@ void check_training_arguments(const TrainingCorpus& corpus, const std::vector<ui
   }
 }
 
-uint32_t vocabulary_size(const TrainingCorpus& corpus, const std::vector<uint8_t>& selected) {
-  if (selected.empty()) return corpus.num_terms();
+uint32_t vocabulary_size(uint32_t num_terms, const std::vector<uint8_t>& selected) {
+  if (selected.empty()) return num_terms;
   return static_cast<uint32_t>(
       std::count_if(selected.begin(), selected.end(), [](uint8_t flag) { return flag != 0; }));
 }
 
-NaiveBayesModel empty_model(const TrainingCorpus& corpus, Method method, double alpha) {
+NaiveBayesModel empty_model(const CategorySums& sums, Method method, double alpha) {
   NaiveBayesModel model;
   model.variant = static_cast<int>(method);
   model.alpha = alpha;
-  model.num_categories = corpus.num_categories();
+  model.num_categories = sums.num_categories;
   model.log_prior.assign(model.num_categories, 0.0);
   model.class_constant.assign(model.num_categories, 0.0);
-  model.term_weight.assign(static_cast<size_t>(corpus.num_terms()) * model.num_categories, 0.0f);
+  model.term_weight.assign(static_cast<size_t>(sums.num_terms) * model.num_categories, 0.0f);
   return model;
+}
+
+// Checks what a model is fitted from: `expected` the amount the variant
+// needs, alpha positive, the selection sized to the vocabulary.
+void check_sums(const CategorySums& sums, TermAmount expected, const std::vector<uint8_t>& selected,
+                double alpha) {
+  if (!(alpha > 0.0) || !std::isfinite(alpha)) {
+    throw InvalidArgumentError("Naive Bayes: the smoothing alpha must be a positive number, got " +
+                               std::to_string(alpha));
+  }
+  if (sums.num_categories == 0) {
+    throw InvalidArgumentError("Naive Bayes: the training corpus has no category");
+  }
+  if (sums.amount != expected || (!selected.empty() && selected.size() != sums.num_terms)) {
+    throw InvalidArgumentError("Naive Bayes: the category sums do not fit this model");
+  }
 }
 
 // log P(c) = log(N_c / sum_c' N_c'), N_c = documents labelled c. A category
 // without documents (impossible in a corpus built from labels) gets -inf.
-std::vector<double> log_priors(const TrainingCorpus& corpus) {
-  const std::vector<uint32_t> counts = corpus.category_doc_counts();
+std::vector<double> log_priors(const std::vector<int64_t>& counts) {
   double total = 0;
-  for (uint32_t count : counts) total += count;
+  for (int64_t count : counts) total += static_cast<double>(count);
   std::vector<double> priors(counts.size(), -std::numeric_limits<double>::infinity());
   for (size_t c = 0; c < counts.size(); ++c) {
-    if (counts[c] > 0) priors[c] = std::log(counts[c] / total);
+    if (counts[c] > 0) priors[c] = std::log(static_cast<double>(counts[c]) / total);
   }
   return priors;
 }
 
-// What each posting contributes to the counts: its wdf, 1 (`binary`), or
-// with `idf` its component of the document's L2-normalized tf-idf vector.
-class PostingAmount {
- public:
-  PostingAmount(const TrainingCorpus& corpus, const std::vector<uint8_t>& selected, bool binary,
-                const std::vector<float>& idf)
-      : corpus_(corpus), binary_(binary), idf_(idf) {
-    if (binary_ || idf_.empty()) return;
-    if (idf_.size() != corpus.num_terms()) {
-      throw InvalidArgumentError("Naive Bayes: " + std::to_string(idf_.size()) +
-                                 " idf values for " + std::to_string(corpus.num_terms()) +
-                                 " terms");
-    }
-    inverse_norm_.assign(corpus.num_docs(), 0.0);
-    for (TermId t = 0; t < corpus.num_terms(); ++t) {
-      if (!is_selected(selected, t) || !(idf_[t] > 0.0f)) continue;
-      for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-        const double x = sublinear_tf(corpus.posting_wdf[p]) * idf_[t];
-        inverse_norm_[corpus.posting_doc[p]] += x * x;
-      }
-    }
-    for (double& value : inverse_norm_) value = value > 0.0 ? 1.0 / std::sqrt(value) : 0.0;
-  }
-
-  double operator()(TermId t, uint64_t p) const {
-    if (binary_) return 1.0;
-    if (idf_.empty()) return corpus_.posting_wdf[p];
-    return sublinear_tf(corpus_.posting_wdf[p]) * idf_[t] * inverse_norm_[corpus_.posting_doc[p]];
-  }
-
- private:
-  const TrainingCorpus& corpus_;
-  bool binary_;
-  const std::vector<float>& idf_;
-  std::vector<double> inverse_norm_;
-};
-
-// Term-major num_terms x num_categories: the tokens of term t in documents
-// labelled c (T_ct, sum of wdf), with `binary` the number of those
-// documents (N_ct), with `idf` the sum of their tf-idf components.
-// Unselected terms stay 0. One walk over the postings.
-std::vector<double> category_term_counts(const TrainingCorpus& corpus,
-                                         const std::vector<uint8_t>& selected, bool binary,
-                                         const std::vector<float>& idf = {}) {
-  const uint32_t num_categories = corpus.num_categories();
-  const PostingAmount amount(corpus, selected, binary, idf);
-  std::vector<double> counts(static_cast<size_t>(corpus.num_terms()) * num_categories, 0.0);
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
-    if (!is_selected(selected, t)) continue;
-    double* row = &counts[static_cast<size_t>(t) * num_categories];
-    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      const double value = amount(t, p);
-      for (uint32_t c : corpus.doc_categories[corpus.posting_doc[p]]) row[c] += value;
-    }
-  }
-  return counts;
+TermAmount counting_amount(const std::vector<float>& idf) {
+  return idf.empty() ? TermAmount::kCount : TermAmount::kTfidf;
 }
 
 // The idf a tf-idf model keeps: 0 for terms left out.
@@ -153,22 +114,22 @@ bool is_naive_bayes(int variant) {
 // Multinomial NB (IIR fig. 13.2): P(t|c) = (T_ct + alpha) /
 // (sum_t' T_ct' + alpha |V|), weight = log P(t|c); a document scores
 // log P(c) + sum_t count(t,d) log P(t|c).
-NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
-                                     const std::vector<uint8_t>& selected, double alpha,
-                                     const std::vector<float>& idf) {
-  check_training_arguments(corpus, selected, alpha);
-  NaiveBayesModel model = empty_model(corpus, Method::kNaiveBayes, alpha);
-  model.log_prior = log_priors(corpus);
+NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
+                                         const std::vector<uint8_t>& selected, double alpha,
+                                         const std::vector<float>& idf) {
+  check_sums(sums, counting_amount(idf), selected, alpha);
+  NaiveBayesModel model = empty_model(sums, Method::kNaiveBayes, alpha);
+  model.log_prior = log_priors(sums.category_docs);
   const uint32_t num_categories = model.num_categories;
-  const std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false, idf);
+  const std::vector<double>& counts = sums.sums;
   if (!idf.empty()) model.idf = kept_idf(idf, selected);
   const std::vector<double> totals = category_totals(counts, num_categories);
-  const double vocabulary = vocabulary_size(corpus, selected);
+  const double vocabulary = vocabulary_size(sums.num_terms, selected);
   std::vector<double> log_denominator(num_categories);
   for (uint32_t c = 0; c < num_categories; ++c) {
     log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
   }
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+  for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
@@ -179,34 +140,52 @@ NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
   return model;
 }
 
+NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
+                                     const std::vector<uint8_t>& selected, double alpha,
+                                     const std::vector<float>& idf) {
+  check_training_arguments(corpus, selected, alpha);
+  return multinomial_nb_from_sums(sum_categories(corpus, counting_amount(idf), selected, idf),
+                                  selected, alpha, idf);
+}
+
 // Bernoulli NB (IIR fig. 13.3): P(t|c) = (N_ct + alpha) / (N_c + 2 alpha).
 // The score log P(c) + sum_{t in V} log(1 - P(t|c))
 //                    + sum_{t in d} [log P(t|c) - log(1 - P(t|c))]
 // is split into class_constant (the vocabulary sum, computed once here) and
 // term_weight (the bracket), so scoring walks only the document's terms.
-NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
-                                   const std::vector<uint8_t>& selected, double alpha,
-                                   const std::vector<float>& /*idf: presence only*/) {
-  check_training_arguments(corpus, selected, alpha);
-  NaiveBayesModel model = empty_model(corpus, Method::kBernoulliNaiveBayes, alpha);
-  model.log_prior = log_priors(corpus);
+NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
+                                       const std::vector<uint8_t>& selected, double alpha) {
+  check_sums(sums, TermAmount::kPresence, selected, alpha);
+  NaiveBayesModel model = empty_model(sums, Method::kBernoulliNaiveBayes, alpha);
+  model.log_prior = log_priors(sums.category_docs);
   const uint32_t num_categories = model.num_categories;
-  const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
-  const std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/true);
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+  const std::vector<int64_t>& doc_counts = sums.category_docs;
+  const std::vector<double>& counts = sums.sums;
+  std::vector<double> log_denominator(num_categories);
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    log_denominator[c] = std::log(static_cast<double>(doc_counts[c]) + 2.0 * alpha);
+  }
+  for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
-      const double denominator = doc_counts[c] + 2.0 * alpha;
+      const double n_c = static_cast<double>(doc_counts[c]);
       // log P and log(1 - P) from the counts, without forming 1 - P.
-      const double log_present = std::log(counts[row + c] + alpha) - std::log(denominator);
-      const double log_absent =
-          std::log(doc_counts[c] - counts[row + c] + alpha) - std::log(denominator);
+      const double log_present = std::log(counts[row + c] + alpha) - log_denominator[c];
+      const double log_absent = std::log(n_c - counts[row + c] + alpha) - log_denominator[c];
       model.class_constant[c] += log_absent;
       model.term_weight[row + c] = static_cast<float>(log_present - log_absent);
     }
   }
   return model;
+}
+
+NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
+                                   const std::vector<uint8_t>& selected, double alpha,
+                                   const std::vector<float>& /*idf: presence only*/) {
+  check_training_arguments(corpus, selected, alpha);
+  return bernoulli_nb_from_sums(sum_categories(corpus, TermAmount::kPresence, selected, {}),
+                                selected, alpha);
 }
 
 // Weight-normalized complement NB ("WCNB", Rennie et al. 2003, sec. 3.2):
@@ -222,34 +201,30 @@ NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
 // documents are not applied. (log(1 + tf) on training and scored documents
 // gained 0.9 points of accuracy on 20 Newsgroups but lost 3 on single-label
 // Reuters-21578 ModApte, so it is not used.)
-NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
-                                    const std::vector<uint8_t>& selected, double alpha,
-                                    const std::vector<float>& idf) {
-  check_training_arguments(corpus, selected, alpha);
-  NaiveBayesModel model = empty_model(corpus, Method::kComplementNaiveBayes, alpha);
+NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
+                                        const std::vector<uint8_t>& selected, double alpha,
+                                        const std::vector<float>& idf) {
+  check_sums(sums, counting_amount(idf), selected, alpha);
+  NaiveBayesModel model = empty_model(sums, Method::kComplementNaiveBayes, alpha);
   const uint32_t num_categories = model.num_categories;
   // counts[t][c] becomes the complement count sum_{d not in c} tf_td.
-  std::vector<double> counts = category_term_counts(corpus, selected, /*binary=*/false, idf);
+  std::vector<double> counts = sums.sums;
   if (!idf.empty()) model.idf = kept_idf(idf, selected);
-  const PostingAmount amount(corpus, selected, /*binary=*/false, idf);
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+  for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
-    double term_total = 0;
-    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      term_total += amount(t, p);
-    }
+    const double term_total = sums.term_total[t];
     double* row = &counts[static_cast<size_t>(t) * num_categories];
     for (uint32_t c = 0; c < num_categories; ++c) row[c] = term_total - row[c];
   }
   const std::vector<double> totals = category_totals(counts, num_categories);
-  const double vocabulary = vocabulary_size(corpus, selected);
+  const double vocabulary = vocabulary_size(sums.num_terms, selected);
   std::vector<double> log_denominator(num_categories);
   for (uint32_t c = 0; c < num_categories; ++c) {
     log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
   }
   // First pass: w_ct (kept in `counts`) and sum_t |w_ct|.
   std::vector<double> norm(num_categories, 0.0);
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+  for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
     double* row = &counts[static_cast<size_t>(t) * num_categories];
     for (uint32_t c = 0; c < num_categories; ++c) {
@@ -265,7 +240,7 @@ NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
   double scale = 0;
   for (uint32_t c = 0; c < num_categories; ++c) scale += norm[c];
   scale /= num_categories;
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+  for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
@@ -275,6 +250,14 @@ NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
     }
   }
   return model;
+}
+
+NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
+                                    const std::vector<uint8_t>& selected, double alpha,
+                                    const std::vector<float>& idf) {
+  check_training_arguments(corpus, selected, alpha);
+  return complement_nb_from_sums(sum_categories(corpus, counting_amount(idf), selected, idf),
+                                 selected, alpha, idf);
 }
 
 NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model_(model) {

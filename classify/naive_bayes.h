@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "classify/category_sums.h"
 #include "classify/classifier.h"
 #include "classify/training_collection.h"
 
@@ -53,6 +54,20 @@ NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
 NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
                                     const std::vector<uint8_t>& selected, double alpha,
                                     const std::vector<float>& idf = {});
+
+// The same models fitted from category sums (category_sums.h) instead of
+// a corpus: the train_* functions above are these over
+// sum_categories(corpus, ...). Multinomial and complement: sums of kCount,
+// or of kTfidf with the same `idf`; Bernoulli: of kPresence. `selected` as
+// the sums were made with.
+NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
+                                         const std::vector<uint8_t>& selected, double alpha,
+                                         const std::vector<float>& idf = {});
+NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
+                                       const std::vector<uint8_t>& selected, double alpha);
+NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
+                                        const std::vector<uint8_t>& selected, double alpha,
+                                        const std::vector<float>& idf = {});
 
 // The value with which a term of a document enters the score (log_scores,
 // explain): 1 for Bernoulli (presence), else its count, or for a tf-idf

@@ -14,22 +14,6 @@ namespace autocat::internal {
 
 namespace {
 
-// 1/|d| for every document's tf-idf vector over the terms with idf > 0;
-// 0 for a document with no such term.
-std::vector<double> inverse_document_norms(const TrainingCorpus& corpus,
-                                           const std::vector<float>& idf) {
-  std::vector<double> norm2(corpus.num_docs(), 0.0);
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
-    if (!(idf[t] > 0.0f)) continue;
-    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      const double w = sublinear_tf(corpus.posting_wdf[p]) * idf[t];
-      norm2[corpus.posting_doc[p]] += w * w;
-    }
-  }
-  for (double& value : norm2) value = value > 0.0 ? 1.0 / std::sqrt(value) : 0.0;
-  return norm2;
-}
-
 // A hint only: fetches the cache line holding `address`.
 inline void prefetch(const void* address) {
 #if defined(__GNUC__)
@@ -43,57 +27,44 @@ inline void prefetch(const void* address) {
 
 RocchioModel train_rocchio(const TrainingCorpus& corpus, const std::vector<float>& idf,
                            double gamma) {
-  const uint32_t num_terms = corpus.num_terms();
-  const uint32_t num_categories = corpus.num_categories();
-  if (idf.size() != num_terms) {
+  if (idf.size() != corpus.num_terms()) {
     throw InvalidArgumentError("Rocchio training: " + std::to_string(idf.size()) +
-                               " idf values for " + std::to_string(num_terms) + " terms");
+                               " idf values for " + std::to_string(corpus.num_terms()) + " terms");
+  }
+  return rocchio_from_sums(sum_categories(corpus, TermAmount::kTfidf, {}, idf), gamma);
+}
+
+RocchioModel rocchio_from_sums(const CategorySums& sums, double gamma) {
+  const uint32_t num_terms = sums.num_terms;
+  const uint32_t num_categories = sums.num_categories;
+  if (sums.amount != TermAmount::kTfidf) {
+    throw InvalidArgumentError("Rocchio training: the category sums are not of tf-idf vectors");
   }
   if (!(gamma >= 0.0)) {
     throw InvalidArgumentError("Rocchio training: gamma must be >= 0, got " +
                                std::to_string(gamma));
   }
-  const std::vector<double> inverse_norm = inverse_document_norms(corpus, idf);
-
-  // Documents per category: each of a document's labels counts it once.
-  std::vector<uint32_t> category_docs(num_categories, 0);
-  for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
-    for (uint32_t c : labels) {
-      if (c < num_categories) ++category_docs[c];
-    }
-  }
+  const std::vector<int64_t>& category_docs = sums.category_docs;
   const uint32_t nonempty_categories = static_cast<uint32_t>(
-      std::count_if(category_docs.begin(), category_docs.end(), [](uint32_t n) { return n > 0; }));
+      std::count_if(category_docs.begin(), category_docs.end(), [](int64_t n) { return n > 0; }));
 
   // Mean centroids, term-major and sparse (categories sorted within a term).
+  // A sum left by subtracting a document (live learning) is not exactly 0
+  // but a rounding residue far below any real component: not an entry.
+  constexpr double kResidue = 1e-9;
   std::vector<uint64_t> term_start(size_t(num_terms) + 1, 0);
   std::vector<uint32_t> entry_category;
   std::vector<double> entry_weight;
-  std::vector<double> sum(num_categories, 0.0);
-  std::vector<uint32_t> touched;
   for (TermId t = 0; t < num_terms; ++t) {
     term_start[t] = entry_category.size();
-    if (!(idf[t] > 0.0f)) continue;
-    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      const uint32_t doc = corpus.posting_doc[p];
-      const double w = sublinear_tf(corpus.posting_wdf[p]) * idf[t] * inverse_norm[doc];
-      if (!(w > 0.0)) continue;
-      for (uint32_t c : corpus.doc_categories[doc]) {
-        if (c >= num_categories) continue;
-        if (sum[c] == 0.0) touched.push_back(c);
-        sum[c] += w;
-      }
-    }
-    std::sort(touched.begin(), touched.end());
-    for (uint32_t c : touched) {
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      const double sum = sums.at(t, c);
+      if (!(sum > kResidue) || category_docs[c] <= 0) continue;
       entry_category.push_back(c);
-      entry_weight.push_back(sum[c] / category_docs[c]);
-      sum[c] = 0.0;
+      entry_weight.push_back(sum / static_cast<double>(category_docs[c]));
     }
-    touched.clear();
   }
   term_start[num_terms] = entry_category.size();
-
   // centroid_c - gamma * mean of the other centroids, negatives clipped.
   // A category absent from a term's entries has weight 0 there, so it can
   // only go negative: the sparsity pattern never grows.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "classify/category_sums.h"
 #include "classify/classifier.h"
 #include "classify/training_collection.h"
 
@@ -33,6 +34,10 @@ struct RocchioModel {
 // REQUIRES: idf.size() == corpus.num_terms() (0 for unselected terms).
 RocchioModel train_rocchio(const TrainingCorpus& corpus, const std::vector<float>& idf,
                            double gamma);
+// The same from the sums of the documents' tf-idf vectors
+// (sum_categories(corpus, TermAmount::kTfidf, {}, idf)): train_rocchio is
+// this over those sums.
+RocchioModel rocchio_from_sums(const CategorySums& sums, double gamma);
 
 class RocchioClassifier : public Classifier {
  public:

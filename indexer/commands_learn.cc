@@ -21,10 +21,12 @@ const char kLearnUsage[] =
     "tree whose subfolder names are the labels) to the model in DIR without\n"
     "training it again; a document whose id is already a training document\n"
     "replaces it. They are appended to the journal of DIR's model (fsynced once\n"
-    "for the run), so every model opened from DIR afterwards sees them: kNN at\n"
-    "once (with the idf of the last training; terms new to the model count only\n"
-    "after a refit), the other methods after the next refit, autocat train --add\n"
-    "--model DIR, which folds the journal into the training collection.\n"
+    "for the run), so every model opened from DIR afterwards sees them: kNN,\n"
+    "Rocchio and Naive Bayes (nb, bnb, cnb) at once, with the idf, vocabulary,\n"
+    "feature selection and smoothing of the last training (terms new to the\n"
+    "model count only after a refit); svm, logreg and combo's weights after the\n"
+    "next refit, autocat train --add --model DIR, which folds the journal into\n"
+    "the training collection.\n"
     "Every document needs labels the model has (a new category needs a refit);\n"
     "all documents are checked before any is learned: one bad document and\n"
     "nothing is. Inputs are read whole into memory. While an autocat train writes\n"
@@ -57,9 +59,10 @@ const char kForgetUsage[] =
     "\n"
     "Removes the training documents with these ids (trained or learned) from the\n"
     "model in DIR without training it again: appended to the journal of DIR's\n"
-    "model (fsynced once for the run); kNN stops using them at once, the other\n"
-    "methods after the next refit (autocat train --add --model DIR). An id that\n"
-    "is not a training document is an error, and nothing is forgotten.\n"
+    "model (fsynced once for the run); kNN, Rocchio and Naive Bayes stop using\n"
+    "them at once, svm, logreg and combo's weights after the next refit (autocat\n"
+    "train --add --model DIR). An id that is not a training document is an\n"
+    "error, and nothing is forgotten.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory (written by autocat train)\n"
@@ -87,15 +90,19 @@ const std::vector<OptionSpec>& forget_options() {
   return specs;
 }
 
-// "knn sees them now; nb after a refit" for the model's default method.
+// "knn ... use them now; svm after a refit" for the model's default method.
 std::string seen_by(const internal::Categorizer& categorizer, const std::string& model_dir) {
   const Method method = categorizer.default_method();
   const std::string refit = "autocat train --add --model " + model_dir;
-  if (method == Method::kKnn) {
-    return "knn (the default method) uses them now; the other methods after a refit: " + refit;
+  const bool live = method == Method::kKnn || method == Method::kRocchio ||
+                    method == Method::kNaiveBayes || method == Method::kBernoulliNaiveBayes ||
+                    method == Method::kComplementNaiveBayes;
+  if (live) {
+    return "knn, rocchio, nb, bnb and cnb (the default method: " + method_name(method) +
+           ") use them now; svm, logreg and combo's weights after a refit: " + refit;
   }
-  return "knn uses them now; the default method " + method_name(method) +
-         " and the others after a refit: " + refit;
+  return "knn, rocchio, nb, bnb and cnb use them now; the default method " + method_name(method) +
+         " after a refit: " + refit;
 }
 
 void report_warnings(const internal::Categorizer& categorizer, Messages& messages) {
@@ -186,8 +193,8 @@ int run_forget(const std::vector<std::string>& words, std::ostream& out, Message
     return 0;
   }
   out << "forgot " << forgotten << " documents of model " << model_dir << '\n'
-      << "  knn stops using them now; the other methods after a refit: autocat train --add "
-         "--model "
+      << "  knn, rocchio, nb, bnb and cnb stop using them now; svm, logreg and combo's "
+         "weights after a refit: autocat train --add --model "
       << model_dir << '\n';
   return 0;
 }

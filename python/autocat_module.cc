@@ -253,8 +253,8 @@ PYBIND11_MODULE(_autocat, module) {
             indexer.learn(id, text, labels);
           },
           py::arg("id"), py::arg("text"), py::arg("labels"),
-          "Adds a training document to the open model (journaled; kNN sees it at once, "
-          "the other methods after autocat train --add).")
+          "Adds a training document to the open model (journaled; kNN, Rocchio and Naive "
+          "Bayes see it at once, svm, logreg and combo's weights after autocat train --add).")
       .def(
           "forget",
           [](autocat::CategoryIndexer& indexer, const std::string& id) {

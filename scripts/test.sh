@@ -47,7 +47,8 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOCAT_WE
   -DAUTOCAT_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" > /dev/null
 cmake --build build-tsan -j "$jobs" \
-  --target analyzer_test rocchio_test knn_test category_indexer_test live_learning_test
+  --target analyzer_test rocchio_test knn_test category_indexer_test live_learning_test \
+  live_models_test
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --output-on-failure -j "$jobs" -R '\.Concurrent')
 

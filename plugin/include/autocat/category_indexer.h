@@ -89,9 +89,13 @@ class CategoryIndexer {
   // the one with the same id), or removes one. The change is appended to the
   // model directory's journal (fsynced) before it takes effect, so models
   // opened later, in any process, see it; `autocat train --add --model DIR`
-  // folds the journal into the next training. kNN sees the change at once
-  // (with the idf of the last training; terms the model does not know
-  // count only after that refit); the other methods after the refit.
+  // folds the journal into the next training. kNN, Rocchio and Naive Bayes
+  // (nb, bnb, cnb) see the change at once (with the idf, vocabulary,
+  // feature selection and smoothing of the last training; terms the model
+  // does not know count only after that refit); svm, logreg, combo's
+  // weights, thresholds and calibration after the refit. The first learn()
+  // or forget() reads the generation's training database (Rocchio's and
+  // NB's category sums) and throws NotFoundError without it.
   // learn() throws InvalidArgumentError naming the id for an empty id, no
   // labels, a category the model does not have (new categories need a
   // refit) or a text without terms; forget() throws NotFoundError for an id
