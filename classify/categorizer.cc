@@ -26,6 +26,18 @@ std::string train_hint(const std::string& model_dir) {
   return "train one with: autocat train --model " + model_dir + " INPUT...";
 }
 
+// Throws ModelFormatError naming the training database at `path` if it no
+// longer holds the documents, terms and categories `model` was trained on.
+void check_corpus_matches(const TrainingCorpus& corpus, const ModelState& model,
+                          const std::string& path) {
+  if (corpus.num_docs() != model.num_docs || corpus.posting_doc.size() != model.num_postings ||
+      corpus.terms != model.terms || corpus.categories != model.categories) {
+    throw ModelFormatError(path +
+                           ": the training database has changed since the model was "
+                           "trained; run autocat train again");
+  }
+}
+
 // Rocchio or a Naive Bayes method: its live model once something was
 // learned or forgotten, else the trained one.
 class LiveOrTrainedClassifier : public Classifier {
@@ -181,13 +193,7 @@ const KnnIndex& Categorizer::knn_index() const {
         training_db_open_ = true;
       }
       TrainingCorpus corpus = read_training_corpus(training_db_, path, model_dir_);
-      if (corpus.num_docs() != model_.num_docs ||
-          corpus.posting_doc.size() != model_.num_postings || corpus.terms != model_.terms ||
-          corpus.categories != model_.categories) {
-        throw ModelFormatError(path +
-                               ": the training database has changed since the model was "
-                               "trained; run autocat train again");
-      }
+      check_corpus_matches(corpus, model_, path);
       index = std::make_shared<const KnnIndex>(corpus, idf_);
       // The database open since construction: this generation may have
       // been removed by later trains meanwhile.
@@ -284,13 +290,7 @@ void Categorizer::ensure_live_models(bool for_learning) const {
         const std::string& path = paths_.training_db;
         const Xapian::Database db = open_training_db(path, model_dir_);
         const TrainingCorpus corpus = read_training_corpus(db, path, model_dir_);
-        if (corpus.num_docs() != model_.num_docs ||
-            corpus.posting_doc.size() != model_.num_postings || corpus.terms != model_.terms ||
-            corpus.categories != model_.categories) {
-          throw ModelFormatError(path +
-                                 ": the training database has changed since the model was "
-                                 "trained; run autocat train again");
-        }
+        check_corpus_matches(corpus, model_, path);
         live = std::make_shared<LiveModels>(model_, idf_, corpus, training_ids(&db));
       }
       if (live_replay_) {

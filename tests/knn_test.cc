@@ -201,6 +201,16 @@ TEST_F(KnnTest, ShortPostingWalksMatchBruteForce) {
   EXPECT_GT(checked, 20);
 }
 
+// Same documents in the same order with the same float similarities.
+void expect_same_neighbours(const std::vector<KnnIndex::Neighbour>& expected,
+                            const std::vector<KnnIndex::Neighbour>& actual, int k) {
+  ASSERT_EQ(expected.size(), actual.size()) << "k=" << k;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(expected[i].doc, actual[i].doc) << "k=" << k << " rank " << i;
+    EXPECT_EQ(expected[i].similarity, actual[i].similarity) << "k=" << k << " rank " << i;
+  }
+}
+
 // The max-score search returns the exhaustive walk's neighbours with the
 // same float similarities, including at ties (every document appears three
 // times), and it does skip postings on this corpus.
@@ -221,11 +231,7 @@ TEST_F(KnnTest, MaxScoreGivesTheExhaustiveNeighboursBitForBit) {
           index_->neighbours(doc, k, 0, 1.0, KnnSearch::kExhaustive, &exhaustive_stats);
       const auto actual =
           index_->neighbours(doc, k, 0, 1.0, KnnSearch::kMaxScore, &max_score_stats);
-      ASSERT_EQ(expected.size(), actual.size()) << "k=" << k;
-      for (size_t i = 0; i < expected.size(); ++i) {
-        EXPECT_EQ(expected[i].doc, actual[i].doc) << "k=" << k << " rank " << i;
-        EXPECT_EQ(expected[i].similarity, actual[i].similarity) << "k=" << k << " rank " << i;
-      }
+      expect_same_neighbours(expected, actual, k);
       EXPECT_LE(max_score_stats.postings_walked, exhaustive_stats.postings_walked);
       pruned_calls += max_score_stats.postings_walked < exhaustive_stats.postings_walked;
       ++calls;
@@ -256,11 +262,7 @@ TEST_F(KnnTest, DenseColumnsGiveThePostingWalkNeighboursBitForBit) {
       for (KnnSearch search : {KnnSearch::kExhaustive, KnnSearch::kMaxScore}) {
         KnnSearchStats stats;
         const auto actual = index_->neighbours(doc, k, 0, 1.0, search, &stats);
-        ASSERT_EQ(expected.size(), actual.size()) << "k=" << k;
-        for (size_t i = 0; i < expected.size(); ++i) {
-          EXPECT_EQ(expected[i].doc, actual[i].doc) << "k=" << k << " rank " << i;
-          EXPECT_EQ(expected[i].similarity, actual[i].similarity) << "k=" << k << " rank " << i;
-        }
+        expect_same_neighbours(expected, actual, k);
         dense_calls += stats.dense_terms > 0;
         ++calls;
       }
