@@ -1,6 +1,7 @@
 #include "classify/training_collection.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "autocat/error.h"
@@ -128,14 +129,29 @@ void TrainingCollectionWriter::commit() {
   pending_ = 0;
 }
 
-Vocabulary::Vocabulary(const std::vector<std::string>& terms) {
-  index_.reserve(terms.size());
-  for (TermId t = 0; t < terms.size(); ++t) index_.emplace(terms[t], t);
+Vocabulary::Vocabulary(const std::vector<std::string>& terms) : terms_(&terms) {
+  size_t capacity = 16;
+  while (capacity < 2 * terms.size()) capacity *= 2;
+  slots_.assign(capacity, kFree);
+  const size_t mask = capacity - 1;
+  for (TermId t = 0; t < terms.size(); ++t) {
+    size_t slot = std::hash<std::string_view>()(terms[t]) & mask;
+    while (slots_[slot] != kFree && terms[slots_[slot]] != terms[t]) slot = (slot + 1) & mask;
+    if (slots_[slot] == kFree) {
+      slots_[slot] = t;
+      ++size_;
+    }
+  }
 }
 
-int64_t Vocabulary::find(const std::string& term) const {
-  auto it = index_.find(term);
-  return it == index_.end() ? -1 : static_cast<int64_t>(it->second);
+int64_t Vocabulary::find(std::string_view term) const {
+  if (slots_.empty()) return -1;
+  const size_t mask = slots_.size() - 1;
+  for (size_t slot = std::hash<std::string_view>()(term) & mask;; slot = (slot + 1) & mask) {
+    const TermId t = slots_[slot];
+    if (t == kFree) return -1;
+    if ((*terms_)[t] == term) return static_cast<int64_t>(t);
+  }
 }
 
 namespace {

@@ -91,7 +91,8 @@ TEST_F(TrainingCollectionTest, SecondWriterIsRefused) {
 }
 
 TEST(VocabularyTest, DocumentTermsCountKnownTermsOnly) {
-  const Vocabulary vocabulary({"apple", "banana", "cherry"});
+  const std::vector<std::string> terms = {"apple", "banana", "cherry"};
+  const Vocabulary vocabulary(terms);
   const DocumentTerms doc = make_document_terms(
       vocabulary, std::vector<std::string>{"cherry", "kiwi", "apple", "cherry"});
   ASSERT_EQ(doc.terms.size(), 2u);
@@ -102,6 +103,23 @@ TEST(VocabularyTest, DocumentTermsCountKnownTermsOnly) {
   EXPECT_EQ(doc.known_tokens, 3u);
   EXPECT_EQ(doc.total_tokens, 4u);
   EXPECT_EQ(vocabulary.find("kiwi"), -1);
+}
+
+// The open-addressing table: every term of a large vocabulary (many
+// collisions) finds its id, a repeated term keeps its first id, and absent
+// terms, including prefixes and extensions of present ones, find nothing.
+TEST(VocabularyTest, LargeVocabularyFindsEveryTermAndOnlyThem) {
+  std::vector<std::string> terms;
+  for (int i = 0; i < 20000; ++i) terms.push_back("t" + std::to_string(i * 7919 % 100003));
+  terms.push_back(terms[5]);  // a repeat, id 20000
+  const Vocabulary vocabulary(terms);
+  EXPECT_EQ(vocabulary.size(), 20000u);
+  for (TermId t = 0; t < 20000; ++t) ASSERT_EQ(vocabulary.find(terms[t]), int64_t(t)) << terms[t];
+  EXPECT_EQ(vocabulary.find(terms[20000]), 5);
+  for (const std::string absent : {"", "t", "u1", "t1000030", "t7919x"}) {
+    EXPECT_EQ(vocabulary.find(absent), -1) << absent;
+  }
+  EXPECT_EQ(Vocabulary().find("t0"), -1);
 }
 
 }  // namespace
