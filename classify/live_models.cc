@@ -25,6 +25,14 @@ int nb_slot(Method method) {
 
 size_t amount_slot(TermAmount amount) { return static_cast<size_t>(amount); }
 
+// The feature selection a sum applies: tf-idf sums (Rocchio's, shared with
+// NB on tf-idf) skip only terms with idf 0, which the selection has zeroed
+// already.
+const std::vector<uint8_t>& selection_for(TermAmount amount, const std::vector<uint8_t>& selected) {
+  static const std::vector<uint8_t> every_term;
+  return amount == TermAmount::kTfidf ? every_term : selected;
+}
+
 }  // namespace
 
 LiveModels::LiveModels(const ModelState& model, const std::vector<float>& idf,
@@ -45,10 +53,8 @@ LiveModels::LiveModels(const ModelState& model, const std::vector<float>& idf,
     const TermAmount amount = amount_for(method);
     const size_t slot = amount_slot(amount);
     if (sums_kept_[slot]) continue;
-    // Rocchio's sums skip no term but those with idf 0, which the
-    // selection has zeroed already: one kTfidf sum serves Rocchio and NB.
-    sums_[slot] = sum_categories(
-        corpus, amount, amount == TermAmount::kTfidf ? std::vector<uint8_t>() : selected_, idf_);
+    // One kTfidf sum serves Rocchio and NB on tf-idf.
+    sums_[slot] = sum_categories(corpus, amount, selection_for(amount, selected_), idf_);
     sums_kept_[slot] = true;
   }
   // Doc-major copy of the postings, to subtract a forgotten training document.
@@ -88,8 +94,7 @@ void LiveModels::add_locked(const DocumentTerms& doc, const std::vector<uint32_t
                             double sign) {
   for (size_t slot = 0; slot < sums_.size(); ++slot) {
     if (!sums_kept_[slot]) continue;
-    const bool tfidf = sums_[slot].amount == TermAmount::kTfidf;
-    add_document(doc, categories, sign, tfidf ? std::vector<uint8_t>() : selected_, idf_,
+    add_document(doc, categories, sign, selection_for(sums_[slot].amount, selected_), idf_,
                  &sums_[slot]);
   }
 }

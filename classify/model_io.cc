@@ -398,19 +398,11 @@ void check_model_state(const std::string& path, const ModelState& m) {
 
 }  // namespace
 
-namespace {
-
-ModelState parse_model_bytes(const std::string& path, std::string_view bytes) {
+ModelState parse_model_file(const std::string& path, std::string_view bytes) {
   ModelState state;
   decode(path, verified_payload(path, bytes), &state);
   check_model_state(path, state);
   return state;
-}
-
-}  // namespace
-
-ModelState parse_model_file(const std::string& path, std::string bytes) {
-  return parse_model_bytes(path, bytes);
 }
 
 std::string model_file_fingerprint(const std::string& path) {
@@ -437,7 +429,7 @@ std::string model_file_fingerprint(const std::string& path) {
 
 ModelState read_model_file(const std::string& path) {
   const MappedModelFile file(path);
-  return parse_model_bytes(path, file.bytes());
+  return parse_model_file(path, file.bytes());
 }
 
 AnalyzerSettings read_analyzer_settings(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <boost/serialization/version.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -202,7 +203,7 @@ void write_model_file(const std::string& path, const ModelState& state);
 // corrupted, newer format).
 ModelState read_model_file(const std::string& path);
 // The same from the file's bytes (`path` names it in errors); for fuzzing.
-ModelState parse_model_file(const std::string& path, std::string bytes);
+ModelState parse_model_file(const std::string& path, std::string_view bytes);
 // The identity of the model file at `path`: CRC-32 and size of the whole
 // file, "crc32:1a2b3c4d bytes:81234", computed from its header alone (the
 // header's CRC of the payload combined with the header's own), so it costs

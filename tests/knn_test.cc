@@ -42,6 +42,13 @@ std::vector<LabelledTerms> random_documents(uint32_t num_docs, uint32_t num_term
   return docs;
 }
 
+// Each document `copies` times in a row (tied similarities).
+std::vector<LabelledTerms> repeated(const std::vector<LabelledTerms>& docs, int copies) {
+  std::vector<LabelledTerms> result;
+  for (const LabelledTerms& doc : docs) result.insert(result.end(), size_t(copies), doc);
+  return result;
+}
+
 // Dense sublinear tf-idf model computed from the raw token lists, sharing no
 // code with the index.
 class BruteForce {
@@ -215,11 +222,7 @@ void expect_same_neighbours(const std::vector<KnnIndex::Neighbour>& expected,
 // same float similarities, including at ties (every document appears three
 // times), and it does skip postings on this corpus.
 TEST_F(KnnTest, MaxScoreGivesTheExhaustiveNeighboursBitForBit) {
-  std::vector<LabelledTerms> docs;
-  for (const LabelledTerms& doc : random_documents(1000, 400, 5, 4242)) {
-    for (int copy = 0; copy < 3; ++copy) docs.push_back(doc);
-  }
-  build(docs);
+  build(repeated(random_documents(1000, 400, 5, 4242), 3));
   std::vector<LabelledTerms> queries = random_documents(40, 420, 5, 4343);
   for (uint32_t d = 0; d < 60; ++d) queries.push_back(docs_[d * 31]);
   int pruned_calls = 0, calls = 0;
@@ -247,11 +250,7 @@ TEST_F(KnnTest, MaxScoreGivesTheExhaustiveNeighboursBitForBit) {
 // the posting-by-posting walk bit for bit. Thirty terms over 600 documents
 // put several terms in over a quarter of the documents.
 TEST_F(KnnTest, DenseColumnsGiveThePostingWalkNeighboursBitForBit) {
-  std::vector<LabelledTerms> docs;
-  for (const LabelledTerms& doc : random_documents(300, 30, 5, 515)) {
-    for (int copy = 0; copy < 2; ++copy) docs.push_back(doc);  // ties
-  }
-  build(docs);
+  build(repeated(random_documents(300, 30, 5, 515), 2));  // ties
   std::vector<LabelledTerms> queries = random_documents(40, 35, 5, 516);
   for (uint32_t d = 0; d < 20; ++d) queries.push_back(docs_[d * 29]);
   int dense_calls = 0, calls = 0;
