@@ -87,7 +87,43 @@ void sync_path(const std::string& path, bool directory) {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces,
+namespace {
+
+class FileSink : public AtomicFileSink {
+ public:
+  FileSink(int fd, const std::string& path, const std::string& what)
+      : fd_(fd), path_(path), what_(what) {}
+  void append(std::string_view bytes) override {
+    if (!write_all(fd_, bytes)) fail(path_, what_, errno);
+    size_ += bytes.size();
+  }
+  void overwrite(uint64_t offset, std::string_view bytes) override {
+    if (offset > size_ || bytes.size() > size_ - offset) {
+      throw IOError(path_ + ": cannot write " + what_ + ": overwrite beyond the end");
+    }
+    while (!bytes.empty()) {
+      const ssize_t written = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+      if (written < 0) {
+        if (errno == EINTR) continue;
+        fail(path_, what_, errno);
+      }
+      bytes.remove_prefix(static_cast<size_t>(written));
+      offset += static_cast<uint64_t>(written);
+    }
+  }
+  uint64_t size() const override { return size_; }
+
+ private:
+  int fd_;
+  const std::string& path_;
+  const std::string& what_;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
+
+void write_file_atomically(const std::string& path,
+                           const std::function<void(AtomicFileSink&)>& write,
                            const std::string& what) {
   const fs::path target(path);
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -100,15 +136,24 @@ void write_file_atomically(const std::string& path, const std::vector<std::strin
   }
   if (fd < 0) fail(path, what, EEXIST);
   TemporaryFile file(fd, temporary);
-  for (std::string_view piece : pieces) {
-    if (!write_all(file.fd(), piece)) fail(path, what, errno);
-  }
+  FileSink sink(file.fd(), path, what);
+  write(sink);
   if (::fsync(file.fd()) != 0) fail(path, what, errno);
   if (!file.close()) fail(path, what, errno);
   crash_point("rename:" + target.filename().string());
   if (::rename(temporary.c_str(), path.c_str()) != 0) fail(path, what, errno);
   file.release();
   sync_directory(parent.string());
+}
+
+void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces,
+                           const std::string& what) {
+  write_file_atomically(
+      path,
+      [&](AtomicFileSink& sink) {
+        for (std::string_view piece : pieces) sink.append(piece);
+      },
+      what);
 }
 
 bool is_temporary_file_of(std::string_view name, std::string_view target) {

@@ -11,6 +11,8 @@
 // their own temporary file and the last rename wins.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,25 @@ inline constexpr std::string_view kTemporaryInfix = ".tmp-";
 // Writes the concatenation of `pieces` to `path` atomically (see above).
 // Throws IOError starting with `path`, then "cannot write <what>: <reason>".
 void write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces,
+                           const std::string& what);
+
+// Where a streamed atomic write (below) puts its bytes: appended at the
+// end, or written over bytes already appended (a header whose lengths and
+// checksums are known only at the end).
+class AtomicFileSink {
+ public:
+  virtual ~AtomicFileSink() = default;
+  virtual void append(std::string_view bytes) = 0;
+  // REQUIRES: offset + bytes.size() <= size().
+  virtual void overwrite(uint64_t offset, std::string_view bytes) = 0;
+  virtual uint64_t size() const = 0;
+};
+
+// The same atomic replacement, for a file too large to build in memory
+// first: `write` streams the content into the sink. An exception from
+// `write` leaves `path` as it was and removes the temporary file.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(AtomicFileSink&)>& write,
                            const std::string& what);
 
 // True if `name` (a file name, no directory) is a temporary file that

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <future>
 
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
@@ -129,15 +130,65 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 
 namespace {
 
+// Documents read and checked, waiting to be analyzed, then their tokens.
+struct TrainingChunk {
+  std::vector<InputDocument> documents;
+  std::vector<std::vector<Token>> tokens;  // per document, filled by analyze_chunk
+};
+
+void analyze_chunk(const Analyzer& analyzer, TrainingChunk* chunk) {
+  chunk->tokens.resize(chunk->documents.size());
+  for (size_t i = 0; i < chunk->documents.size(); ++i) {
+    analyzer.analyze(chunk->documents[i].text, &chunk->tokens[i]);
+    // The text is not needed any more; drop it so a chunk in flight holds
+    // only its terms.
+    std::string().swap(chunk->documents[i].text);
+  }
+}
+
+// Documents per chunk: large enough that handing a chunk between threads
+// costs nothing, small enough that the two chunks in flight stay small.
+constexpr size_t kTrainingChunkDocuments = 256;
+
 // Reads, analyzes and adds the documents of `inputs` to `writer`. Returns
-// the number of labelled documents added.
+// the number of labelled documents added. Reading and writing the training
+// database run on this thread while another thread analyzes the next chunk:
+// on 2 cores the Xapian writes and the ICU analysis take about the same
+// time, so this overlaps them. Documents are written in input order, so the
+// collection is the same as with one thread.
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
                        const WarningCallback& on_warning, const ReadProgressCallback& on_read) {
   uint64_t labelled = 0;
   uint64_t read = 0;
-  std::vector<Token> tokens;
+  TrainingChunk chunk;
+  std::future<TrainingChunk> pending;
+  auto write_pending = [&]() {
+    if (!pending.valid()) return;
+    const TrainingChunk analyzed = pending.get();
+    for (size_t i = 0; i < analyzed.documents.size(); ++i) {
+      const InputDocument& doc = analyzed.documents[i];
+      if (analyzed.tokens[i].empty()) {
+        ++report->skipped_empty;
+        if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
+        continue;
+      }
+      writer->add(doc.id, analyzed.tokens[i], doc.labels);
+      ++report->added;
+      if (!doc.labels.empty()) ++labelled;
+    }
+  };
+  auto submit_chunk = [&]() {
+    if (chunk.documents.empty()) return;
+    auto next = std::async(std::launch::async, [&analyzer, taken = std::move(chunk)]() mutable {
+      analyze_chunk(analyzer, &taken);
+      return std::move(taken);
+    });
+    chunk = TrainingChunk();
+    write_pending();
+    pending = std::move(next);
+  };
   read_documents(
       inputs, read_options,
       [&](InputDocument&& doc) {
@@ -149,18 +200,12 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
           return;
         }
         for (const std::string& label : doc.labels) check_label(label, doc.source);
-        tokens.clear();
-        analyzer.analyze(doc.text, &tokens);
-        if (tokens.empty()) {
-          ++report->skipped_empty;
-          if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
-          return;
-        }
-        writer->add(doc.id, tokens, doc.labels);
-        ++report->added;
-        if (!doc.labels.empty()) ++labelled;
+        chunk.documents.push_back(std::move(doc));
+        if (chunk.documents.size() >= kTrainingChunkDocuments) submit_chunk();
       },
       on_warning);
+  submit_chunk();
+  write_pending();
   writer->commit();
   return labelled;
 }

@@ -114,6 +114,39 @@ TEST(AtomicFileTest, AFailedWriteNamesTheFileAndLeavesNothing) {
   EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"taken"}));
 }
 
+TEST(AtomicFileTest, StreamedWritesAppendAndOverwriteAHeader) {
+  testing_util::TempDir dir;
+  const std::string path = dir.file("out.bin");
+  write_file_atomically(
+      path,
+      [](AtomicFileSink& sink) {
+        sink.append("????");  // a header known only at the end
+        for (int i = 0; i < 3; ++i) sink.append("body" + std::to_string(i));
+        EXPECT_EQ(sink.size(), 19u);
+        sink.overwrite(0, "HEAD");
+        sink.overwrite(8, "Y");
+        EXPECT_THROW(sink.overwrite(18, "xy"), IOError);
+      },
+      "the test file");
+  EXPECT_EQ(read_file(path), "HEADbodyYbody1body2");
+}
+
+TEST(AtomicFileTest, AStreamedWriteThatThrowsKeepsTheOldFile) {
+  testing_util::TempDir dir;
+  const std::string path = dir.file("out.bin");
+  write_file_atomically(path, {"old"}, "the test file");
+  EXPECT_THROW(write_file_atomically(
+                   path,
+                   [](AtomicFileSink& sink) {
+                     sink.append("half of the new");
+                     throw IOError("disk full, say");
+                   },
+                   "the test file"),
+               IOError);
+  EXPECT_EQ(read_file(path), "old");
+  EXPECT_EQ(entries_of(dir.path()), (std::vector<std::string>{"out.bin"}));
+}
+
 TEST(AtomicFileTest, TemporaryNamesAreRecognized) {
   EXPECT_TRUE(is_temporary_file_of("CURRENT.tmp-aZ09xY", "CURRENT"));
   EXPECT_FALSE(is_temporary_file_of("CURRENT.tmp-aZ09x", "CURRENT"));

@@ -1,6 +1,7 @@
 #include "classify/trainer.h"
 
 #include <gtest/gtest.h>
+#include <xapian.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -153,6 +154,45 @@ TEST_F(TrainerTest, EmptyLabelsAreNoneAndMissingLabelsAreSkipped) {
       train_model({dir_.file("mixed.jsonl")}, dir_.file("kept"), options, ReadOptions(), nullptr);
   EXPECT_EQ(kept.documents, 27u);
   EXPECT_EQ(kept.skipped_unlabelled, 0u);
+}
+
+// Analysis runs a chunk ahead of the writer (trainer.cc): across many
+// chunks, the training database still holds the documents in input order,
+// and empty documents are skipped and reported in order.
+TEST_F(TrainerTest, DocumentsCrossingManyAnalysisChunksAreWrittenInInputOrder) {
+  const char* words[] = {"apple pie oven", "comet orbit telescope", "goal match referee"};
+  const char* labels[] = {"food", "science", "sports"};
+  std::string jsonl;
+  std::vector<std::string> expected_ids, expected_warnings;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string id = "doc" + std::to_string(i);
+    const bool empty = i % 97 == 0;  // punctuation only: no terms
+    jsonl += "{\"id\": \"" + id + "\", \"labels\": [\"" + labels[i % 3] + "\"], \"text\": \"" +
+             (empty ? std::string("?!") : words[i % 3] + std::string(" n") + std::to_string(i)) +
+             "\"}\n";
+    if (empty) {
+      expected_warnings.push_back(dir_.file("many.jsonl") + ":" + std::to_string(i + 1) +
+                                  ": skipped: no terms after analysis");
+    } else {
+      expected_ids.push_back(id);
+    }
+  }
+  write_file(dir_.file("many.jsonl"), jsonl);
+  std::vector<std::string> warnings;
+  TrainOptions options;
+  options.tune_thresholds = false;
+  const TrainReport report =
+      train_model({dir_.file("many.jsonl")}, dir_.file("model"), options, ReadOptions(),
+                  [&](const std::string& warning) { warnings.push_back(warning); });
+  EXPECT_EQ(report.added, expected_ids.size());
+  EXPECT_EQ(report.skipped_empty, expected_warnings.size());
+  EXPECT_EQ(warnings, expected_warnings);
+
+  const Xapian::Database db(resolve_model_dir(dir_.file("model")).training_db);
+  ASSERT_EQ(db.get_doccount(), expected_ids.size());
+  for (Xapian::docid docid = 1; docid <= db.get_lastdocid(); ++docid) {
+    EXPECT_EQ(db.get_document(docid).get_data(), expected_ids[docid - 1]) << docid;
+  }
 }
 
 }  // namespace
