@@ -37,6 +37,21 @@ TrainingCorpus load_training_corpus(const Xapian::Database& db) {
     corpus.doc_length.push_back(static_cast<uint32_t>(it.get_doclength()));
   }
   corpus.doc_categories.resize(corpus.doc_length.size());
+  // The posting arrays are sized exactly before they are filled (a pass
+  // over the term list only): growing them by doubling held up to 1.5 times
+  // the collection's postings at once, the largest arrays of training.
+  uint64_t num_postings = 0;
+  size_t num_terms = 0;
+  for (auto term = db.allterms_begin(); term != db.allterms_end(); ++term) {
+    if (is_prefixed(*term)) continue;
+    num_postings += term.get_termfreq();
+    ++num_terms;
+  }
+  corpus.posting_doc.reserve(num_postings);
+  corpus.posting_wdf.reserve(num_postings);
+  corpus.terms.reserve(num_terms);
+  corpus.df.reserve(num_terms);
+  corpus.postings_start.reserve(num_terms + 1);
   corpus.postings_start.push_back(0);
 
   for (auto term = db.allterms_begin(); term != db.allterms_end(); ++term) {
