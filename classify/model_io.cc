@@ -17,8 +17,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string_view>
 
@@ -264,8 +264,8 @@ SectionTable verified_sections(const std::string& path, std::string_view data) {
     const size_t at = i * kSectionEntryBytes;
     const uint64_t kind = get_le(table, at, 4);
     if (kind >= kNumSections || seen[kind]) {
-      corrupt(path, "model file is corrupted (unknown or repeated section " +
-                        std::to_string(kind) + ")");
+      corrupt(path,
+              "model file is corrupted (unknown or repeated section " + std::to_string(kind) + ")");
     }
     seen[kind] = true;
     SectionEntry& entry = sections[kind];
@@ -565,7 +565,6 @@ void check_core(const std::string& path, const ModelState& m) {
   }
 }
 
-
 void check_rocchio(const Checker& check, const RocchioModel& r, size_t terms, size_t cats) {
   check.require(r.num_categories == cats, "Rocchio centroid count differs from category count");
   check.require(r.term_start.size() == terms + 1 && r.term_start.front() == 0 &&
@@ -613,8 +612,8 @@ void check_part_model(const Checker& check, const NaiveBayesModel& model, ModelP
                       size_t terms, size_t cats) {
   check_nb(check, model, Method(static_cast<uint32_t>(part) + 1), terms, cats);
 }
-void check_part_model(const Checker& check, const LinearModel& model, ModelPart part,
-                      size_t terms, size_t cats) {
+void check_part_model(const Checker& check, const LinearModel& model, ModelPart part, size_t terms,
+                      size_t cats) {
   check_linear(check, model, Method(static_cast<uint32_t>(part) + 1), terms, cats);
 }
 
@@ -738,34 +737,16 @@ ModelState parse_model_file(const std::string& path, std::string_view bytes) {
   const SectionTable sections = verified_sections(path, bytes);
   decode(path, verified_section(path, bytes, sections, kCoreSection), &state, "core");
   check_core(path, state);
-  const auto part_bytes = [&](ModelPart part) {
+  const auto decode_part = [&](ModelPart part, auto* model) {
     const auto kind = static_cast<uint32_t>(part) + 1;
-    return std::make_pair(verified_section(path, bytes, sections, kind), section_name(kind));
+    decode(path, verified_section(path, bytes, sections, kind), model, section_name(kind));
   };
-  {
-    const auto [data, name] = part_bytes(ModelPart::kRocchio);
-    decode(path, data, &state.rocchio, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kMultinomialNb);
-    decode(path, data, &state.multinomial_nb, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kBernoulliNb);
-    decode(path, data, &state.bernoulli_nb, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kComplementNb);
-    decode(path, data, &state.complement_nb, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kSvm);
-    decode(path, data, &state.svm, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kLogreg);
-    decode(path, data, &state.logreg, name);
-  }
+  decode_part(ModelPart::kRocchio, &state.rocchio);
+  decode_part(ModelPart::kMultinomialNb, &state.multinomial_nb);
+  decode_part(ModelPart::kBernoulliNb, &state.bernoulli_nb);
+  decode_part(ModelPart::kComplementNb, &state.complement_nb);
+  decode_part(ModelPart::kSvm, &state.svm);
+  decode_part(ModelPart::kLogreg, &state.logreg);
   for (size_t p = 0; p < kNumModelParts; ++p) check_part(path, state, ModelPart(p));
   return state;
 }
@@ -845,8 +826,8 @@ AnalyzerSettings read_analyzer_settings(const std::string& path) {
   if (checked_version(path, bytes) == 1) {
     decode(path, verified_payload(path, bytes), &head);
   } else {
-    decode(path, verified_section(path, bytes, verified_sections(path, bytes), kCoreSection),
-           &head, "core");
+    decode(path, verified_section(path, bytes, verified_sections(path, bytes), kCoreSection), &head,
+           "core");
   }
   check_analyzer(Checker(path), path, head.analyzer);
   return head.analyzer;
