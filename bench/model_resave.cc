@@ -24,8 +24,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: model_resave SRC DST [--format 1|2]\n");
     return 2;
   }
-  const uint32_t format =
-      argc == 5 ? static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10)) : 2;
+  const uint32_t format = argc == 5 ? static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10)) : 2;
   try {
     namespace ai = autocat::internal;
     const std::string from = ai::resolve_model_dir(argv[1]).model_file;

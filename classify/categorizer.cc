@@ -181,8 +181,8 @@ void Categorizer::build_classifiers() {
   live_or_trained(Method::kRocchio, lazy(Method::kRocchio, [this] {
                     return std::make_unique<RocchioClassifier>(rocchio(), idf_);
                   }));
-  for (Method method : {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
-                        Method::kComplementNaiveBayes}) {
+  for (Method method :
+       {Method::kNaiveBayes, Method::kBernoulliNaiveBayes, Method::kComplementNaiveBayes}) {
     live_or_trained(method, lazy(method, [this, method] {
                       return std::make_unique<NaiveBayesClassifier>(naive_bayes(method));
                     }));

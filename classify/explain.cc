@@ -267,8 +267,7 @@ void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptio
                                     Method method, const std::vector<Category>& ranking,
                                     Explanation* out) const {
   const std::shared_ptr<const LiveModel> live = categorizer_.live_model(method);
-  const NaiveBayesModel& model =
-      live ? live->naive_bayes : categorizer_.naive_bayes(method);
+  const NaiveBayesModel& model = live ? live->naive_bayes : categorizer_.naive_bayes(method);
   const uint32_t num_categories = model.num_categories;
   if (num_categories == 0) return;
   const size_t num_terms = model.term_weight.size() / num_categories;

@@ -796,34 +796,16 @@ ModelState parse_model_file(const std::string& path, std::string_view bytes) {
   const SectionTable sections = verified_sections(path, bytes);
   decode(path, verified_section(path, bytes, sections, kCoreSection), &state, "core");
   check_core(path, state);
-  const auto part_bytes = [&](ModelPart part) {
+  const auto decode_part = [&](ModelPart part, auto* model) {
     const auto kind = static_cast<uint32_t>(part) + 1;
-    return std::make_pair(verified_section(path, bytes, sections, kind), section_name(kind));
+    decode(path, verified_section(path, bytes, sections, kind), model, section_name(kind));
   };
-  {
-    const auto [data, name] = part_bytes(ModelPart::kRocchio);
-    decode(path, data, &state.rocchio, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kMultinomialNb);
-    decode(path, data, &state.multinomial_nb, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kBernoulliNb);
-    decode(path, data, &state.bernoulli_nb, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kComplementNb);
-    decode(path, data, &state.complement_nb, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kSvm);
-    decode(path, data, &state.svm, name);
-  }
-  {
-    const auto [data, name] = part_bytes(ModelPart::kLogreg);
-    decode(path, data, &state.logreg, name);
-  }
+  decode_part(ModelPart::kRocchio, &state.rocchio);
+  decode_part(ModelPart::kMultinomialNb, &state.multinomial_nb);
+  decode_part(ModelPart::kBernoulliNb, &state.bernoulli_nb);
+  decode_part(ModelPart::kComplementNb, &state.complement_nb);
+  decode_part(ModelPart::kSvm, &state.svm);
+  decode_part(ModelPart::kLogreg, &state.logreg);
   for (size_t p = 0; p < kNumModelParts; ++p) check_part(path, state, ModelPart(p));
   return state;
 }

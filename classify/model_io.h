@@ -276,7 +276,8 @@ ModelState parse_model_file(const std::string& path, std::string_view bytes);
 // The identity of the model file at `path`: CRC-32 and size of the whole
 // file, "crc32:1a2b3c4d bytes:81234", computed from its header alone (the
 // header's CRC of the payload, or version 2's section CRCs, combined with
-// the header's own), so it costs one small read. Throws NotFoundError or ModelFormatError naming the file.
+// the header's own), so it costs one small read. Throws NotFoundError or ModelFormatError naming
+// the file.
 std::string model_file_fingerprint(const std::string& path);
 // Only the analyzer settings (the first member of ModelState), for callers
 // that analyze queries and need nothing else. Same checks and errors.

@@ -279,6 +279,40 @@ TEST_F(ModelSectionsTest, TruncatedFileIsRefusedAtOpen) {
   ExpectRefused([&] { Categorizer categorizer(model_dir_); }, "trailing bytes");
 }
 
+// The whole-file reader of format 2 (read_model_file, and parse_model_file
+// on the bytes) gives the same state, and refuses any damaged section.
+TEST_F(ModelSectionsTest, WholeFileReadersAgreeAndRefuseAnyDamage) {
+  const std::string bytes = read_file(model_file_);
+  const ModelState parsed = parse_model_file(model_file_, bytes);
+  const ModelState read = read_model_file(model_file_);
+  EXPECT_EQ(parsed.terms, read.terms);
+  EXPECT_EQ(parsed.rocchio.entry_weight, read.rocchio.entry_weight);
+  EXPECT_EQ(parsed.complement_nb.term_weight, read.complement_nb.term_weight);
+  EXPECT_EQ(parsed.logreg.entry_weight, read.logreg.entry_weight);
+  for (uint32_t kind = 0; kind <= kNumModelParts; ++kind) {
+    SCOPED_TRACE(kind);
+    std::string damaged = bytes;
+    const Span span = section_of(damaged, kind);
+    damaged[span.offset + span.length / 3] ^= 0x11;
+    ExpectRefused([&] { parse_model_file(model_file_, damaged); }, "checksum mismatch");
+  }
+}
+
+// `train --add` reads a format 1 model whole and writes format 2.
+TEST_F(ModelSectionsTest, AddingToAFormatOneModelWritesFormatTwo) {
+  write_model_file(model_file_, read_model_file(model_file_), 1);
+  ReadOptions read;
+  read.split = "test";
+  add_to_model({test_data("fixture_train.jsonl")}, model_dir_, read, nullptr);
+  const std::string added = resolve_model_dir(model_dir_).model_file;
+  EXPECT_NE(added, model_file_);
+  EXPECT_EQ(get_le(read_file(added), 8, 4), 2u);
+  const Categorizer categorizer(model_dir_);
+  for (Method method : all_methods()) {
+    EXPECT_EQ(scores(categorizer, texts_.front(), method).size(), categorizer.categories().size());
+  }
+}
+
 // Many threads use each method at once on a fresh model: each section is
 // decoded once and every thread sees the same scores.
 TEST_F(ModelSectionsTest, ConcurrentFirstUseDecodesOnce) {
