@@ -13,6 +13,7 @@
 #include "classify/evaluation.h"
 #include "classify/linear.h"
 #include "classify/naive_bayes.h"
+#include "classify/retry_once.h"
 #include "classify/rocchio.h"
 #include "classify/thresholds.h"
 #include "classify/weighting.h"
@@ -69,14 +70,14 @@ class LazyClassifier : public Classifier {
   void score(const DocumentTerms& doc, const ClassifyOptions& options,
              std::vector<double>* scores) const override {
     // If building throws (a damaged section), the next call tries again.
-    std::call_once(once_, [this] { built_ = build_(); });
+    once_.run([this] { built_ = build_(); });
     built_->score(doc, options, scores);
   }
 
  private:
   Method method_;
   Build build_;
-  mutable std::once_flag once_;
+  mutable RetryOnce once_;
   mutable std::unique_ptr<Classifier> built_;
 };
 

@@ -18,13 +18,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 #include <string_view>
 
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
 #include "classify/bounded_binary_iarchive.h"
+#include "classify/retry_once.h"
 
 namespace autocat::internal {
 namespace {
@@ -718,7 +718,7 @@ struct ModelFile::Rep {
   uint32_t version = 0;
   std::unique_ptr<MappedModelFile> file;  // version 2 only
   SectionTable sections;
-  std::array<std::once_flag, kNumModelParts> once;
+  std::array<RetryOnce, kNumModelParts> once;
 };
 
 namespace {
@@ -761,7 +761,7 @@ uint32_t ModelFile::format_version() const { return rep_->version; }
 
 void ModelFile::load(ModelPart part, ModelState* state) const {
   if (rep_->version == 1) return;
-  std::call_once(rep_->once[static_cast<size_t>(part)], [&] {
+  rep_->once[static_cast<size_t>(part)].run([&] {
     const std::string& path = rep_->path;
     const MappedModelFile& file = *rep_->file;
     const SectionTable& sections = rep_->sections;

@@ -229,7 +229,7 @@ std::string model_part_name(ModelPart part);
 // is a new generation), and a removed file stays mapped.
 //
 // Thread safety: load() may be called from many threads at once, for the
-// same part or others; each part is decoded once (std::call_once). A part
+// same part or others; each part is decoded once (RetryOnce). A part
 // that fails to decode or check throws ModelFormatError naming the file
 // and the part, leaves the ModelState's member empty, and throws again on
 // the next call.
