@@ -13,6 +13,7 @@
 #include "classify/evaluation.h"
 #include "classify/linear.h"
 #include "classify/naive_bayes.h"
+#include "classify/retry_once.h"
 #include "classify/rocchio.h"
 #include "classify/thresholds.h"
 #include "classify/weighting.h"
@@ -57,6 +58,27 @@ class LiveOrTrainedClassifier : public Classifier {
  private:
   std::unique_ptr<Classifier> trained_;
   LiveModelGetter live_;
+};
+
+// A classifier built on its first score() (after its method's part of the
+// model file is decoded): opening a model decodes no method's state.
+class LazyClassifier : public Classifier {
+ public:
+  using Build = std::function<std::unique_ptr<Classifier>()>;
+  LazyClassifier(Method method, Build build) : method_(method), build_(std::move(build)) {}
+  Method method() const override { return method_; }
+  void score(const DocumentTerms& doc, const ClassifyOptions& options,
+             std::vector<double>* scores) const override {
+    // If building throws (a damaged section), the next call tries again.
+    once_.run([this] { built_ = build_(); });
+    built_->score(doc, options, scores);
+  }
+
+ private:
+  Method method_;
+  Build build_;
+  mutable RetryOnce once_;
+  mutable std::unique_ptr<Classifier> built_;
 };
 
 // The id of each document of the training database, by dense index (as
@@ -117,7 +139,7 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
     throw NotFoundError(model_dir + ": no model here (" + kModelFileName + " missing); " +
                         train_hint(model_dir));
   }
-  model_ = read_model_file(paths_.model_file);
+  file_ = std::make_unique<const ModelFile>(paths_.model_file, &model_);
   // Read now, applied once kNN's index is built; a damaged journal fails
   // the open, so that nothing learned is silently dropped.
   JournalContents journal = read_journal(paths_.journal);
@@ -153,17 +175,24 @@ void Categorizer::build_classifiers() {
     classifiers_[static_cast<size_t>(method)] = std::make_unique<LiveOrTrainedClassifier>(
         std::move(trained), [this, method] { return live_model(method); });
   };
-  live_or_trained(Method::kRocchio, std::make_unique<RocchioClassifier>(model_.rocchio, idf_));
-  live_or_trained(Method::kNaiveBayes,
-                  std::make_unique<NaiveBayesClassifier>(model_.multinomial_nb));
-  live_or_trained(Method::kBernoulliNaiveBayes,
-                  std::make_unique<NaiveBayesClassifier>(model_.bernoulli_nb));
-  live_or_trained(Method::kComplementNaiveBayes,
-                  std::make_unique<NaiveBayesClassifier>(model_.complement_nb));
-  classifiers_[static_cast<size_t>(Method::kSvm)] =
-      std::make_unique<LinearClassifier>(Method::kSvm, model_.svm, idf_, model_.decision);
-  classifiers_[static_cast<size_t>(Method::kLogreg)] =
-      std::make_unique<LinearClassifier>(Method::kLogreg, model_.logreg, idf_, model_.decision);
+  // Each built on first use, after its part of the model file is decoded.
+  const auto lazy = [](Method method, LazyClassifier::Build build) {
+    return std::make_unique<LazyClassifier>(method, std::move(build));
+  };
+  live_or_trained(Method::kRocchio, lazy(Method::kRocchio, [this] {
+                    return std::make_unique<RocchioClassifier>(rocchio(), idf_);
+                  }));
+  for (Method method :
+       {Method::kNaiveBayes, Method::kBernoulliNaiveBayes, Method::kComplementNaiveBayes}) {
+    live_or_trained(method, lazy(method, [this, method] {
+                      return std::make_unique<NaiveBayesClassifier>(naive_bayes(method));
+                    }));
+  }
+  for (Method method : {Method::kSvm, Method::kLogreg}) {
+    classifiers_[static_cast<size_t>(method)] = lazy(method, [this, method] {
+      return std::make_unique<LinearClassifier>(method, linear(method), idf_, model_.decision);
+    });
+  }
   classifiers_[static_cast<size_t>(Method::kCombo)] = std::make_unique<ComboClassifier>(
       model_.combo, model_.calibration, model_.decision,
       [this](Method member, const DocumentTerms& doc, const ClassifyOptions& options,
@@ -171,6 +200,38 @@ void Categorizer::build_classifiers() {
 }
 
 Categorizer::~Categorizer() = default;
+
+void Categorizer::load_part(Method method) const {
+  ModelPart part;
+  if (file_ && model_part_of(method, &part)) file_->load(part, &model_);
+}
+
+const ModelState& Categorizer::model() const {
+  if (file_) file_->load_all(&model_);
+  return model_;
+}
+
+const RocchioModel& Categorizer::rocchio() const {
+  load_part(Method::kRocchio);
+  return model_.rocchio;
+}
+
+const NaiveBayesModel& Categorizer::naive_bayes(Method method) const {
+  load_part(method);
+  switch (method) {
+    case Method::kBernoulliNaiveBayes:
+      return model_.bernoulli_nb;
+    case Method::kComplementNaiveBayes:
+      return model_.complement_nb;
+    default:
+      return model_.multinomial_nb;
+  }
+}
+
+const LinearModel& Categorizer::linear(Method method) const {
+  load_part(method);
+  return method == Method::kSvm ? model_.svm : model_.logreg;
+}
 
 const KnnIndex& Categorizer::knn_index() const {
   // If building throws, call_once lets the next caller try again.
@@ -280,6 +341,13 @@ bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) 
 }
 
 void Categorizer::ensure_live_models(bool for_learning) const {
+  // LiveModels reads the Naive Bayes models' alpha and idf: a damaged
+  // section throws ModelFormatError here, not mistaken for a missing
+  // training database below.
+  for (Method method :
+       {Method::kNaiveBayes, Method::kBernoulliNaiveBayes, Method::kComplementNaiveBayes}) {
+    load_part(method);
+  }
   std::call_once(live_models_once_, [this] {
     std::shared_ptr<LiveModels> live;
     std::string error;

@@ -111,7 +111,21 @@ class Categorizer {
   // The files this categorizer loaded (empty for a model fitted in memory).
   const ModelPaths& paths() const { return paths_; }
   const Analyzer& analyzer() const { return *analyzer_; }
-  const ModelState& model() const { return model_; }
+  // The whole model: decodes every method's state not decoded yet (see
+  // ModelFile), which at a million documents takes seconds and gigabytes;
+  // classification needs core() and one method's part only.
+  const ModelState& model() const;
+  // The model without the per-method parts (ModelPart) not loaded yet:
+  // read no member that ModelPart names through it; use rocchio(),
+  // naive_bayes() and linear(), which load theirs.
+  const ModelState& core() const { return model_; }
+  // A method's trained state, decoded and checked on first use. Throws
+  // ModelFormatError naming the model file if its section is damaged.
+  const RocchioModel& rocchio() const;
+  // REQUIRES: `method` is one of the Naive Bayes methods.
+  const NaiveBayesModel& naive_bayes(Method method) const;
+  // REQUIRES: `method` is kSvm or kLogreg.
+  const LinearModel& linear(Method method) const;
   const std::vector<std::string>& categories() const { return model_.categories; }
   Method default_method() const { return model_.training.default_method; }
   const Vocabulary& vocabulary() const { return vocabulary_; }
@@ -181,6 +195,9 @@ class Categorizer {
 
  private:
   void build_classifiers();
+  // Decodes the part of the model file that holds `method`'s state, once;
+  // nothing for kNN, combo and a model fitted in memory.
+  void load_part(Method method) const;
   // The decision; with `explain`, also the candidates and the reason.
   DecisionTrace decide_with(const std::vector<double>& scores, const ClassifyOptions& options,
                             bool explain) const;
@@ -210,7 +227,10 @@ class Categorizer {
   // use); closed once kNN's index is built. Touched only inside knn_once_.
   mutable Xapian::Database training_db_;
   mutable bool training_db_open_ = false;
-  ModelState model_;
+  // The core, read at construction; each per-method part is filled in by
+  // file_->load() on its first use (once: ModelFile).
+  mutable ModelState model_;
+  std::unique_ptr<const ModelFile> file_;         // null for a model fitted in memory
   std::shared_ptr<const TrainingCorpus> corpus_;  // in-memory models only
   std::unique_ptr<Analyzer> analyzer_;
   Vocabulary vocabulary_;

@@ -65,23 +65,12 @@ void set_terms(const std::vector<TermValue>& contributions, const std::vector<st
   }
 }
 
-const NaiveBayesModel& naive_bayes_model(const ModelState& model, Method method) {
-  switch (method) {
-    case Method::kBernoulliNaiveBayes:
-      return model.bernoulli_nb;
-    case Method::kComplementNaiveBayes:
-      return model.complement_nb;
-    default:
-      return model.multinomial_nb;
-  }
-}
-
 }  // namespace
 
 Explainer::Explainer(const Categorizer& categorizer)
     : categorizer_(categorizer),
-      idf_(compute_idf(categorizer.model().df, categorizer.model().num_docs,
-                       categorizer.model().selected)) {}
+      idf_(compute_idf(categorizer.core().df, categorizer.core().num_docs,
+                       categorizer.core().selected)) {}
 
 void Explainer::open_training_database() {
   if (training_open_) return;
@@ -224,14 +213,14 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
     contributions.push_back(
         TermValue{tc.term, query_weight(tc, idf_) * inverse_norm * w->value * inverse_doc_norm});
   }
-  set_terms(contributions, categorizer_.model().terms, options.max_terms, out);
+  set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }
 
 void Explainer::explain_rocchio(const DocumentTerms& doc, const ExplainOptions& options,
                                 Explanation* out) const {
   // The live centroids once something was learned: the ones that scored.
   const std::shared_ptr<const LiveModel> live = categorizer_.live_model(Method::kRocchio);
-  const RocchioModel& model = live ? live->rocchio : categorizer_.model().rocchio;
+  const RocchioModel& model = live ? live->rocchio : categorizer_.rocchio();
   out->category = out->assigned.front().name;
   const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   const double inverse_norm = inverse_query_norm(doc, idf_);
@@ -248,13 +237,12 @@ void Explainer::explain_rocchio(const DocumentTerms& doc, const ExplainOptions& 
       }
     }
   }
-  set_terms(contributions, categorizer_.model().terms, options.max_terms, out);
+  set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }
 
 void Explainer::explain_linear(const DocumentTerms& doc, const ExplainOptions& options,
                                Method method, Explanation* out) const {
-  const LinearModel& model =
-      method == Method::kSvm ? categorizer_.model().svm : categorizer_.model().logreg;
+  const LinearModel& model = categorizer_.linear(method);
   out->category = out->assigned.front().name;
   const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   out->base = model.bias[best];
@@ -272,15 +260,14 @@ void Explainer::explain_linear(const DocumentTerms& doc, const ExplainOptions& o
       }
     }
   }
-  set_terms(contributions, categorizer_.model().terms, options.max_terms, out);
+  set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }
 
 void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptions& options,
                                     Method method, const std::vector<Category>& ranking,
                                     Explanation* out) const {
   const std::shared_ptr<const LiveModel> live = categorizer_.live_model(method);
-  const NaiveBayesModel& model =
-      live ? live->naive_bayes : naive_bayes_model(categorizer_.model(), method);
+  const NaiveBayesModel& model = live ? live->naive_bayes : categorizer_.naive_bayes(method);
   const uint32_t num_categories = model.num_categories;
   if (num_categories == 0) return;
   const size_t num_terms = model.term_weight.size() / num_categories;
@@ -310,7 +297,7 @@ void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptio
         has_second ? double(weight[best]) - double(weight[second]) : double(weight[best]);
     contributions.push_back(TermValue{tc.term, count * gap});
   }
-  set_terms(contributions, categorizer_.model().terms, options.max_terms, out);
+  set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }
 
 }  // namespace autocat::internal

@@ -258,6 +258,14 @@ namespace {
 void set_weights(const std::vector<std::vector<float>>& weights, uint32_t num_terms,
                  LinearModel* model) {
   model->term_start.assign(size_t(num_terms) + 1, 0);
+  // Sized exactly: growing by doubling held up to twice the weights at once.
+  size_t nonzero = 0;
+  for (const std::vector<float>& row : weights) {
+    nonzero += size_t(
+        std::count_if(row.begin(), row.begin() + num_terms, [](float w) { return w != 0.0f; }));
+  }
+  model->entry_category.reserve(nonzero);
+  model->entry_weight.reserve(nonzero);
   for (uint32_t t = 0; t < num_terms; ++t) {
     model->term_start[t] = model->entry_category.size();
     for (uint32_t cat = 0; cat < weights.size(); ++cat) {

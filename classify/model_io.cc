@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <boost/archive/archive_exception.hpp>
 #include <boost/archive/binary_oarchive.hpp>
 #include <boost/serialization/string.hpp>
@@ -23,6 +24,7 @@
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
 #include "classify/bounded_binary_iarchive.h"
+#include "classify/retry_once.h"
 
 namespace autocat::internal {
 namespace {
@@ -77,20 +79,179 @@ bool linear_model_consistent(const LinearModel& model, size_t terms, size_t cate
                      [&](uint32_t c) { return c < categories; });
 }
 
-void write_model_file(const std::string& path, const ModelState& state) {
-  std::ostringstream payload_stream(std::ios::binary);
+namespace {
+
+template <class T>
+std::string archive_bytes(const T& object) {
+  std::ostringstream stream(std::ios::binary);
   {
-    boost::archive::binary_oarchive archive(payload_stream);
-    archive << state;
+    boost::archive::binary_oarchive archive(stream);
+    archive << object;
   }
-  const std::string payload = payload_stream.str();
+  return stream.str();
+}
+
+}  // namespace
+
+// Writes ModelState's fields with empty per-method models in their place:
+// the same bytes as a ModelState without them, so the core section is read
+// back as a ModelState. Its class version must be ModelState's.
+struct ModelCoreForWriting {
+  const ModelState* state = nullptr;
+
+  template <class Archive>
+  void serialize(Archive& ar, const unsigned int version) {
+    static_assert(!Archive::is_loading::value, "the core is read as a ModelState");
+    RocchioModel rocchio;
+    NaiveBayesModel multinomial_nb, bernoulli_nb, complement_nb;
+    LinearModel svm, logreg;
+    // Saving reads the fields only (Boost's own save path casts away const too).
+    const_cast<ModelState*>(state)->serialize_with(ar, version, rocchio, multinomial_nb,
+                                                   bernoulli_nb, complement_nb, svm, logreg);
+  }
+};
+
+}  // namespace autocat::internal
+
+BOOST_CLASS_VERSION(autocat::internal::ModelCoreForWriting, 5)
+static_assert(boost::serialization::version<autocat::internal::ModelCoreForWriting>::value ==
+                  boost::serialization::version<autocat::internal::ModelState>::value,
+              "the core section is read as a ModelState");
+
+namespace autocat::internal {
+
+// Version 2 layout, all little-endian:
+//   magic (8), format version (u32) = 2, section count N (u32), CRC-32 of
+//   the section table (u32), 4 zero bytes: kModelHeaderBytes in all;
+//   the section table: N entries of kind (u32), CRC-32 of the section
+//   (u32), offset (u64), length (u64), kSectionEntryBytes each;
+//   the sections, each at an 8-byte aligned offset (zero padding between),
+//   the file ending where the last one ends.
+// Kinds: 0 the core, a Boost archive read as a ModelState whose per-method
+// models are empty; 1 + ModelPart, a Boost archive of that model.
+namespace {
+
+constexpr size_t kSectionEntryBytes = 4 + 4 + 8 + 8;
+constexpr uint32_t kCoreSection = 0;
+constexpr uint32_t kNumSections = 1 + kNumModelParts;
+
+std::string section_name(uint32_t kind) {
+  return kind == kCoreSection ? std::string("core") : model_part_name(ModelPart(kind - 1));
+}
+
+// An output buffer in front of an AtomicFileSink that keeps the CRC-32
+// and count of the bytes that pass through it.
+class SinkBuffer : public std::streambuf {
+ public:
+  explicit SinkBuffer(AtomicFileSink* sink) : sink_(sink), buffer_(1 << 20) {
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+  // Hands what is buffered to the sink.
+  void flush() {
+    const std::string_view bytes(pbase(), static_cast<size_t>(pptr() - pbase()));
+    crc_ = static_cast<uint32_t>(
+        crc32(crc_, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+    sink_->append(bytes);
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+  uint32_t crc() const { return crc_; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    flush();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  std::streamsize xsputn(const char* data, std::streamsize count) override {
+    std::streamsize done = 0;
+    while (done < count) {
+      if (pptr() == epptr()) flush();
+      const std::streamsize room = epptr() - pptr();
+      const std::streamsize n = std::min(room, count - done);
+      std::memcpy(pptr(), data + done, static_cast<size_t>(n));
+      pbump(static_cast<int>(n));
+      done += n;
+    }
+    return done;
+  }
+  int sync() override {
+    flush();
+    return 0;
+  }
+
+ private:
+  AtomicFileSink* sink_;
+  std::vector<char> buffer_;
+  uint32_t crc_ = static_cast<uint32_t>(crc32(0L, Z_NULL, 0));
+};
+
+void write_model_file_v1(const std::string& path, const ModelState& state) {
+  const std::string payload = archive_bytes(state);
   // Readers see the old model or the new one, never half of one.
   write_file_atomically(path, {model_file_header(payload), payload}, "model file");
 }
 
+}  // namespace
+
+void write_model_file(const std::string& path, const ModelState& state, uint32_t format_version) {
+  if (format_version == 1) return write_model_file_v1(path, state);
+  if (format_version != 2) {
+    throw InvalidArgumentError("model file format version " + std::to_string(format_version) +
+                               " cannot be written");
+  }
+  // The sections are archived straight into the file, each through a
+  // buffer that checksums and counts what passes; the header and the
+  // section table, known only at the end, are written over their
+  // placeholders. Nothing the size of the model is held in memory: a model
+  // built in a string first doubled training's peak memory at a million
+  // documents (a 1.3 GB string, grown by doubling).
+  const uint64_t table_offset = kModelHeaderBytes;
+  const uint64_t sections_start = table_offset + kNumSections * kSectionEntryBytes;
+  write_file_atomically(
+      path,
+      [&](AtomicFileSink& sink) {
+        sink.append(std::string(sections_start, '\0'));
+        std::string table;
+        auto write_section = [&](uint32_t kind, const auto& object) {
+          sink.append(std::string((8 - sink.size() % 8) % 8, '\0'));
+          const uint64_t offset = sink.size();
+          SinkBuffer buffer(&sink);
+          {
+            std::ostream stream(&buffer);
+            boost::archive::binary_oarchive archive(stream);
+            archive << object;
+          }
+          buffer.flush();
+          put_le(kind, 4, &table);
+          put_le(buffer.crc(), 4, &table);
+          put_le(offset, 8, &table);
+          put_le(sink.size() - offset, 8, &table);
+        };
+        write_section(kCoreSection, ModelCoreForWriting{&state});
+        write_section(1 + uint32_t(ModelPart::kRocchio), state.rocchio);
+        write_section(1 + uint32_t(ModelPart::kMultinomialNb), state.multinomial_nb);
+        write_section(1 + uint32_t(ModelPart::kBernoulliNb), state.bernoulli_nb);
+        write_section(1 + uint32_t(ModelPart::kComplementNb), state.complement_nb);
+        write_section(1 + uint32_t(ModelPart::kSvm), state.svm);
+        write_section(1 + uint32_t(ModelPart::kLogreg), state.logreg);
+
+        std::string header(kModelMagic, sizeof kModelMagic);
+        put_le(2, 4, &header);
+        put_le(kNumSections, 4, &header);
+        put_le(crc32_of(table), 4, &header);
+        put_le(0, 4, &header);
+        sink.overwrite(0, header);
+        sink.overwrite(table_offset, table);
+      },
+      "model file");
+}
+
 std::string model_file_header(const std::string& payload) {
   std::string header(kModelMagic, sizeof kModelMagic);
-  put_le(kModelFormatVersion, 4, &header);
+  put_le(1, 4, &header);
   put_le(payload.size(), 8, &header);
   put_le(crc32_of(payload), 4, &header);
   return header;
@@ -98,9 +259,9 @@ std::string model_file_header(const std::string& payload) {
 
 namespace {
 
-// The payload of a model file's bytes after every header check and the CRC
-// (a view into `data`).
-std::string_view verified_payload(const std::string& path, std::string_view data) {
+// The format version of a model file's bytes after the magic and version
+// checks.
+uint32_t checked_version(const std::string& path, std::string_view data) {
   if (data.size() < sizeof kModelMagic ||
       std::memcmp(data.data(), kModelMagic, sizeof kModelMagic) != 0) {
     throw ModelFormatError(path + ": not an autocat model file (wrong magic bytes)");
@@ -114,6 +275,13 @@ std::string_view verified_payload(const std::string& path, std::string_view data
                            "); upgrade autocat or train the model again");
   }
   if (version == 0) corrupt(path, "model format version 0 is not valid");
+  return version;
+}
+
+// The payload of a version 1 model file's bytes after every header check
+// and the CRC (a view into `data`).
+std::string_view verified_payload(const std::string& path, std::string_view data) {
+  checked_version(path, data);
   const uint64_t length = get_le(data, 12, 8);
   const auto expected_crc = static_cast<uint32_t>(get_le(data, 20, 4));
   if (data.size() - kModelHeaderBytes < length) {
@@ -124,6 +292,88 @@ std::string_view verified_payload(const std::string& path, std::string_view data
   data.remove_prefix(kModelHeaderBytes);
   if (crc32_of(data) != expected_crc) corrupt(path, "model file is corrupted (checksum mismatch)");
   return data;
+}
+
+struct SectionEntry {
+  uint32_t crc = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+using SectionTable = std::array<SectionEntry, kNumSections>;
+
+// The section table of a version 2 model file's bytes, after checking that
+// every section lies inside the file, each kind once, and the file ends
+// where the last section does. The sections' own CRCs are checked when they
+// are decoded.
+SectionTable verified_sections(const std::string& path, std::string_view data) {
+  const uint64_t count = get_le(data, 12, 4);
+  const auto table_crc = static_cast<uint32_t>(get_le(data, 16, 4));
+  if (count == 0 || count > 64) {
+    corrupt(path, "model file is corrupted (" + std::to_string(count) + " sections)");
+  }
+  const uint64_t table_end = kModelHeaderBytes + count * kSectionEntryBytes;
+  if (data.size() < table_end) corrupt(path, "model file is truncated (incomplete section table)");
+  const std::string_view table = data.substr(kModelHeaderBytes, table_end - kModelHeaderBytes);
+  if (crc32_of(table) != table_crc) {
+    corrupt(path, "model file is corrupted (checksum mismatch in the section table)");
+  }
+  SectionTable sections;
+  std::array<bool, kNumSections> seen{};
+  for (uint64_t i = 0; i < count; ++i) {
+    const size_t at = i * kSectionEntryBytes;
+    const uint64_t kind = get_le(table, at, 4);
+    if (kind >= kNumSections || seen[kind]) {
+      corrupt(path,
+              "model file is corrupted (unknown or repeated section " + std::to_string(kind) + ")");
+    }
+    seen[kind] = true;
+    SectionEntry& entry = sections[kind];
+    entry.crc = static_cast<uint32_t>(get_le(table, at + 4, 4));
+    entry.offset = get_le(table, at + 8, 8);
+    entry.length = get_le(table, at + 16, 8);
+    const std::string name = section_name(static_cast<uint32_t>(kind));
+    if (entry.offset < table_end) {
+      corrupt(path, "model file is corrupted (the " + name + " section overlaps the header)");
+    }
+    if (entry.offset > data.size() || entry.length > data.size() - entry.offset) {
+      corrupt(path, "model file is truncated (the " + name + " section ends past byte " +
+                        std::to_string(data.size()) + ")");
+    }
+  }
+  for (uint32_t kind = 0; kind < kNumSections; ++kind) {
+    if (!seen[kind]) {
+      corrupt(path, "model file is corrupted (no " + section_name(kind) + " section)");
+    }
+  }
+  // As the writer lays them out: one after another, fewer than 8 zero bytes
+  // between, the file ending with the last. So the table's CRCs give the
+  // whole file's (model_file_fingerprint).
+  std::array<const SectionEntry*, kNumSections> in_order;
+  for (uint32_t kind = 0; kind < kNumSections; ++kind) in_order[kind] = &sections[kind];
+  std::sort(in_order.begin(), in_order.end(),
+            [](const SectionEntry* a, const SectionEntry* b) { return a->offset < b->offset; });
+  uint64_t end = table_end;
+  for (const SectionEntry* entry : in_order) {
+    if (entry->offset < end || entry->offset - end >= 8 ||
+        data.substr(end, entry->offset - end).find_first_not_of('\0') != std::string_view::npos) {
+      corrupt(path, "model file is corrupted (sections out of place)");
+    }
+    end = entry->offset + entry->length;
+  }
+  if (end != data.size()) corrupt(path, "model file has trailing bytes");
+  return sections;
+}
+
+// A section's bytes after its CRC.
+std::string_view verified_section(const std::string& path, std::string_view data,
+                                  const SectionTable& sections, uint32_t kind) {
+  const SectionEntry& entry = sections[kind];
+  const std::string_view bytes = data.substr(entry.offset, entry.length);
+  if (crc32_of(bytes) != entry.crc) {
+    corrupt(path, "model file is corrupted (checksum mismatch in its " + section_name(kind) +
+                      " section)");
+  }
+  return bytes;
 }
 
 // A model file's bytes, mapped read-only while they are decoded: the
@@ -171,6 +421,18 @@ class MappedModelFile {
 
   std::string_view bytes() const { return {data_, size_}; }
 
+  // Drops the pages of bytes [offset, offset + length) from this process
+  // once they are decoded (they stay in the page cache and would fault in
+  // again if read): resident memory grows with the decoded copies only.
+  void release(uint64_t offset, uint64_t length) const {
+    const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t begin = (offset + page - 1) / page * page;
+    const uint64_t end = (offset + length) / page * page;
+    if (data_ != nullptr && begin < end && end <= size_) {
+      ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
+    }
+  }
+
  private:
   const char* data_ = nullptr;
   size_t size_ = 0;
@@ -181,9 +443,11 @@ class MappedModelFile {
 // BoundedBinaryIarchive keeps such a file from allocating more than a small
 // multiple of its size.
 template <class T>
-void decode(const std::string& path, std::string_view payload, T* object) {
+void decode(const std::string& path, std::string_view payload, T* object,
+            const std::string& section = std::string()) {
   const auto refuse = [&](const std::string& why) {
-    corrupt(path, "model file cannot be decoded (" + why + ")");
+    corrupt(path, "model file cannot be decoded (" +
+                      (section.empty() ? why : "its " + section + " section: " + why) + ")");
   };
   try {
     BoundedInputBuffer buffer(payload.data(), payload.size());
@@ -276,11 +540,12 @@ void check_analyzer(const Checker& check, const std::string& path,
   }
 }
 
-// Every size, cross-reference and range the classifiers rely on. A file
-// that passes the CRC but fails here was written by a buggy or crafted
-// program; without these checks it could make classification read out of
-// bounds or silently assign nothing.
-void check_model_state(const std::string& path, const ModelState& m) {
+// Every size, cross-reference and range the classifiers rely on, in the
+// core (check_core) and in each part (check_part, against the core's term
+// and category counts). A file that passes the CRC but fails here was
+// written by a buggy or crafted program; without these checks it could make
+// classification read out of bounds or silently assign nothing.
+void check_core(const std::string& path, const ModelState& m) {
   const Checker check(path);
   const size_t terms = m.terms.size(), cats = m.categories.size();
   check_analyzer(check, path, m.analyzer);
@@ -333,43 +598,6 @@ void check_model_state(const std::string& path, const ModelState& m) {
     check.require_not_nan(per_category, "thresholds");
   }
 
-  const RocchioModel& r = m.rocchio;
-  check.require(r.num_categories == cats, "Rocchio centroid count differs from category count");
-  check.require(r.term_start.size() == terms + 1 && r.term_start.front() == 0 &&
-                    std::is_sorted(r.term_start.begin(), r.term_start.end()) &&
-                    r.term_start.back() == r.entry_category.size() &&
-                    r.entry_category.size() == r.entry_weight.size(),
-                "Rocchio centroid entries");
-  check.require_all_at_most(r.entry_category, static_cast<uint32_t>(cats - 1),
-                            "Rocchio category index out of range");
-  check.require_finite(r.entry_weight, "Rocchio centroids");
-
-  const auto check_nb = [&](const NaiveBayesModel& nb, Method method) {
-    const std::string name = method_name(method);
-    check.require(nb.variant == static_cast<int>(method), name + " variant");
-    check.require(std::isfinite(nb.alpha) && nb.alpha > 0, name + " alpha not positive");
-    check.require(nb.num_categories == cats && nb.log_prior.size() == cats &&
-                      nb.term_weight.size() == terms * cats && nb.class_constant.size() == cats,
-                  name + " sizes differ from the category and term counts");
-    check.require_not_nan(nb.log_prior, name + " priors");
-    check.require_not_nan(nb.term_weight, name + " weights");
-    check.require_not_nan(nb.class_constant, name + " constants");
-    check.require(
-        nb.idf.empty() || (nb.idf.size() == terms && method != Method::kBernoulliNaiveBayes),
-        name + " idf values");
-    check.require_finite(nb.idf, name + " idf values");
-  };
-  check_nb(m.multinomial_nb, Method::kNaiveBayes);
-  check_nb(m.bernoulli_nb, Method::kBernoulliNaiveBayes);
-  check_nb(m.complement_nb, Method::kComplementNaiveBayes);
-  check.require(linear_model_consistent(m.svm, terms, cats), "svm weights");
-  check.require(linear_model_consistent(m.logreg, terms, cats), "logreg weights");
-  for (const LinearModel* linear : {&m.svm, &m.logreg}) {
-    for (const std::vector<float>* values :
-         {&linear->entry_weight, &linear->bias, &linear->slope, &linear->intercept}) {
-      check.require_finite(*values, "linear model weights");
-    }
-  }
   check.require(m.calibration.empty() || m.calibration.size() == all_methods().size(),
                 "calibration per method");
   for (const Calibration& calibration : m.calibration) {
@@ -396,12 +624,189 @@ void check_model_state(const std::string& path, const ModelState& m) {
   }
 }
 
+void check_rocchio(const Checker& check, const RocchioModel& r, size_t terms, size_t cats) {
+  check.require(r.num_categories == cats, "Rocchio centroid count differs from category count");
+  check.require(r.term_start.size() == terms + 1 && r.term_start.front() == 0 &&
+                    std::is_sorted(r.term_start.begin(), r.term_start.end()) &&
+                    r.term_start.back() == r.entry_category.size() &&
+                    r.entry_category.size() == r.entry_weight.size(),
+                "Rocchio centroid entries");
+  check.require_all_at_most(r.entry_category, static_cast<uint32_t>(cats - 1),
+                            "Rocchio category index out of range");
+  check.require_finite(r.entry_weight, "Rocchio centroids");
+}
+
+void check_nb(const Checker& check, const NaiveBayesModel& nb, Method method, size_t terms,
+              size_t cats) {
+  const std::string name = method_name(method);
+  check.require(nb.variant == static_cast<int>(method), name + " variant");
+  check.require(std::isfinite(nb.alpha) && nb.alpha > 0, name + " alpha not positive");
+  check.require(nb.num_categories == cats && nb.log_prior.size() == cats &&
+                    nb.term_weight.size() == terms * cats && nb.class_constant.size() == cats,
+                name + " sizes differ from the category and term counts");
+  check.require_not_nan(nb.log_prior, name + " priors");
+  check.require_not_nan(nb.term_weight, name + " weights");
+  check.require_not_nan(nb.class_constant, name + " constants");
+  check.require(
+      nb.idf.empty() || (nb.idf.size() == terms && method != Method::kBernoulliNaiveBayes),
+      name + " idf values");
+  check.require_finite(nb.idf, name + " idf values");
+}
+
+void check_linear(const Checker& check, const LinearModel& linear, Method method, size_t terms,
+                  size_t cats) {
+  const std::string name = method_name(method);
+  check.require(linear_model_consistent(linear, terms, cats), name + " weights");
+  for (const std::vector<float>* values :
+       {&linear.entry_weight, &linear.bias, &linear.slope, &linear.intercept}) {
+    check.require_finite(*values, "linear model weights");
+  }
+}
+
+void check_part_model(const Checker& check, const RocchioModel& model, ModelPart /*part*/,
+                      size_t terms, size_t cats) {
+  check_rocchio(check, model, terms, cats);
+}
+void check_part_model(const Checker& check, const NaiveBayesModel& model, ModelPart part,
+                      size_t terms, size_t cats) {
+  check_nb(check, model, Method(static_cast<uint32_t>(part) + 1), terms, cats);
+}
+void check_part_model(const Checker& check, const LinearModel& model, ModelPart part, size_t terms,
+                      size_t cats) {
+  check_linear(check, model, Method(static_cast<uint32_t>(part) + 1), terms, cats);
+}
+
+// Checks part `part` of `m` against m's core.
+void check_part(const std::string& path, const ModelState& m, ModelPart part) {
+  const Checker check(path);
+  const size_t terms = m.terms.size(), cats = m.categories.size();
+  switch (part) {
+    case ModelPart::kRocchio:
+      return check_rocchio(check, m.rocchio, terms, cats);
+    case ModelPart::kMultinomialNb:
+      return check_nb(check, m.multinomial_nb, Method::kNaiveBayes, terms, cats);
+    case ModelPart::kBernoulliNb:
+      return check_nb(check, m.bernoulli_nb, Method::kBernoulliNaiveBayes, terms, cats);
+    case ModelPart::kComplementNb:
+      return check_nb(check, m.complement_nb, Method::kComplementNaiveBayes, terms, cats);
+    case ModelPart::kSvm:
+      return check_linear(check, m.svm, Method::kSvm, terms, cats);
+    case ModelPart::kLogreg:
+      return check_linear(check, m.logreg, Method::kLogreg, terms, cats);
+  }
+}
+
+void check_model_state(const std::string& path, const ModelState& m) {
+  check_core(path, m);
+  for (size_t p = 0; p < kNumModelParts; ++p) check_part(path, m, ModelPart(p));
+}
+
 }  // namespace
+
+bool model_part_of(Method method, ModelPart* part) {
+  if (method == Method::kKnn || method == Method::kCombo || !valid_method(method)) return false;
+  *part = ModelPart(static_cast<uint32_t>(method) - 1);
+  return true;
+}
+
+std::string model_part_name(ModelPart part) {
+  return method_name(Method(static_cast<uint32_t>(part) + 1));
+}
+
+struct ModelFile::Rep {
+  std::string path;
+  uint32_t version = 0;
+  std::unique_ptr<MappedModelFile> file;  // version 2 only
+  SectionTable sections;
+  std::array<RetryOnce, kNumModelParts> once;
+};
+
+namespace {
+
+// Decodes and checks part `part` of a version 2 file into `state`.
+template <class Model>
+void load_part(const std::string& path, const MappedModelFile& file, const SectionTable& sections,
+               ModelPart part, ModelState* state, Model ModelState::*member) {
+  const auto kind = static_cast<uint32_t>(part) + 1;
+  Model model;
+  decode(path, verified_section(path, file.bytes(), sections, kind), &model, section_name(kind));
+  file.release(sections[kind].offset, sections[kind].length);
+  check_part_model(Checker(path), model, part, state->terms.size(), state->categories.size());
+  state->*member = std::move(model);
+}
+
+}  // namespace
+
+ModelFile::ModelFile(const std::string& path, ModelState* core) : rep_(std::make_unique<Rep>()) {
+  rep_->path = path;
+  auto file = std::make_unique<MappedModelFile>(path);
+  const std::string_view bytes = file->bytes();
+  rep_->version = checked_version(path, bytes);
+  if (rep_->version == 1) {
+    *core = parse_model_file(path, bytes);
+    return;  // the mapping goes: nothing is left to decode
+  }
+  rep_->sections = verified_sections(path, bytes);
+  ModelState state;
+  decode(path, verified_section(path, bytes, rep_->sections, kCoreSection), &state, "core");
+  file->release(rep_->sections[kCoreSection].offset, rep_->sections[kCoreSection].length);
+  check_core(path, state);
+  *core = std::move(state);
+  rep_->file = std::move(file);
+}
+
+ModelFile::~ModelFile() = default;
+
+uint32_t ModelFile::format_version() const { return rep_->version; }
+
+void ModelFile::load(ModelPart part, ModelState* state) const {
+  if (rep_->version == 1) return;
+  rep_->once[static_cast<size_t>(part)].run([&] {
+    const std::string& path = rep_->path;
+    const MappedModelFile& file = *rep_->file;
+    const SectionTable& sections = rep_->sections;
+    switch (part) {
+      case ModelPart::kRocchio:
+        return load_part(path, file, sections, part, state, &ModelState::rocchio);
+      case ModelPart::kMultinomialNb:
+        return load_part(path, file, sections, part, state, &ModelState::multinomial_nb);
+      case ModelPart::kBernoulliNb:
+        return load_part(path, file, sections, part, state, &ModelState::bernoulli_nb);
+      case ModelPart::kComplementNb:
+        return load_part(path, file, sections, part, state, &ModelState::complement_nb);
+      case ModelPart::kSvm:
+        return load_part(path, file, sections, part, state, &ModelState::svm);
+      case ModelPart::kLogreg:
+        return load_part(path, file, sections, part, state, &ModelState::logreg);
+    }
+  });
+}
+
+void ModelFile::load_all(ModelState* state) const {
+  for (size_t p = 0; p < kNumModelParts; ++p) load(ModelPart(p), state);
+}
 
 ModelState parse_model_file(const std::string& path, std::string_view bytes) {
   ModelState state;
-  decode(path, verified_payload(path, bytes), &state);
-  check_model_state(path, state);
+  if (checked_version(path, bytes) == 1) {
+    decode(path, verified_payload(path, bytes), &state);
+    check_model_state(path, state);
+    return state;
+  }
+  const SectionTable sections = verified_sections(path, bytes);
+  decode(path, verified_section(path, bytes, sections, kCoreSection), &state, "core");
+  check_core(path, state);
+  const auto decode_part = [&](ModelPart part, auto* model) {
+    const auto kind = static_cast<uint32_t>(part) + 1;
+    decode(path, verified_section(path, bytes, sections, kind), model, section_name(kind));
+  };
+  decode_part(ModelPart::kRocchio, &state.rocchio);
+  decode_part(ModelPart::kMultinomialNb, &state.multinomial_nb);
+  decode_part(ModelPart::kBernoulliNb, &state.bernoulli_nb);
+  decode_part(ModelPart::kComplementNb, &state.complement_nb);
+  decode_part(ModelPart::kSvm, &state.svm);
+  decode_part(ModelPart::kLogreg, &state.logreg);
+  for (size_t p = 0; p < kNumModelParts; ++p) check_part(path, state, ModelPart(p));
   return state;
 }
 
@@ -414,6 +819,46 @@ std::string model_file_fingerprint(const std::string& path) {
       std::memcmp(header.data(), kModelMagic, sizeof kModelMagic) != 0) {
     throw ModelFormatError(path + ": not an autocat model file (wrong magic bytes or too short)");
   }
+  char text[64];
+  if (get_le(header, 8, 4) >= 2) {
+    // Header and section table: every section's CRC, offset and length.
+    const uint64_t count = get_le(header, 12, 4);
+    std::string table(count <= 64 ? count * kSectionEntryBytes : 0, '\0');
+    in.read(table.data(), static_cast<std::streamsize>(table.size()));
+    if (count == 0 || count > 64 || static_cast<size_t>(in.gcount()) != table.size()) {
+      corrupt(path, "model file is truncated (incomplete section table)");
+    }
+    // The whole file's CRC from the header, the table and each section's
+    // CRC, with the zero padding between (as verified_sections requires).
+    struct Piece {
+      uint64_t offset, length;
+      uLong crc;
+    };
+    std::vector<Piece> pieces;
+    for (uint64_t i = 0; i < count; ++i) {
+      const size_t at = i * kSectionEntryBytes;
+      pieces.push_back({get_le(table, at + 8, 8), get_le(table, at + 16, 8),
+                        static_cast<uLong>(get_le(table, at + 4, 4))});
+    }
+    std::sort(pieces.begin(), pieces.end(),
+              [](const Piece& a, const Piece& b) { return a.offset < b.offset; });
+    const std::string head = header + table;
+    uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(head.data()),
+                      static_cast<uInt>(head.size()));
+    uint64_t end = head.size();
+    static const Bytef kZeros[8] = {};
+    for (const Piece& piece : pieces) {
+      if (piece.offset < end || piece.offset - end >= 8) {
+        corrupt(path, "model file is corrupted (sections out of place)");
+      }
+      crc = crc32(crc, kZeros, static_cast<uInt>(piece.offset - end));
+      crc = crc32_combine(crc, piece.crc, static_cast<z_off_t>(piece.length));
+      end = piece.offset + piece.length;
+    }
+    std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", static_cast<unsigned>(crc),
+                  static_cast<unsigned long long>(end));
+    return text;
+  }
   const uint64_t payload_bytes = get_le(header, 12, 8);
   const auto payload_crc = static_cast<uLong>(get_le(header, 20, 4));
   const uLong header_crc =
@@ -421,21 +866,28 @@ std::string model_file_fingerprint(const std::string& path) {
             static_cast<uInt>(header.size()));
   const uLong file_crc =
       crc32_combine(header_crc, payload_crc, static_cast<z_off_t>(payload_bytes));
-  char text[64];
   std::snprintf(text, sizeof(text), "crc32:%08x bytes:%llu", static_cast<unsigned>(file_crc),
                 static_cast<unsigned long long>(kModelHeaderBytes + payload_bytes));
   return text;
 }
 
 ModelState read_model_file(const std::string& path) {
-  const MappedModelFile file(path);
-  return parse_model_file(path, file.bytes());
+  ModelState state;
+  const ModelFile file(path, &state);
+  file.load_all(&state);
+  return state;
 }
 
 AnalyzerSettings read_analyzer_settings(const std::string& path) {
   const MappedModelFile file(path);
+  const std::string_view bytes = file.bytes();
   AnalyzerOnly head;
-  decode(path, verified_payload(path, file.bytes()), &head);
+  if (checked_version(path, bytes) == 1) {
+    decode(path, verified_payload(path, bytes), &head);
+  } else {
+    decode(path, verified_section(path, bytes, verified_sections(path, bytes), kCoreSection), &head,
+           "core");
+  }
   check_analyzer(Checker(path), path, head.analyzer);
   return head.analyzer;
 }

@@ -9,6 +9,7 @@
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/version.hpp>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -65,8 +66,14 @@ BOOST_CLASS_VERSION(autocat::internal::AnalyzerSettings, 1)
 namespace autocat::internal {
 
 // "AUTOCAT" + NUL, then a little-endian uint32 format version.
+// Version 1: one Boost archive of ModelState after the header.
+// Version 2 (2026-11): sections (see "Version 2 layout" in model_io.cc): the
+// core (ModelState without its per-method models) and one per ModelPart,
+// each with its own offset, length and CRC-32, so that opening a model
+// decodes the core only and each method's state on its first use. Version 1
+// files still load (whole, at open).
 inline constexpr char kModelMagic[8] = {'A', 'U', 'T', 'O', 'C', 'A', 'T', '\0'};
-inline constexpr uint32_t kModelFormatVersion = 1;
+inline constexpr uint32_t kModelFormatVersion = 2;
 
 // Names inside a model directory.
 inline const std::string kModelFileName = "model.autocat";
@@ -148,6 +155,16 @@ struct ModelState {
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {
+    serialize_with(ar, version, rocchio, multinomial_nb, bernoulli_nb, complement_nb, svm, logreg);
+  }
+
+  // Every field, with the per-method models (ModelPart) taken from the
+  // arguments: serialize() passes the members; the core section of a
+  // version 2 file passes empty models in their place (model_io.cc).
+  template <class Archive>
+  void serialize_with(Archive& ar, const unsigned int version, RocchioModel& rocchio,
+                      NaiveBayesModel& multinomial_nb, NaiveBayesModel& bernoulli_nb,
+                      NaiveBayesModel& complement_nb, LinearModel& svm, LinearModel& logreg) {
     ar& analyzer& training;
     ar& categories& category_doc_counts& num_docs& num_postings& terms& df& selected& icu_version;
     ar& thresholds& rocchio& multinomial_nb& bernoulli_nb& complement_nb;
@@ -187,18 +204,70 @@ BOOST_CLASS_VERSION(autocat::internal::ModelState, 5)
 
 namespace autocat::internal {
 
+// The per-method models of ModelState, each a section of its own in a
+// version 2 model file, decoded and checked on first use.
+enum class ModelPart : uint32_t {
+  kRocchio,
+  kMultinomialNb,
+  kBernoulliNb,
+  kComplementNb,
+  kSvm,
+  kLogreg,
+};
+inline constexpr size_t kNumModelParts = 6;
+// The part holding `method`'s trained state; false for kNN and combo (their
+// state is in the core).
+bool model_part_of(Method method, ModelPart* part);
+// "rocchio", "nb", ...: as the method's name.
+std::string model_part_name(ModelPart part);
+
+// A model file opened for use: mapped, its header checked, the core decoded
+// and checked at construction; each part decoded, checked and moved into
+// the given ModelState by load(), once. A version 1 file is decoded whole
+// at construction (load() then does nothing). The mapping is kept while
+// parts remain to load; model files are never changed in place (a new model
+// is a new generation), and a removed file stays mapped.
+//
+// Thread safety: load() may be called from many threads at once, for the
+// same part or others; each part is decoded once (RetryOnce). A part
+// that fails to decode or check throws ModelFormatError naming the file
+// and the part, leaves the ModelState's member empty, and throws again on
+// the next call.
+class ModelFile {
+ public:
+  // Throws NotFoundError (missing) or ModelFormatError (truncated, foreign,
+  // corrupted, newer format, inconsistent core).
+  ModelFile(const std::string& path, ModelState* core);
+  ~ModelFile();
+  ModelFile(const ModelFile&) = delete;
+  ModelFile& operator=(const ModelFile&) = delete;
+
+  // The file's format version (1 or 2).
+  uint32_t format_version() const;
+  // Decodes `part` into `state` (the ModelState given to the constructor)
+  // unless done already.
+  void load(ModelPart part, ModelState* state) const;
+  void load_all(ModelState* state) const;
+
+ private:
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+
 // True if a linear model fits a vocabulary of `terms` terms and
 // `categories` categories (or is empty: not trained, as in files older than
 // version 2); for the read path's consistency checks.
 bool linear_model_consistent(const LinearModel& model, size_t terms, size_t categories);
 
-// The header a model file puts before `payload` (magic, format version,
+// The header a version 1 model file puts before `payload` (magic, format version,
 // payload length, CRC-32 of the payload): kModelHeaderBytes long.
 inline constexpr size_t kModelHeaderBytes = 8 + 4 + 8 + 4;
 std::string model_file_header(const std::string& payload);
 
-// Throws IOError if the file cannot be written.
-void write_model_file(const std::string& path, const ModelState& state);
+// Throws IOError if the file cannot be written. `format_version` 1 writes
+// the old single-archive layout (for tests of the old reader).
+void write_model_file(const std::string& path, const ModelState& state,
+                      uint32_t format_version = kModelFormatVersion);
 // Throws NotFoundError (missing) or ModelFormatError (truncated, foreign,
 // corrupted, newer format).
 ModelState read_model_file(const std::string& path);
@@ -206,8 +275,9 @@ ModelState read_model_file(const std::string& path);
 ModelState parse_model_file(const std::string& path, std::string_view bytes);
 // The identity of the model file at `path`: CRC-32 and size of the whole
 // file, "crc32:1a2b3c4d bytes:81234", computed from its header alone (the
-// header's CRC of the payload combined with the header's own), so it costs
-// one small read. Throws NotFoundError or ModelFormatError naming the file.
+// header's CRC of the payload, or version 2's section CRCs, combined with
+// the header's own), so it costs one small read. Throws NotFoundError or ModelFormatError naming
+// the file.
 std::string model_file_fingerprint(const std::string& path);
 // Only the analyzer settings (the first member of ModelState), for callers
 // that analyze queries and need nothing else. Same checks and errors.

@@ -37,6 +37,21 @@ TrainingCorpus load_training_corpus(const Xapian::Database& db) {
     corpus.doc_length.push_back(static_cast<uint32_t>(it.get_doclength()));
   }
   corpus.doc_categories.resize(corpus.doc_length.size());
+  // The posting arrays are sized exactly before they are filled (a pass
+  // over the term list only): growing them by doubling held up to 1.5 times
+  // the collection's postings at once, the largest arrays of training.
+  uint64_t num_postings = 0;
+  size_t num_terms = 0;
+  for (auto term = db.allterms_begin(); term != db.allterms_end(); ++term) {
+    if (is_prefixed(*term)) continue;
+    num_postings += term.get_termfreq();
+    ++num_terms;
+  }
+  corpus.posting_doc.reserve(num_postings);
+  corpus.posting_wdf.reserve(num_postings);
+  corpus.terms.reserve(num_terms);
+  corpus.df.reserve(num_terms);
+  corpus.postings_start.reserve(num_terms + 1);
   corpus.postings_start.push_back(0);
 
   for (auto term = db.allterms_begin(); term != db.allterms_end(); ++term) {
@@ -134,6 +149,34 @@ Vocabulary::Vocabulary(const std::vector<std::string>& terms) : terms_(&terms) {
   while (capacity < 2 * terms.size()) capacity *= 2;
   slots_.assign(capacity, kFree);
   const size_t mask = capacity - 1;
+  const auto increasing = [](const std::string& a, const std::string& b) { return !(a < b); };
+  if (std::adjacent_find(terms.begin(), terms.end(), increasing) == terms.end()) {
+    // Sorted and unique (a model's terms; a sequential check): no term can
+    // be in the table already, so each goes to the first free slot of its
+    // probe sequence, without comparing strings: the same table as the loop
+    // below. The slots are hashed kAhead terms ahead and prefetched, as
+    // they are random reads of a table larger than the caches (32 MB for
+    // 2.7 M terms: this took 40% of opening a 1M-document model).
+    constexpr size_t kAhead = 16;
+    size_t ahead[kAhead];
+    const size_t count = terms.size();
+    for (size_t t = 0; t < std::min(count, kAhead); ++t) {
+      ahead[t] = std::hash<std::string_view>()(terms[t]) & mask;
+      __builtin_prefetch(&slots_[ahead[t]], 1);
+    }
+    for (size_t t = 0; t < count; ++t) {
+      size_t slot = ahead[t % kAhead];
+      if (t + kAhead < count) {
+        const size_t next = std::hash<std::string_view>()(terms[t + kAhead]) & mask;
+        ahead[t % kAhead] = next;
+        __builtin_prefetch(&slots_[next], 1);
+      }
+      while (slots_[slot] != kFree) slot = (slot + 1) & mask;
+      slots_[slot] = static_cast<TermId>(t);
+    }
+    size_ = count;
+    return;
+  }
   for (TermId t = 0; t < terms.size(); ++t) {
     size_t slot = std::hash<std::string_view>()(terms[t]) & mask;
     while (slots_[slot] != kFree && terms[slots_[slot]] != terms[t]) slot = (slot + 1) & mask;

@@ -79,8 +79,9 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
 
   std::vector<double> utility;
   if (linear) {
-    const internal::ModelState& model = categorizer.model();
-    const internal::LinearModel& weights = select == "svm" ? model.svm : model.logreg;
+    const internal::ModelState& model = categorizer.core();
+    const internal::LinearModel& weights =
+        categorizer.linear(select == "svm" ? Method::kSvm : Method::kLogreg);
     if (weights.term_start.empty()) {
       throw InvalidArgumentError(model_dir + ": this model has no " + select +
                                  " weights (written by an older autocat); train it again");

@@ -310,9 +310,12 @@ TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
   }
 }
 
-// The payload of the model file at path_, and a way to write it back with a
-// valid header and CRC, as an attacker would after patching it.
-std::string payload_of(const std::string& path) {
+// The payload of `model` written to `path` in format version 1 (one Boost
+// archive; version 2's sections are decoded by the same bounded decoder),
+// and a way to write it back with a valid header and CRC, as an attacker
+// would after patching it.
+std::string v1_payload(const std::string& path, const ModelState& model) {
+  write_model_file(path, model, 1);
   return read_file(path).substr(kModelHeaderBytes);
 }
 
@@ -335,13 +338,13 @@ void patch_u64(std::string* payload, size_t offset, uint64_t value) {
 }
 
 TEST_F(ModelIoTest, RoundTripWritesAValidChecksumForTheCraftedFiles) {
-  write_with_valid_checksum(path_, payload_of(path_));
+  write_with_valid_checksum(path_, v1_payload(path_, model_));
   EXPECT_EQ(read_model_file(path_).categories, model_.categories);
 }
 
 // A string length of 2^33 used to allocate 8 GB before failing.
 TEST_F(ModelIoTest, HugeStringLengthIsRefusedWithoutAllocating) {
-  std::string payload = payload_of(path_);
+  std::string payload = v1_payload(path_, model_);
   patch_u64(&payload, length_field_before(payload, "science"), uint64_t(1) << 33);
   write_with_valid_checksum(path_, payload);
   largest_allocation = 0;
@@ -351,7 +354,7 @@ TEST_F(ModelIoTest, HugeStringLengthIsRefusedWithoutAllocating) {
 
 // An element count of 2^40 for a vector of strings (the categories).
 TEST_F(ModelIoTest, HugeCollectionCountIsRefusedWithoutAllocating) {
-  std::string payload = payload_of(path_);
+  std::string payload = v1_payload(path_, model_);
   // The count, a 4-byte item version, then the first string's length.
   patch_u64(&payload, length_field_before(payload, "science") - 12, uint64_t(1) << 40);
   write_with_valid_checksum(path_, payload);
@@ -363,7 +366,7 @@ TEST_F(ModelIoTest, HugeCollectionCountIsRefusedWithoutAllocating) {
 // A count that fits the file's size but not its element size (8 bytes per
 // uint64 offset) is refused too, before the vector is sized.
 TEST_F(ModelIoTest, CountBeyondTheBytesLeftForItsElementsIsRefused) {
-  std::string payload = payload_of(path_);
+  std::string payload = v1_payload(path_, model_);
   // The Rocchio term offsets: terms + 1 uint64 values, the first being 0.
   std::string needle;
   const uint64_t count = model_.rocchio.term_start.size();
@@ -381,10 +384,8 @@ TEST_F(ModelIoTest, BooleanOtherThanZeroOrOneIsRefused) {
   ModelState other = model_;
   model_.has_unlabelled = false;
   other.has_unlabelled = true;
-  write_model_file(path_, model_);
-  const std::string without = payload_of(path_);
-  write_model_file(path_, other);
-  std::string with = payload_of(path_);
+  const std::string without = v1_payload(path_, model_);
+  std::string with = v1_payload(path_, other);
   ASSERT_EQ(with.size(), without.size());
   size_t differing = 0, at = 0;
   for (size_t i = 0; i < with.size(); ++i) {

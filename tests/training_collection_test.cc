@@ -122,5 +122,28 @@ TEST(VocabularyTest, LargeVocabularyFindsEveryTermAndOnlyThem) {
   EXPECT_EQ(Vocabulary().find("t0"), -1);
 }
 
+// A sorted, unique list (a model's terms) takes the build without string
+// comparisons; a sorted list with a repeat does not.
+TEST(VocabularyTest, SortedVocabularyFindsEveryTermAndOnlyThem) {
+  std::vector<std::string> terms;
+  for (int i = 0; i < 50000; ++i) terms.push_back("t" + std::to_string(i * 7919 % 100003));
+  std::sort(terms.begin(), terms.end());
+  const Vocabulary vocabulary(terms);
+  EXPECT_EQ(vocabulary.size(), terms.size());
+  for (TermId t = 0; t < terms.size(); ++t) {
+    ASSERT_EQ(vocabulary.find(terms[t]), int64_t(t)) << terms[t];
+  }
+  for (const std::string absent : {"", "t", "u1", "t1000030", "t7919x"}) {
+    EXPECT_EQ(vocabulary.find(absent), -1) << absent;
+  }
+  std::vector<std::string> repeated = {"a", "b", "b", "c"};
+  const Vocabulary with_repeat(repeated);
+  EXPECT_EQ(with_repeat.size(), 3u);
+  EXPECT_EQ(with_repeat.find("b"), 1);
+  EXPECT_EQ(with_repeat.find("c"), 3);
+  std::vector<std::string> few = {"x"};
+  EXPECT_EQ(Vocabulary(few).find("x"), 0);
+}
+
 }  // namespace
 }  // namespace autocat::internal
