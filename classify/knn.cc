@@ -306,6 +306,134 @@ void KnnIndex::write(const std::string& path) const {
   write_file_atomically(path, pieces, "kNN index");
 }
 
+void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                     const std::string& path) {
+  const uint32_t num_terms = corpus.num_terms();
+  const uint32_t num_docs = corpus.num_docs();
+  if (idf.size() != num_terms) {
+    throw InvalidArgumentError("kNN index: " + std::to_string(idf.size()) + " idf values for " +
+                               std::to_string(num_terms) + " terms");
+  }
+  // The same passes and the same arithmetic as the KnnIndex constructor,
+  // so that the bytes are the same.
+  std::vector<double> norm2(num_docs, 0.0);
+  for (TermId t = 0; t < num_terms; ++t) {
+    if (!(idf[t] > 0.0f)) continue;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const uint32_t wdf = corpus.posting_wdf[p];
+      if (wdf == 0) continue;
+      const double w = sublinear_tf(wdf) * idf[t];
+      norm2[corpus.posting_doc[p]] += w * w;
+    }
+  }
+  std::vector<double> inverse_norm(num_docs, 0.0);
+  for (uint32_t d = 0; d < num_docs; ++d) {
+    if (norm2[d] > 0.0) inverse_norm[d] = 1.0 / std::sqrt(norm2[d]);
+  }
+  std::vector<double>().swap(norm2);
+  auto weight_of = [&](TermId t, uint64_t p) {
+    return static_cast<float>(sublinear_tf(corpus.posting_wdf[p]) * idf[t] *
+                              inverse_norm[corpus.posting_doc[p]]);
+  };
+  std::vector<uint64_t> postings_start(size_t(num_terms) + 1, 0);
+  std::vector<float> max_weight(num_terms, 0.0f);
+  uint64_t kept = 0;
+  bool sorted = true;
+  for (TermId t = 0; t < num_terms; ++t) {
+    postings_start[t] = kept;
+    if (!(idf[t] > 0.0f)) continue;
+    uint64_t last = 0;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      if (corpus.posting_wdf[p] == 0) continue;
+      const uint32_t doc = corpus.posting_doc[p];
+      if (kept > postings_start[t] && last >= doc) sorted = false;
+      last = doc;
+      max_weight[t] = std::max(max_weight[t], weight_of(t, p));
+      ++kept;
+    }
+  }
+  postings_start[num_terms] = kept;
+  uint64_t num_doc_categories = 0;
+  for (uint32_t d = 0; d < num_docs && d < corpus.doc_categories.size(); ++d) {
+    num_doc_categories += corpus.doc_categories[d].size();
+  }
+
+  KnnFileHeader header{};
+  std::memcpy(header.magic, kKnnIndexMagic, sizeof header.magic);
+  header.version = kKnnIndexVersion;
+  header.byte_order = kByteOrderMark;
+  header.num_docs = num_docs;
+  header.num_categories = corpus.num_categories();
+  header.num_terms = num_terms;
+  header.postings_sorted = sorted ? 1 : 0;
+  header.num_postings = kept;
+  header.num_doc_categories = num_doc_categories;
+  header.header_crc = header_crc(header);
+
+  write_file_atomically(
+      path,
+      [&](AtomicFileSink& sink) {
+        static const char kZeros[8] = {};
+        const auto pad = [&] {
+          if (sink.size() % 8 != 0) sink.append(std::string_view(kZeros, 8 - sink.size() % 8));
+        };
+        const auto add = [&](std::string_view array) {
+          sink.append(array);
+          pad();
+        };
+        // Streamed arrays go out through a buffer of about a megabyte.
+        std::vector<char> buffer;
+        buffer.reserve(1 << 20);
+        const auto put = [&](const void* value, size_t bytes) {
+          if (buffer.size() + bytes > buffer.capacity()) {
+            sink.append(std::string_view(buffer.data(), buffer.size()));
+            buffer.clear();
+          }
+          buffer.insert(buffer.end(), static_cast<const char*>(value),
+                        static_cast<const char*>(value) + bytes);
+        };
+        const auto end_array = [&] {
+          sink.append(std::string_view(buffer.data(), buffer.size()));
+          buffer.clear();
+          pad();
+        };
+        add(bytes_of(&header, 1));
+        add(bytes_of(idf.data(), num_terms));
+        add(bytes_of(corpus.df.data(), num_terms));
+        add(bytes_of(max_weight.data(), num_terms));
+        add(bytes_of(postings_start.data(), uint64_t{num_terms} + 1));
+        for (int array = 0; array < 2; ++array) {  // documents, then weights
+          for (TermId t = 0; t < num_terms; ++t) {
+            if (!(idf[t] > 0.0f)) continue;
+            for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+              if (corpus.posting_wdf[p] == 0) continue;
+              if (array == 0) {
+                put(&corpus.posting_doc[p], sizeof(uint32_t));
+              } else {
+                const float weight = weight_of(t, p);
+                put(&weight, sizeof weight);
+              }
+            }
+          }
+          end_array();
+        }
+        uint32_t start = 0;
+        put(&start, sizeof start);
+        for (uint32_t d = 0; d < num_docs; ++d) {
+          if (d < corpus.doc_categories.size()) {
+            start += static_cast<uint32_t>(corpus.doc_categories[d].size());
+          }
+          put(&start, sizeof start);
+        }
+        end_array();
+        for (uint32_t d = 0; d < num_docs && d < corpus.doc_categories.size(); ++d) {
+          for (uint32_t c : corpus.doc_categories[d]) put(&c, sizeof c);
+        }
+        end_array();
+      },
+      "kNN index");
+}
+
 std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
                                                const std::vector<float>& idf, uint32_t num_docs,
                                                uint32_t num_categories) {

@@ -234,7 +234,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     write_model_file(writer->next().model_file, model);
     crash_point("model-written");
     // The per-method weights are in the model file now; drop them before
-    // kNN's postings are built, so the two never take memory at once.
+    // kNN's postings are written, so the two never take memory at once.
     report->nb_alpha = {model.multinomial_nb.alpha, model.bernoulli_nb.alpha,
                         model.complement_nb.alpha};
     report->nb_tfidf = {model.multinomial_nb.tfidf(), model.bernoulli_nb.tfidf(),
@@ -245,9 +245,10 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     model.multinomial_nb = model.bernoulli_nb = model.complement_nb = NaiveBayesModel();
     model.svm = model.logreg = LinearModel();
     // kNN's postings as classification reads them, so that loading the
-    // model maps them instead of rebuilding them.
-    KnnIndex(corpus, compute_idf(model.df, model.num_docs, model.selected))
-        .write(writer->next().knn_index);
+    // model maps them instead of rebuilding them; written as they are
+    // computed, never held in memory beside the corpus.
+    write_knn_index(corpus, compute_idf(model.df, model.num_docs, model.selected),
+                    writer->next().knn_index);
   }
   writer->install();
 

@@ -3,9 +3,11 @@
 // from the training collection; a damaged or foreign file is refused by
 // name; a generation without one still loads.
 #include <gtest/gtest.h>
+#include <xapian.h>
 
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "autocat/error.h"
 #include "classify/categorizer.h"
@@ -83,6 +85,40 @@ bool same(const std::vector<std::vector<KnnIndex::Neighbour>>& a,
     }
   }
   return true;
+}
+
+// The streaming writer training uses gives the bytes of the in-memory
+// index's own writer: multi-label and unlabelled documents, a term left out
+// by feature selection (idf 0), repeated terms, and the fixture collection.
+TEST(KnnIndexStreamedFileTest, SameBytesAsTheInMemoryIndexWrites) {
+  testing_util::TempDir dir;
+  const TrainingCorpus small = make_training_corpus({
+      {{"apple", "pie", "apple", "oven"}, {"food"}},
+      {{"comet", "orbit", "apple"}, {"science", "food"}},
+      {{"goal", "match", "comet", "comet", "comet"}, {"sports"}},
+      {{"pie", "goal"}, {}},
+      {{"orbit", "telescope", "orbit"}, {"science"}},
+  });
+  std::vector<float> small_idf = compute_idf(small.df, small.num_docs(), {});
+  small_idf[1] = 0.0f;  // a term feature selection left out
+  const TrainingCorpus fixture =
+      load_training_corpus(Xapian::Database(resolve_model_dir([&] {
+                                              const std::string model = dir.file("model");
+                                              train_model({test_data("fixture_train.jsonl")}, model,
+                                                          TrainOptions(), ReadOptions(), nullptr);
+                                              return model;
+                                            }())
+                                                .training_db));
+  const std::vector<float> fixture_idf = compute_idf(fixture.df, fixture.num_docs(), {});
+  for (const auto& [corpus, idf] :
+       {std::pair(&small, &std::as_const(small_idf)), std::pair(&fixture, &fixture_idf)}) {
+    const std::string in_memory = dir.file("in-memory.index"),
+                      streamed = dir.file("streamed.index");
+    KnnIndex(*corpus, *idf).write(in_memory);
+    write_knn_index(*corpus, *idf, streamed);
+    EXPECT_EQ(read_file(streamed), read_file(in_memory)) << corpus->num_docs() << " documents";
+  }
+  EXPECT_THROW(write_knn_index(small, {1.0f}, dir.file("bad.index")), InvalidArgumentError);
 }
 
 TEST_F(KnnIndexFileTest, TrainWritesItAndLoadingMapsIt) {
