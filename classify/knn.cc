@@ -135,6 +135,39 @@ class TopK {
 
 }  // namespace
 
+namespace {
+
+// 1 / L2 norm of every document's tf-idf vector over the terms with
+// idf > 0 (0 for a document without such a term); `*postings` counts the
+// postings that enter the norms.
+std::vector<double> inverse_document_norms(const TrainingCorpus& corpus,
+                                           const std::vector<float>& idf, uint64_t* postings) {
+  std::vector<double> norm2(corpus.num_docs(), 0.0);
+  *postings = 0;
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!(idf[t] > 0.0f)) continue;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const uint32_t wdf = corpus.posting_wdf[p];
+      if (wdf == 0) continue;
+      const double w = sublinear_tf(wdf) * idf[t];
+      norm2[corpus.posting_doc[p]] += w * w;
+      ++*postings;
+    }
+  }
+  for (double& value : norm2) value = value > 0.0 ? 1.0 / std::sqrt(value) : 0.0;
+  return norm2;
+}
+
+// kNN's weight of posting p (of term t, wdf > 0): its tf-idf component in
+// the document's L2-normalized vector.
+float posting_weight(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                     const std::vector<double>& inverse_norm, TermId t, uint64_t p) {
+  return static_cast<float>(sublinear_tf(corpus.posting_wdf[p]) * idf[t] *
+                            inverse_norm[corpus.posting_doc[p]]);
+}
+
+}  // namespace
+
 KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
     : num_docs_(corpus.num_docs()),
       num_categories_(corpus.num_categories()),
@@ -155,23 +188,8 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
     owned_doc_category_start_.push_back(static_cast<uint32_t>(owned_doc_category_.size()));
   }
 
-  // Squared L2 norm of every document's tf-idf vector over the terms with idf > 0.
-  std::vector<double> norm2(num_docs_, 0.0);
   uint64_t kept = 0;
-  for (TermId t = 0; t < num_terms; ++t) {
-    if (!(idf_[t] > 0.0f)) continue;
-    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      const uint32_t wdf = corpus.posting_wdf[p];
-      if (wdf == 0) continue;
-      const double w = sublinear_tf(wdf) * idf_[t];
-      norm2[corpus.posting_doc[p]] += w * w;
-      ++kept;
-    }
-  }
-  std::vector<double> inverse_norm(num_docs_, 0.0);
-  for (uint32_t d = 0; d < num_docs_; ++d) {
-    if (norm2[d] > 0.0) inverse_norm[d] = 1.0 / std::sqrt(norm2[d]);
-  }
+  const std::vector<double> inverse_norm = inverse_document_norms(corpus, idf_, &kept);
 
   // Every posting with a positive weight belongs to a document of positive
   // norm, so `kept` postings remain.
@@ -190,7 +208,7 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
           owned_posting_doc_.back() >= doc) {
         postings_sorted_ = false;
       }
-      const float weight = static_cast<float>(sublinear_tf(wdf) * idf_[t] * inverse_norm[doc]);
+      const float weight = posting_weight(corpus, idf_, inverse_norm, t, p);
       owned_posting_doc_.push_back(doc);
       owned_posting_weight_.push_back(weight);
       max_weight_[t] = std::max(max_weight_[t], weight);
@@ -314,26 +332,12 @@ void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf
     throw InvalidArgumentError("kNN index: " + std::to_string(idf.size()) + " idf values for " +
                                std::to_string(num_terms) + " terms");
   }
-  // The same passes and the same arithmetic as the KnnIndex constructor,
-  // so that the bytes are the same.
-  std::vector<double> norm2(num_docs, 0.0);
-  for (TermId t = 0; t < num_terms; ++t) {
-    if (!(idf[t] > 0.0f)) continue;
-    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
-      const uint32_t wdf = corpus.posting_wdf[p];
-      if (wdf == 0) continue;
-      const double w = sublinear_tf(wdf) * idf[t];
-      norm2[corpus.posting_doc[p]] += w * w;
-    }
-  }
-  std::vector<double> inverse_norm(num_docs, 0.0);
-  for (uint32_t d = 0; d < num_docs; ++d) {
-    if (norm2[d] > 0.0) inverse_norm[d] = 1.0 / std::sqrt(norm2[d]);
-  }
-  std::vector<double>().swap(norm2);
+  // The same norms and weights as the KnnIndex constructor, so that the
+  // bytes are the same.
+  uint64_t positive = 0;
+  const std::vector<double> inverse_norm = inverse_document_norms(corpus, idf, &positive);
   auto weight_of = [&](TermId t, uint64_t p) {
-    return static_cast<float>(sublinear_tf(corpus.posting_wdf[p]) * idf[t] *
-                              inverse_norm[corpus.posting_doc[p]]);
+    return posting_weight(corpus, idf, inverse_norm, t, p);
   };
   std::vector<uint64_t> postings_start(size_t(num_terms) + 1, 0);
   std::vector<float> max_weight(num_terms, 0.0f);
