@@ -48,6 +48,25 @@ bool has_unlabelled(const TrainingCorpus& corpus) {
                      [](const std::vector<uint32_t>& labels) { return labels.empty(); });
 }
 
+// Group c holds the documents whose rarest label is c (the one with the
+// fewest documents by `counts`; ties go to the first category); the last
+// group the unlabelled documents. Each group in document order.
+std::vector<std::vector<uint32_t>> rarest_label_groups(const TrainingCorpus& corpus,
+                                                       const std::vector<uint32_t>& counts) {
+  std::vector<std::vector<uint32_t>> groups(corpus.num_categories() + 1);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    uint32_t group = corpus.num_categories();
+    for (uint32_t label : corpus.doc_categories[d]) {
+      if (group == corpus.num_categories() || counts[label] < counts[group] ||
+          (counts[label] == counts[group] && label < group)) {
+        group = label;
+      }
+    }
+    groups[group].push_back(d);
+  }
+  return groups;
+}
+
 }  // namespace
 
 std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds,
@@ -65,20 +84,7 @@ std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t fo
                                  "' has " + std::to_string(counts[c]) + " (use fewer folds)");
     }
   }
-  // Group c holds the documents whose rarest label is c; the last group the
-  // unlabelled documents.
-  std::vector<std::vector<uint32_t>> groups(corpus.num_categories() + 1);
-  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
-    const std::vector<uint32_t>& labels = corpus.doc_categories[d];
-    uint32_t group = corpus.num_categories();
-    for (uint32_t label : labels) {
-      if (group == corpus.num_categories() || counts[label] < counts[group] ||
-          (counts[label] == counts[group] && label < group)) {
-        group = label;
-      }
-    }
-    groups[group].push_back(d);
-  }
+  std::vector<std::vector<uint32_t>> groups = rarest_label_groups(corpus, counts);
   std::mt19937 generator(seed);
   std::vector<uint32_t> fold_of(corpus.num_docs(), 0);
   uint64_t dealt = 0;
@@ -87,6 +93,23 @@ std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t fo
     for (uint32_t d : group) fold_of[d] = static_cast<uint32_t>(dealt++ % folds);
   }
   return fold_of;
+}
+
+std::vector<uint8_t> tuning_sample(const TrainingCorpus& corpus, uint32_t max_docs, uint32_t seed) {
+  std::vector<uint8_t> keep(corpus.num_docs(), 0);
+  const double share =
+      corpus.num_docs() == 0 ? 1.0 : std::min(1.0, double(max_docs) / corpus.num_docs());
+  std::vector<std::vector<uint32_t>> groups =
+      rarest_label_groups(corpus, corpus.category_doc_counts());
+  std::mt19937 generator(seed);
+  for (std::vector<uint32_t>& group : groups) {
+    fisher_yates(&group, generator);
+    const size_t take = std::min(
+        group.size(), std::max<size_t>(static_cast<size_t>(std::ceil(share * group.size())),
+                                       kMinTuningSampleGroup));
+    for (size_t i = 0; i < take; ++i) keep[group[i]] = 1;
+  }
+  return keep;
 }
 
 FoldCorpus fold_corpus(const TrainingCorpus& corpus, const std::vector<uint8_t>& keep) {

@@ -68,6 +68,17 @@ struct CrossValidationResult {
 // documents than folds (naming the category and its count).
 std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds, uint32_t seed);
 
+// A stratified sample of at most about `max_docs` documents on which
+// training cross-validates its settings when the collection is larger
+// (TrainOptions::tuning_sample): keep[d] != 0 for a sampled document. The
+// documents are grouped as in stratified_folds() and each group keeps the
+// same share of its documents, rounded up, but at least the whole group or
+// kMinTuningSampleGroup of it, whichever is smaller, so that a rare
+// category keeps enough documents to tune its threshold (the sample may
+// exceed max_docs by that much). Deterministic for a seed, as above.
+inline constexpr uint32_t kMinTuningSampleGroup = 50;
+std::vector<uint8_t> tuning_sample(const TrainingCorpus& corpus, uint32_t max_docs, uint32_t seed);
+
 // The training documents of a fold: the documents with keep[d] != 0 and only
 // the terms they contain, renumbered densely in the same (sorted) order, as
 // load_training_corpus() would read them from a collection of those

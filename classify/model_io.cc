@@ -561,8 +561,9 @@ void check_core(const std::string& path, const ModelState& m) {
                     t.feature_selection <= FeatureSelection::kKlDivergence,
                 "feature selection out of range");
   check.require(t.analyzer.max_term_bytes >= 1, "training max_term_bytes below 1");
-  check.require(t.num_features >= 0 && t.threshold_folds >= 0 && t.commit_batch >= 0,
-                "negative training counts");
+  check.require(
+      t.num_features >= 0 && t.threshold_folds >= 0 && t.commit_batch >= 0 && t.tuning_sample >= 0,
+      "negative training counts");
 
   check.require(cats > 0, "no categories");
   check.require_sorted_unique(m.categories, "categories");

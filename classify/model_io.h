@@ -50,6 +50,7 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
   }
   if (version >= 2) ar& options.svm_c& options.logreg_c;
   if (version >= 3) ar& options.choose_default_method;
+  if (version >= 4) ar& options.tuning_sample;
 }
 
 }  // namespace boost::serialization
@@ -58,7 +59,8 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
 // ModelState::decision. Version 0 files still load (one-of, no "other").
 // Version 2 (2026-11): svm_c, logreg_c.
 // Version 3 (2026-11): choose_default_method; nb_alpha 0 = cross-validated.
-BOOST_CLASS_VERSION(autocat::TrainOptions, 3)
+// Version 4 (2026-11): tuning_sample (older files: the default).
+BOOST_CLASS_VERSION(autocat::TrainOptions, 4)
 // Version 1 (2026-11): ngrams. Older files load with single words only.
 BOOST_CLASS_VERSION(autocat::AnalyzerOptions, 1)
 BOOST_CLASS_VERSION(autocat::internal::AnalyzerSettings, 1)
@@ -152,6 +154,10 @@ struct ModelState {
   // scores), and combo's stacked model (empty: combo averages members).
   std::vector<Calibration> calibration;
   ComboModel combo;
+
+  // Documents cross-validation ran on (see TrainOptions::tuning_sample),
+  // for the training report; not saved.
+  uint64_t tuned_on_documents = 0;
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {

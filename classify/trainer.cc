@@ -12,6 +12,7 @@
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
 #include "classify/categorizer.h"
+#include "classify/cross_validation.h"
 #include "classify/feature_selection.h"
 #include "classify/journal.h"
 #include "classify/knn.h"
@@ -82,8 +83,21 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
     model.selected = select_features(utility, corpus.num_terms(), corpus.num_categories(),
                                      options.num_features, options.features_per_category);
   }
-  // Cross-validation first: it may choose Rocchio's gamma and kNN's k.
-  TunedSettings tuned = tune_settings(corpus, analyzer, options, model.decision);
+  // Cross-validation first: it may choose Rocchio's gamma and kNN's k. A
+  // large collection is cross-validated on a sample (TrainOptions::
+  // tuning_sample): the settings change little past some tens of thousands
+  // of documents, while the cost grows with them.
+  TunedSettings tuned;
+  if (options.tune_thresholds && options.tuning_sample > 0 &&
+      corpus.num_docs() > static_cast<uint32_t>(options.tuning_sample)) {
+    const FoldCorpus sample = fold_corpus(
+        corpus, tuning_sample(corpus, static_cast<uint32_t>(options.tuning_sample), /*seed=*/1));
+    model.tuned_on_documents = sample.corpus.num_docs();
+    tuned = tune_settings(sample.corpus, analyzer, options, model.decision);
+  } else {
+    model.tuned_on_documents = options.tune_thresholds ? corpus.num_docs() : 0;
+    tuned = tune_settings(corpus, analyzer, options, model.decision);
+  }
   model.thresholds = std::move(tuned.thresholds);
   model.knn_k = tuned.knn_k;
   model.knn_similarity_power = tuned.knn_similarity_power;
@@ -265,6 +279,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->knn_similarity_power = model.knn_similarity_power;
   report->rocchio_gamma = model.rocchio_gamma;
   report->tuned = !model.thresholds.empty();
+  report->tuned_on_documents = report->tuned ? model.tuned_on_documents : 0;
+  report->tuned_on_sample = report->tuned && model.tuned_on_documents < model.num_docs;
+  report->threshold_folds = std::max(model.training.threshold_folds, 2);
   report->knn_objective = model.knn_objective;
   report->rocchio_gamma_objective = model.rocchio_gamma_objective;
   report->never_assigned.assign(model.thresholds.size(), {});

@@ -50,7 +50,12 @@ struct TrainReport {
   // C of the linear SVM and of logistic regression (0 = not fitted).
   double svm_c = 0.0;
   double logreg_c = 0.0;
-  bool tuned = false;                       // thresholds (and the above) tuned by cross-validation
+  bool tuned = false;  // thresholds (and the above) tuned by cross-validation
+  // Documents that cross-validation ran on: all, or a sample of a large
+  // collection (TrainOptions::tuning_sample); 0 without tuning.
+  uint64_t tuned_on_documents = 0;
+  bool tuned_on_sample = false;             // fewer than the collection's documents
+  int threshold_folds = 0;                  // folds of that cross-validation
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;
   // Per method (indexed by Method): categories whose cross-validated F1 was

@@ -216,6 +216,18 @@ std::string default_method_text(const internal::TrainReport& report) {
   return text;
 }
 
+// "5-fold cross-validation on all 11314 documents", or on a sample of a
+// large collection, or "none".
+std::string tuning_text(const internal::TrainReport& report) {
+  if (!report.tuned) return "none (defaults, no thresholds)";
+  std::string text = std::to_string(report.threshold_folds) + "-fold cross-validation on ";
+  if (report.tuned_on_sample) {
+    return text + "a sample of " + std::to_string(report.tuned_on_documents) +
+           " documents (--tuning-sample)";
+  }
+  return text + "all " + std::to_string(report.tuned_on_documents) + " documents";
+}
+
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
 std::string nb_alpha_text(const internal::TrainReport& report) {
   std::string text = "alpha";
@@ -308,6 +320,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
     json.set("decision", internal::JsonValue::string(decision_name(report.decision)));
     json.set("tuned", internal::JsonValue::boolean(report.tuned));
+    json.set("tuned_on_sample", internal::JsonValue::boolean(report.tuned_on_sample));
+    json.set("tuned_on_documents",
+             internal::JsonValue::number(static_cast<double>(report.tuned_on_documents)));
     json.set("knn_k", internal::JsonValue::number(report.knn_k));
     json.set("knn_similarity_power", internal::JsonValue::number(report.knn_similarity_power));
     json.set("rocchio_gamma", internal::JsonValue::number(report.rocchio_gamma));
@@ -412,6 +427,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                {"  linear", "svm C = " + format_number(report.svm_c) +
                                 ", logreg C = " + format_number(report.logreg_c) +
                                 (report.tuned ? " (cross-validated)" : "")},
+               {"  tuning", tuning_text(report)},
                {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
                                  format_fixed(report.analyze_seconds, 3) + ", fit " +
                                  format_fixed(report.fit_seconds, 3) + ")"}},

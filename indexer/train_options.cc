@@ -1,6 +1,8 @@
 // The training options shared by `autocat train` and `autocat eval --folds`.
 #include <xapian.h>
 
+#include <limits>
+
 #include "classify/analyzer.h"
 #include "indexer/commands.h"
 
@@ -12,7 +14,7 @@ const std::vector<OptionSpec>& train_option_specs() {
       {"features", true}, {"select", true},        {"per-category", false},
       {"alpha", true},    {"rocchio-gamma", true}, {"keep-unlabelled", false},
       {"any-of", false},  {"one-of", false},       {"threshold-folds", true},
-      {"knn-k", true},    {"ngrams", true},
+      {"knn-k", true},    {"ngrams", true},        {"tuning-sample", true},
   };
   return specs;
 }
@@ -43,7 +45,9 @@ const char kTrainHelp[] =
     "                       records with \"labels\": [] (multi-label collections such\n"
     "                       as Reuters-21578)\n"
     "  --threshold-folds K  tune per-category thresholds (and choose k and gamma) by\n"
-    "                       K-fold cross-validation (default 5; 0 = do not tune)\n";
+    "                       K-fold cross-validation (default 5; 0 = do not tune)\n"
+    "  --tuning-sample N    cross-validate on a stratified sample of about N documents\n"
+    "                       when there are more (default 50000; 0 = all documents)\n";
 
 namespace {
 
@@ -91,6 +95,8 @@ TrainOptions train_options(const ParsedArgs& args) {
     throw UsageError("--threshold-folds must be 0 (no tuning) or at least 2");
   }
   options.tune_thresholds = options.threshold_folds != 0;
+  options.tuning_sample = static_cast<int>(
+      args.integer("tuning-sample", options.tuning_sample, 0, std::numeric_limits<int>::max()));
   if (args.has("features")) {
     options.num_features = static_cast<int>(args.integer("features", 0, 1, 100000000));
     options.feature_selection = parse_selection(args.value("select", "mi"));

@@ -127,6 +127,50 @@ TEST(StratifiedFoldsTest, RefusesTooFewFoldsOrTooSmallCategories) {
   }
 }
 
+// Each group (rarest label) keeps its share of the sample, rounded up, or
+// kMinTuningSampleGroup documents, or all of them if it has fewer.
+TEST(TuningSampleTest, KeepsEachCategorysShareAndAFloorForRareOnes) {
+  const TrainingCorpus corpus =
+      make_training_corpus(synthetic_documents({"big", "mid", "rare"}, {3000, 900, 20}, 80));
+  const std::vector<uint8_t> keep = tuning_sample(corpus, 392, 1);  // a tenth of 3920 + 80
+  const auto counts = fold_category_counts(corpus, std::vector<uint32_t>(keep.begin(), keep.end()),
+                                           2);  // "fold" 1 = kept
+  EXPECT_EQ(counts[1][0], 294u);                // big: ceil(3000 * 0.098)
+  EXPECT_EQ(counts[1][1], 89u);                 // mid: ceil(900 * 0.098)
+  EXPECT_EQ(counts[1][2], 20u);                 // rare: all 20, below the floor of 50
+  EXPECT_EQ(counts[1][3], 50u);                 // unlabelled: the floor (ceil(80 * 0.098) = 8)
+  EXPECT_EQ(tuning_sample(corpus, 392, 1), keep);
+  EXPECT_NE(tuning_sample(corpus, 392, 2), keep);
+  // A sample as large as the collection keeps everything.
+  const std::vector<uint8_t> all = tuning_sample(corpus, corpus.num_docs(), 1);
+  EXPECT_EQ(std::count(all.begin(), all.end(), 1), corpus.num_docs());
+}
+
+// A collection larger than TrainOptions::tuning_sample is cross-validated
+// on the sample alone: the same settings and thresholds as tuning on the
+// sample's corpus by hand; the models themselves are fitted on everything.
+TEST(TuningSampleTest, FitModelTunesOnTheSampleAndFitsOnEverything) {
+  const TrainingCorpus corpus =
+      make_training_corpus(synthetic_documents({"x", "y", "z"}, {400, 250, 120}));
+  const AnalyzerSettings analyzer = resolve_analyzer_options(AnalyzerOptions());
+  TrainOptions options;
+  options.tuning_sample = 200;
+  const ModelState model = fit_model(corpus, analyzer, options);
+  const FoldCorpus sample = fold_corpus(corpus, tuning_sample(corpus, 200, 1));
+  EXPECT_EQ(model.tuned_on_documents, sample.corpus.num_docs());
+  EXPECT_LT(sample.corpus.num_docs(), 260u);
+  const TunedSettings by_hand = tune_settings(sample.corpus, analyzer, options, model.decision);
+  ASSERT_FALSE(by_hand.thresholds.empty());
+  EXPECT_EQ(model.thresholds, by_hand.thresholds);
+  EXPECT_EQ(model.knn_k, by_hand.knn_k);
+  EXPECT_EQ(model.method_objective, by_hand.method_objective);
+  EXPECT_EQ(model.num_docs, corpus.num_docs());
+  EXPECT_EQ(model.category_doc_counts, (std::vector<uint32_t>{400, 250, 120}));
+
+  options.tuning_sample = 0;  // every document
+  EXPECT_EQ(fit_model(corpus, analyzer, options).tuned_on_documents, corpus.num_docs());
+}
+
 class FoldCorpusTest : public testing::Test {
  protected:
   std::vector<LabelledTerms> docs_ = {

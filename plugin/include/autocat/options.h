@@ -98,6 +98,13 @@ struct TrainOptions {
   // documents: threshold_folds more fits.
   bool tune_thresholds = true;
   int threshold_folds = 5;
+  // Collections of more documents than this cross-validate on a stratified
+  // sample of about this many (every category keeps at least 50 or all of
+  // its documents); the settings chosen there are used for the model of
+  // every document. 0 = always all documents. Cross-validation fits every
+  // method threshold_folds times and runs kNN for every held-out document,
+  // hours at a million documents.
+  int tuning_sample = 50000;
   // A JSONL record with "labels": [] is always an example of "no category"
   // (any-of collections such as Reuters-21578). This also keeps documents
   // that give no labels at all (no "labels" key, a plain file, a file at a
