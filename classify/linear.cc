@@ -171,41 +171,53 @@ uint64_t LinearModel::weight_bytes() const {
          (bias.size() + slope.size() + intercept.size()) * sizeof(float);
 }
 
+LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
+                                  const ForEachTermPostings& for_each_term_postings) {
+  LinearProblem p;
+  p.num_features = static_cast<uint32_t>(idf.size());
+  const uint32_t n = num_docs;
+  std::vector<uint64_t> count(n, 0);
+  std::vector<double> norm2(n, 0.0);
+  for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
+    if (!(idf[t] > 0.0f)) return;
+    for (size_t k = 0; k < postings; ++k) {
+      const double w = sublinear_tf(wdf[k]) * idf[t];
+      ++count[doc[k]];
+      norm2[doc[k]] += w * w;
+    }
+  });
+  p.row_start.assign(size_t(n) + 1, 0);
+  for (uint32_t d = 0; d < n; ++d) p.row_start[d + 1] = p.row_start[d] + count[d];
+  std::vector<uint64_t>().swap(count);
+  p.column.resize(p.row_start[n]);
+  p.value.resize(p.row_start[n]);
+  std::vector<uint64_t> next(p.row_start.begin(), p.row_start.end() - 1);
+  // Terms in id order, so each row's columns come out sorted.
+  for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
+    if (!(idf[t] > 0.0f)) return;
+    for (size_t k = 0; k < postings; ++k) {
+      const uint32_t d = doc[k];
+      const double w = sublinear_tf(wdf[k]) * idf[t];
+      p.column[next[d]] = t;
+      p.value[next[d]] = static_cast<float>(w / std::sqrt(norm2[d]));
+      ++next[d];
+    }
+  });
+  return p;
+}
+
 LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf) {
   if (idf.size() != corpus.num_terms()) {
     throw InvalidArgumentError("linear training: " + std::to_string(idf.size()) +
                                " idf values for " + std::to_string(corpus.num_terms()) + " terms");
   }
-  LinearProblem p;
-  p.num_features = corpus.num_terms();
-  const uint32_t n = corpus.num_docs();
-  std::vector<uint64_t> count(n, 0);
-  std::vector<double> norm2(n, 0.0);
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
-    if (!(idf[t] > 0.0f)) continue;
-    for (uint64_t k = corpus.postings_start[t]; k < corpus.postings_start[t + 1]; ++k) {
-      const double w = sublinear_tf(corpus.posting_wdf[k]) * idf[t];
-      ++count[corpus.posting_doc[k]];
-      norm2[corpus.posting_doc[k]] += w * w;
+  return make_linear_problem(corpus.num_docs(), idf, [&](const TermPostingsVisitor& visit) {
+    for (TermId t = 0; t < corpus.num_terms(); ++t) {
+      const uint64_t first = corpus.postings_start[t];
+      visit(t, corpus.posting_doc.data() + first, corpus.posting_wdf.data() + first,
+            static_cast<size_t>(corpus.postings_start[t + 1] - first));
     }
-  }
-  p.row_start.assign(size_t(n) + 1, 0);
-  for (uint32_t d = 0; d < n; ++d) p.row_start[d + 1] = p.row_start[d] + count[d];
-  p.column.resize(p.row_start[n]);
-  p.value.resize(p.row_start[n]);
-  std::vector<uint64_t> next(p.row_start.begin(), p.row_start.end() - 1);
-  // Terms in id order, so each row's columns come out sorted.
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
-    if (!(idf[t] > 0.0f)) continue;
-    for (uint64_t k = corpus.postings_start[t]; k < corpus.postings_start[t + 1]; ++k) {
-      const uint32_t d = corpus.posting_doc[k];
-      const double w = sublinear_tf(corpus.posting_wdf[k]) * idf[t];
-      p.column[next[d]] = t;
-      p.value[next[d]] = static_cast<float>(w / std::sqrt(norm2[d]));
-      ++next[d];
-    }
-  }
-  return p;
+  });
 }
 
 BinarySolution solve_binary(const LinearProblem& problem, const std::vector<int8_t>& y,

@@ -20,6 +20,7 @@
 #include <boost/serialization/vector.hpp>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "autocat/options.h"
@@ -61,6 +62,11 @@ struct LinearProblem {
   uint32_t num_rows() const { return static_cast<uint32_t>(row_start.size() - 1); }
 };
 LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf);
+// The same from postings visited in term order (SpilledPostings), for
+// `num_docs` documents and the terms of `idf`.
+using ForEachTermPostings = std::function<void(const TermPostingsVisitor&)>;
+LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
+                                  const ForEachTermPostings& for_each_term_postings);
 
 struct BinarySolution {
   std::vector<double> w;      // num_features + 1 weights, the bias last

@@ -196,26 +196,25 @@ void write_model_file_v1(const std::string& path, const ModelState& state) {
 
 }  // namespace
 
-void write_model_file(const std::string& path, const ModelState& state, uint32_t format_version) {
-  if (format_version == 1) return write_model_file_v1(path, state);
-  if (format_version != 2) {
-    throw InvalidArgumentError("model file format version " + std::to_string(format_version) +
-                               " cannot be written");
-  }
+void write_model_file_as_fitted(const std::string& path, const FitForWriting& fit) {
   // The sections are archived straight into the file, each through a
   // buffer that checksums and counts what passes; the header and the
   // section table, known only at the end, are written over their
   // placeholders. Nothing the size of the model is held in memory: a model
   // built in a string first doubled training's peak memory at a million
-  // documents (a 1.3 GB string, grown by doubling).
+  // documents (a 1.3 GB string, grown by doubling). The table lists the
+  // sections by kind; in the file they are in the order they were fitted.
   const uint64_t table_offset = kModelHeaderBytes;
   const uint64_t sections_start = table_offset + kNumSections * kSectionEntryBytes;
   write_file_atomically(
       path,
       [&](AtomicFileSink& sink) {
         sink.append(std::string(sections_start, '\0'));
-        std::string table;
+        std::array<std::string, kNumSections> entries;  // by kind
         auto write_section = [&](uint32_t kind, const auto& object) {
+          if (!entries[kind].empty()) {
+            throw std::logic_error("model file: section " + section_name(kind) + " written twice");
+          }
           sink.append(std::string((8 - sink.size() % 8) % 8, '\0'));
           const uint64_t offset = sink.size();
           SinkBuffer buffer(&sink);
@@ -225,19 +224,38 @@ void write_model_file(const std::string& path, const ModelState& state, uint32_t
             archive << object;
           }
           buffer.flush();
-          put_le(kind, 4, &table);
-          put_le(buffer.crc(), 4, &table);
-          put_le(offset, 8, &table);
-          put_le(sink.size() - offset, 8, &table);
+          std::string& entry = entries[kind];
+          put_le(kind, 4, &entry);
+          put_le(buffer.crc(), 4, &entry);
+          put_le(offset, 8, &entry);
+          put_le(sink.size() - offset, 8, &entry);
         };
+        const WritePart write_part = [&](ModelPart part, const ModelState& state) {
+          switch (part) {
+            case ModelPart::kRocchio:
+              return write_section(1 + uint32_t(part), state.rocchio);
+            case ModelPart::kMultinomialNb:
+              return write_section(1 + uint32_t(part), state.multinomial_nb);
+            case ModelPart::kBernoulliNb:
+              return write_section(1 + uint32_t(part), state.bernoulli_nb);
+            case ModelPart::kComplementNb:
+              return write_section(1 + uint32_t(part), state.complement_nb);
+            case ModelPart::kSvm:
+              return write_section(1 + uint32_t(part), state.svm);
+            case ModelPart::kLogreg:
+              return write_section(1 + uint32_t(part), state.logreg);
+          }
+          throw std::logic_error("model file: unknown part");
+        };
+        const ModelState& state = fit(write_part);
         write_section(kCoreSection, ModelCoreForWriting{&state});
-        write_section(1 + uint32_t(ModelPart::kRocchio), state.rocchio);
-        write_section(1 + uint32_t(ModelPart::kMultinomialNb), state.multinomial_nb);
-        write_section(1 + uint32_t(ModelPart::kBernoulliNb), state.bernoulli_nb);
-        write_section(1 + uint32_t(ModelPart::kComplementNb), state.complement_nb);
-        write_section(1 + uint32_t(ModelPart::kSvm), state.svm);
-        write_section(1 + uint32_t(ModelPart::kLogreg), state.logreg);
-
+        std::string table;
+        for (uint32_t kind = 0; kind < kNumSections; ++kind) {
+          if (entries[kind].empty()) {
+            throw std::logic_error("model file: section " + section_name(kind) + " not written");
+          }
+          table += entries[kind];
+        }
         std::string header(kModelMagic, sizeof kModelMagic);
         put_le(2, 4, &header);
         put_le(kNumSections, 4, &header);
@@ -247,6 +265,20 @@ void write_model_file(const std::string& path, const ModelState& state, uint32_t
         sink.overwrite(table_offset, table);
       },
       "model file");
+}
+
+void write_model_file(const std::string& path, const ModelState& state, uint32_t format_version) {
+  if (format_version == 1) return write_model_file_v1(path, state);
+  if (format_version != 2) {
+    throw InvalidArgumentError("model file format version " + std::to_string(format_version) +
+                               " cannot be written");
+  }
+  write_model_file_as_fitted(path, [&](const WritePart& write_part) -> const ModelState& {
+    for (size_t part = 0; part < kNumModelParts; ++part) {
+      write_part(static_cast<ModelPart>(part), state);
+    }
+    return state;
+  });
 }
 
 std::string model_file_header(const std::string& payload) {

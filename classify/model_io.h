@@ -274,6 +274,15 @@ std::string model_file_header(const std::string& payload);
 // the old single-archive layout (for tests of the old reader).
 void write_model_file(const std::string& path, const ModelState& state,
                       uint32_t format_version = kModelFormatVersion);
+// Writes a model file (format 2) while the model is fitted, so that each
+// method's part can be dropped as soon as it is written. `fit` is called
+// once, with a function that writes one part of a state (each part exactly
+// once, in any order); it returns the finished state, whose core is written
+// last. The file appears atomically when `fit` returns, or not at all if
+// it throws. Throws IOError if the file cannot be written.
+using WritePart = std::function<void(ModelPart, const ModelState&)>;
+using FitForWriting = std::function<const ModelState&(const WritePart&)>;
+void write_model_file_as_fitted(const std::string& path, const FitForWriting& fit);
 // Throws NotFoundError (missing) or ModelFormatError (truncated, foreign,
 // corrupted, newer format).
 ModelState read_model_file(const std::string& path);

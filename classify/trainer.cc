@@ -51,7 +51,7 @@ void check_label(const std::string& label, const std::string& source) {
 }  // namespace
 
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
-                     const TrainOptions& options, bool fit_linear) {
+                     const TrainOptions& options, bool fit_linear, const PartFitted& part_fitted) {
   if (!(options.nb_alpha >= 0) || !std::isfinite(options.nb_alpha)) {
     throw InvalidArgumentError("--alpha must be greater than 0 (0: cross-validate)");
   }
@@ -119,33 +119,75 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   }
 
   const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
-  // The linear methods first: their document-major copy of the collection
-  // is as large as the collection itself, and is gone before the Rocchio and
-  // Naive Bayes weights exist (a lower peak; the fits are independent).
   model.svm_c_objective = std::move(tuned.svm_c_objective);
   model.logreg_c_objective = std::move(tuned.logreg_c_objective);
-  if (fit_linear) {
-    const LinearProblem problem = make_linear_problem(corpus, idf);
-    model.svm = std::move(
-        train_linear_path(problem, corpus, LinearLoss::kSquaredHinge, {tuned.svm_c}).front());
-    if (tuned.svm_slope.size() == corpus.num_categories()) {
-      model.svm.slope = std::move(tuned.svm_slope);
-      model.svm.intercept = std::move(tuned.svm_intercept);
-    }
-    model.logreg = std::move(
-        train_linear_path(problem, corpus, LinearLoss::kLogistic, {tuned.logreg_c}).front());
+  // The linear models' settings; fit_linear_models() fits their weights.
+  model.svm.c = tuned.svm_c;
+  if (tuned.svm_slope.size() == corpus.num_categories()) {
+    model.svm.slope = std::move(tuned.svm_slope);
+    model.svm.intercept = std::move(tuned.svm_intercept);
   }
+  model.logreg.c = tuned.logreg_c;
+  const auto fitted = [&](ModelPart part) {
+    if (part_fitted) part_fitted(part, &model);
+  };
   model.rocchio = train_rocchio(corpus, idf, model.rocchio_gamma);
+  fitted(ModelPart::kRocchio);
   const std::vector<float> no_idf;
   model.multinomial_nb = train_multinomial_nb(corpus, model.selected, tuned.nb_alpha.at(0),
                                               tuned.nb_tfidf.at(0) ? idf : no_idf);
+  fitted(ModelPart::kMultinomialNb);
   model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, tuned.nb_alpha.at(1));
+  fitted(ModelPart::kBernoulliNb);
   model.complement_nb = train_complement_nb(corpus, model.selected, tuned.nb_alpha.at(2),
                                             tuned.nb_tfidf.at(2) ? idf : no_idf);
+  fitted(ModelPart::kComplementNb);
+  if (fit_linear) {
+    fit_linear_models(make_linear_problem(corpus, idf), corpus, &model, part_fitted);
+  }
   return model;
 }
 
+void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
+                       ModelState* model, const PartFitted& part_fitted) {
+  const auto fit = [&](LinearLoss loss, LinearModel* linear, ModelPart part) {
+    LinearModel fitted = std::move(train_linear_path(problem, corpus, loss, {linear->c}).front());
+    if (linear->slope.size() == corpus.num_categories()) {  // calibrated by cross-validation
+      fitted.slope = std::move(linear->slope);
+      fitted.intercept = std::move(linear->intercept);
+    }
+    *linear = std::move(fitted);
+    if (part_fitted) part_fitted(part, model);
+  };
+  fit(LinearLoss::kSquaredHinge, &model->svm, ModelPart::kSvm);
+  fit(LinearLoss::kLogistic, &model->logreg, ModelPart::kLogreg);
+}
+
 namespace {
+
+// Drops the weights of a part written to the model file, keeping its
+// settings (alpha, C, whether on tf-idf) for the training report.
+void drop_part_weights(ModelPart part, ModelState* model) {
+  switch (part) {
+    case ModelPart::kRocchio:
+      model->rocchio = RocchioModel();
+      return;
+    case ModelPart::kMultinomialNb:
+      return std::vector<float>().swap(model->multinomial_nb.term_weight);
+    case ModelPart::kBernoulliNb:
+      return std::vector<float>().swap(model->bernoulli_nb.term_weight);
+    case ModelPart::kComplementNb:
+      return std::vector<float>().swap(model->complement_nb.term_weight);
+    case ModelPart::kSvm:
+    case ModelPart::kLogreg: {
+      LinearModel& linear = part == ModelPart::kSvm ? model->svm : model->logreg;
+      LinearModel settings;
+      settings.c = linear.c;
+      linear = std::move(settings);
+      return;
+    }
+  }
+}
 
 // Documents read and checked, waiting to be analyzed, then their tokens.
 struct TrainingChunk {
@@ -240,24 +282,49 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   {
     const Xapian::Database db(writer->next().training_db);
     report->documents = db.get_doccount();
-    const TrainingCorpus corpus = load_training_corpus(db);
-    model = fit_model(corpus, settings, options);
-    if (refine) refine(corpus, &model);
+    TrainingCorpus corpus = load_training_corpus(db);
+    const std::string model_file = writer->next().model_file;
+    // Each method's part goes to the model file as soon as it is fitted and
+    // its weights are dropped, keeping what the report reads: at a million
+    // documents each part is 0.2 GB, and only one lives at a time.
+    const auto write_and_drop = [&](const WritePart& write_part) {
+      return [&write_part, &refine](ModelPart part, ModelState* fitted) {
+        // EM refits multinomial NB after the fits: written after it.
+        if (refine && part == ModelPart::kMultinomialNb) return;
+        write_part(part, *fitted);
+        drop_part_weights(part, fitted);
+      };
+    };
+    write_model_file_as_fitted(model_file, [&](const WritePart& write_part) -> const ModelState& {
+      model =
+          fit_model(corpus, settings, options, /*fit_linear=*/false, write_and_drop(write_part));
+      if (refine) {
+        refine(corpus, &model);
+        write_part(ModelPart::kMultinomialNb, model);
+        drop_part_weights(ModelPart::kMultinomialNb, &model);
+      }
+      // The linear methods fit on a document-major copy of the postings:
+      // the corpus's own wait on disk meanwhile.
+      const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+      SpilledPostings spilled(&corpus, fs::path(model_file).parent_path().string());
+      {
+        const LinearProblem problem = make_linear_problem(
+            corpus.num_docs(), idf,
+            [&](const TermPostingsVisitor& visit) { spilled.for_each_term_postings(visit); });
+        fit_linear_models(problem, corpus, &model, write_and_drop(write_part));
+      }
+      spilled.restore();
+      crash_point("fitted");  // the model file not in place yet
+      return model;
+    });
     report->fit_seconds = seconds_since(fit_start);
-    crash_point("fitted");
-    write_model_file(writer->next().model_file, model);
     crash_point("model-written");
-    // The per-method weights are in the model file now; drop them before
-    // kNN's postings are written, so the two never take memory at once.
     report->nb_alpha = {model.multinomial_nb.alpha, model.bernoulli_nb.alpha,
                         model.complement_nb.alpha};
     report->nb_tfidf = {model.multinomial_nb.tfidf(), model.bernoulli_nb.tfidf(),
                         model.complement_nb.tfidf()};
     report->svm_c = model.svm.c;
     report->logreg_c = model.logreg.c;
-    model.rocchio = RocchioModel();
-    model.multinomial_nb = model.bernoulli_nb = model.complement_nb = NaiveBayesModel();
-    model.svm = model.logreg = LinearModel();
     // kNN's postings as classification reads them, so that loading the
     // model maps them instead of rebuilding them; written as they are
     // computed, never held in memory beside the corpus.

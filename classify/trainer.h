@@ -83,10 +83,24 @@ struct UnlabelledInputs {
   bool empty() const { return inputs.empty() && databases.empty(); }
 };
 
-// Fits every classifier from a corpus (no I/O). `fit_linear` false leaves
-// svm and logreg untrained (cross-validation fits them itself, per C).
+// Called by fit_model() with each method's part as soon as it is fitted:
+// the trainer writes it to the model file and drops its weights, so the
+// parts never take memory all at once (0.2 GB each at a million documents).
+using PartFitted = std::function<void(ModelPart, ModelState*)>;
+
+// Fits every classifier from a corpus (no I/O), the linear methods last.
+// `fit_linear` false leaves svm and logreg with their settings (C, and the
+// calibration cross-validation chose) but no weights: cross-validation
+// fits them itself, per C, and the trainer with fit_linear_models().
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
-                     const TrainOptions& options, bool fit_linear = true);
+                     const TrainOptions& options, bool fit_linear = true,
+                     const PartFitted& part_fitted = {});
+
+// Fits svm's and logreg's weights on `problem` (make_linear_problem() of
+// `corpus`) at the settings fit_model() left in `model`. `corpus` gives
+// only the labels here, so its postings may be elsewhere meanwhile.
+void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
+                       ModelState* model, const PartFitted& part_fitted = {});
 
 // Called with the number of input documents read so far (for progress lines).
 using ReadProgressCallback = std::function<void(uint64_t documents_read)>;

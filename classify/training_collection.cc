@@ -1,6 +1,12 @@
 #include "classify/training_collection.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 
@@ -113,6 +119,88 @@ TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents)
     corpus.postings_start.push_back(corpus.posting_doc.size());
   }
   return corpus;
+}
+
+namespace {
+
+[[noreturn]] void spill_failed(const std::string& dir, const std::string& what, int error) {
+  throw IOError(dir + ": cannot " + what +
+                " the training postings' temporary file: " + std::strerror(error) +
+                " (training needs free disk space about the size of the training database)");
+}
+
+}  // namespace
+
+SpilledPostings::SpilledPostings(TrainingCorpus* corpus, const std::string& dir,
+                                 size_t block_postings)
+    : corpus_(corpus),
+      dir_(dir),
+      num_postings_(corpus->posting_doc.size()),
+      block_(std::max<size_t>(block_postings, 1)) {
+  std::string path = dir + "/postings.spill-XXXXXX";
+  fd_ = ::mkstemp(path.data());
+  if (fd_ < 0) spill_failed(dir, "create", errno);
+  ::unlink(path.c_str());  // gone with the descriptor, whatever happens
+  for (const std::vector<uint32_t>* array : {&corpus->posting_doc, &corpus->posting_wdf}) {
+    const char* bytes = reinterpret_cast<const char*>(array->data());
+    size_t left = array->size() * sizeof(uint32_t);
+    while (left > 0) {
+      const ssize_t written = ::write(fd_, bytes, std::min(left, block_ * sizeof(uint32_t)));
+      if (written < 0) {
+        if (errno == EINTR) continue;
+        const int error = errno;
+        ::close(fd_);
+        spill_failed(dir, "write", error);
+      }
+      bytes += written;
+      left -= static_cast<size_t>(written);
+    }
+  }
+  std::vector<uint32_t>().swap(corpus->posting_doc);
+  std::vector<uint32_t>().swap(corpus->posting_wdf);
+}
+
+SpilledPostings::~SpilledPostings() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SpilledPostings::read_at(uint64_t offset, void* out, size_t bytes) const {
+  char* into = static_cast<char*>(out);
+  while (bytes > 0) {
+    const ssize_t got = ::pread(fd_, into, bytes, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) spill_failed(dir_, "read", got < 0 ? errno : EIO);
+    into += got;
+    offset += static_cast<uint64_t>(got);
+    bytes -= static_cast<size_t>(got);
+  }
+}
+
+void SpilledPostings::for_each_term_postings(const TermPostingsVisitor& visit) const {
+  const uint64_t wdf_offset = num_postings_ * sizeof(uint32_t);
+  std::vector<uint32_t> doc(block_), wdf(block_);
+  const std::vector<uint64_t>& start = corpus_->postings_start;
+  TermId term = 0;
+  for (uint64_t first = 0; first < num_postings_; first += block_) {
+    const size_t count = static_cast<size_t>(std::min<uint64_t>(block_, num_postings_ - first));
+    read_at(first * sizeof(uint32_t), doc.data(), count * sizeof(uint32_t));
+    read_at(wdf_offset + first * sizeof(uint32_t), wdf.data(), count * sizeof(uint32_t));
+    // Each term's part of [first, first + count).
+    for (uint64_t p = first; p < first + count;) {
+      while (start[term + 1] <= p) ++term;
+      const uint64_t end = std::min<uint64_t>(start[term + 1], first + count);
+      visit(term, doc.data() + (p - first), wdf.data() + (p - first), static_cast<size_t>(end - p));
+      p = end;
+    }
+  }
+}
+
+void SpilledPostings::restore() {
+  corpus_->posting_doc.resize(num_postings_);
+  corpus_->posting_wdf.resize(num_postings_);
+  read_at(0, corpus_->posting_doc.data(), num_postings_ * sizeof(uint32_t));
+  read_at(num_postings_ * sizeof(uint32_t), corpus_->posting_wdf.data(),
+          num_postings_ * sizeof(uint32_t));
 }
 
 TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int commit_batch,

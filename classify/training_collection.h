@@ -10,6 +10,7 @@
 #include <xapian.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +46,43 @@ struct TrainingCorpus {
 // posting list of every text term and of every "XC" label term.
 // Throws InvalidArgumentError if the database holds no labelled document.
 TrainingCorpus load_training_corpus(const Xapian::Database& db);
+
+// Called with the postings of term `term` (document ids ascending), a
+// term's postings possibly in several consecutive pieces.
+using TermPostingsVisitor =
+    std::function<void(TermId term, const uint32_t* doc, const uint32_t* wdf, size_t count)>;
+
+// A corpus's postings moved out to a temporary file and back. The linear
+// fits read the postings once, into a document-major copy of their own, and
+// then only the labels: with the postings on disk meanwhile, the two copies
+// (1.4 GB each at a million documents) are never in memory at once.
+class SpilledPostings {
+ public:
+  // Writes corpus->posting_doc and posting_wdf to an unlinked temporary
+  // file in `dir` (nothing is left behind, even after a crash) and frees
+  // them. Throws IOError naming `dir` (and the corpus keeps its postings).
+  // `block_postings`: postings read or written per system call.
+  SpilledPostings(TrainingCorpus* corpus, const std::string& dir,
+                  size_t block_postings = size_t{1} << 20);
+  ~SpilledPostings();
+  SpilledPostings(const SpilledPostings&) = delete;
+  SpilledPostings& operator=(const SpilledPostings&) = delete;
+
+  // Reads the postings from the file in term order, as TermPostingsVisitor
+  // describes. Throws IOError.
+  void for_each_term_postings(const TermPostingsVisitor& visit) const;
+  // Reads the postings back into the corpus. Throws IOError.
+  void restore();
+
+ private:
+  void read_at(uint64_t offset, void* out, size_t bytes) const;
+
+  TrainingCorpus* corpus_;
+  std::string dir_;
+  int fd_ = -1;
+  uint64_t num_postings_ = 0;
+  size_t block_;
+};
 
 // Builds a TrainingCorpus directly from analyzed documents (tests, benchmarks).
 struct LabelledTerms {

@@ -69,6 +69,33 @@ TEST_F(TrainerTest, AddingInTwoStepsEqualsTrainingAtOnce) {
   EXPECT_EQ(categorizer.knn_index().num_docs(), 24u);
 }
 
+// The trainer writes each part as it is fitted, and fits the linear
+// methods with the corpus's postings on disk: the model file holds exactly
+// what fit_model() fits in memory from the same collection.
+TEST_F(TrainerTest, ModelFileHoldsWhatFitModelFitsInMemory) {
+  const std::string model_dir = dir_.file("model");
+  train_model({fixture_}, model_dir, TrainOptions(), ReadOptions(), nullptr);
+  const ModelPaths paths = resolve_model_dir(model_dir);
+  const ModelState written = read_model_file(paths.model_file);
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(paths.training_db));
+  const ModelState fitted = fit_model(corpus, written.analyzer, written.training);
+  EXPECT_EQ(written.rocchio.entry_weight, fitted.rocchio.entry_weight);
+  EXPECT_EQ(written.multinomial_nb.term_weight, fitted.multinomial_nb.term_weight);
+  EXPECT_EQ(written.bernoulli_nb.term_weight, fitted.bernoulli_nb.term_weight);
+  EXPECT_EQ(written.complement_nb.term_weight, fitted.complement_nb.term_weight);
+  ASSERT_FALSE(written.svm.entry_weight.empty());
+  EXPECT_EQ(written.svm.entry_weight, fitted.svm.entry_weight);
+  EXPECT_EQ(written.svm.slope, fitted.svm.slope);
+  EXPECT_EQ(written.svm.bias, fitted.svm.bias);
+  EXPECT_EQ(written.logreg.entry_weight, fitted.logreg.entry_weight);
+  EXPECT_EQ(written.logreg.intercept, fitted.logreg.intercept);
+  EXPECT_EQ(written.thresholds, fitted.thresholds);
+  EXPECT_EQ(written.calibration.size(), fitted.calibration.size());
+  // Nothing but the generation's own files is left in its directory.
+  EXPECT_EQ(entries_of(std::filesystem::path(paths.model_file).parent_path().string()),
+            (std::vector<std::string>{"knn.index", "model.autocat", "training"}));
+}
+
 TEST_F(TrainerTest, AddingKnownIdsReplacesThem) {
   const std::string model = dir_.file("model");
   train_model({fixture_}, model, TrainOptions(), ReadOptions(), nullptr);

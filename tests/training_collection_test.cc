@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "autocat/error.h"
 #include "test_util.h"
 
 namespace autocat::internal {
@@ -54,6 +57,50 @@ TEST_F(TrainingCollectionTest, CorpusReadThroughPostingLists) {
   EXPECT_EQ(
       std::vector<uint32_t>(corpus.posting_wdf.begin() + begin, corpus.posting_wdf.begin() + end),
       (std::vector<uint32_t>{2, 2, 1, 1}));
+}
+
+// Postings moved to disk come back the same, are visited in term order
+// (in pieces where a term crosses a read block: blocks of 3 postings split
+// "chinese"'s 4), and leave no file behind.
+TEST_F(TrainingCollectionTest, SpilledPostingsComeBackTheSame) {
+  TrainingCorpus corpus = load_training_corpus(Xapian::Database(dir_.file("training")));
+  const TrainingCorpus original = corpus;
+  const std::string spill_dir = dir_.file("spill");
+  std::filesystem::create_directory(spill_dir);
+  {
+    SpilledPostings spilled(&corpus, spill_dir, /*block_postings=*/3);
+    EXPECT_TRUE(corpus.posting_doc.empty());
+    EXPECT_TRUE(corpus.posting_wdf.empty());
+    EXPECT_TRUE(std::filesystem::is_empty(spill_dir));  // unlinked at once
+    std::vector<uint32_t> terms_seen, docs, wdfs;
+    size_t pieces = 0;
+    spilled.for_each_term_postings(
+        [&](TermId term, const uint32_t* doc, const uint32_t* wdf, size_t count) {
+          ++pieces;
+          EXPECT_GT(count, 0u);
+          for (size_t i = 0; i < count; ++i) {
+            terms_seen.push_back(term);
+            docs.push_back(doc[i]);
+            wdfs.push_back(wdf[i]);
+          }
+        });
+    EXPECT_EQ(docs, original.posting_doc);
+    EXPECT_EQ(wdfs, original.posting_wdf);
+    std::vector<uint32_t> expected_terms;
+    for (TermId t = 0; t < original.num_terms(); ++t) {
+      expected_terms.insert(expected_terms.end(),
+                            original.postings_start[t + 1] - original.postings_start[t], t);
+    }
+    EXPECT_EQ(terms_seen, expected_terms);
+    // 6 terms, 9 postings in blocks [0,3) [3,6) [6,9): "chinese" (postings
+    // 1-4) is cut at 3, nothing else is.
+    EXPECT_EQ(pieces, 7u);
+    spilled.restore();
+  }
+  EXPECT_EQ(corpus.posting_doc, original.posting_doc);
+  EXPECT_EQ(corpus.posting_wdf, original.posting_wdf);
+  EXPECT_THROW(SpilledPostings(&corpus, dir_.file("no-such-dir")), IOError);
+  EXPECT_EQ(corpus.posting_doc, original.posting_doc);  // kept on failure
 }
 
 TEST_F(TrainingCollectionTest, SameAsInMemoryCorpus) {
