@@ -5,10 +5,14 @@
 #include "classify/linear.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "autocat/error.h"
 #include "classify/weighting.h"
@@ -293,7 +297,7 @@ void set_weights(const std::vector<std::vector<float>>& weights, uint32_t num_te
 
 std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
                                            const TrainingCorpus& corpus, LinearLoss loss,
-                                           const std::vector<double>& cs) {
+                                           const std::vector<double>& cs, unsigned threads) {
   const uint32_t num_categories = corpus.num_categories();
   const uint32_t num_terms = problem.num_features;
   if (corpus.num_docs() != problem.num_rows()) {
@@ -309,20 +313,44 @@ std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
     models[k].slope.assign(num_categories, 1.0f);
     models[k].intercept.assign(num_categories, 0.0f);
   }
-  std::vector<int8_t> y(problem.num_rows());
-  for (uint32_t cat = 0; cat < num_categories; ++cat) {
+  // One-vs-rest: the categories' problems are independent, each solved
+  // deterministically, so they run on `threads` threads with the same
+  // result.
+  const auto fit_category = [&](uint32_t cat, std::vector<int8_t>* y) {
     for (uint32_t d = 0; d < problem.num_rows(); ++d) {
       const auto& labels = corpus.doc_categories[d];
-      y[d] = std::find(labels.begin(), labels.end(), cat) != labels.end() ? 1 : -1;
+      (*y)[d] = std::find(labels.begin(), labels.end(), cat) != labels.end() ? 1 : -1;
     }
     std::vector<double> alpha;
     for (size_t k = 0; k < cs.size(); ++k) {
-      BinarySolution s = solve_binary(problem, y, loss, cs[k], 0.1, alpha);
+      BinarySolution s = solve_binary(problem, *y, loss, cs[k], 0.1, alpha);
       weights[k][cat].assign(s.w.begin(), s.w.begin() + num_terms);
       models[k].bias[cat] = static_cast<float>(s.w[num_terms]);
       alpha = std::move(s.alpha);
     }
+  };
+  std::atomic<uint32_t> next_category{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto worker = [&] {
+    std::vector<int8_t> y(problem.num_rows());
+    for (uint32_t cat; (cat = next_category++) < num_categories;) {
+      try {
+        fit_category(cat, &y);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next_category = num_categories;  // the others stop after their current category
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < std::min<unsigned>(std::max(threads, 1u), num_categories); ++t) {
+    helpers.emplace_back(worker);
   }
+  worker();
+  for (std::thread& helper : helpers) helper.join();
+  if (failure) std::rethrow_exception(failure);
   for (size_t k = 0; k < cs.size(); ++k) set_weights(weights[k], num_terms, &models[k]);
   return models;
 }

@@ -91,10 +91,11 @@ double dual_objective(const LinearProblem& problem, const std::vector<int8_t>& y
 LinearModel train_linear(const TrainingCorpus& corpus, const std::vector<float>& idf,
                          LinearLoss loss, double c);
 // Same, from a prepared problem, for each C of `cs` (ascending), each
-// category's solver starting from its solution at the previous C.
+// category's solver starting from its solution at the previous C. The
+// categories are solved on up to `threads` threads (the same result).
 std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
                                            const TrainingCorpus& corpus, LinearLoss loss,
-                                           const std::vector<double>& cs);
+                                           const std::vector<double>& cs, unsigned threads = 1);
 
 // Platt's sigmoid p = 1 / (1 + exp(-(slope * f + intercept))) fitted by
 // Newton's method with backtracking (Lin, Lin and Weng 2007) to decision

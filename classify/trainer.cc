@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <thread>
 
 #include "autocat/error.h"
 #include "classify/atomic_file.h"
@@ -151,7 +152,11 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
                        ModelState* model, const PartFitted& part_fitted) {
   const auto fit = [&](LinearLoss loss, LinearModel* linear, ModelPart part) {
-    LinearModel fitted = std::move(train_linear_path(problem, corpus, loss, {linear->c}).front());
+    // Every core: this is the longest fit at scale (cross-validation runs
+    // its folds in parallel instead).
+    LinearModel fitted = std::move(
+        train_linear_path(problem, corpus, loss, {linear->c}, std::thread::hardware_concurrency())
+            .front());
     if (linear->slope.size() == corpus.num_categories()) {  // calibrated by cross-validation
       fitted.slope = std::move(linear->slope);
       fitted.intercept = std::move(linear->intercept);

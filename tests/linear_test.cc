@@ -254,6 +254,25 @@ TEST_F(LinearModelTest, SeparableDataIsLearnedAndScoresAreProbabilities) {
   }
 }
 
+// Categories solved on several threads give exactly the one-thread path.
+TEST_F(LinearModelTest, ThreadsGiveTheSameModels) {
+  const std::vector<float> idf = compute_idf(corpus_->df, corpus_->num_docs(), {});
+  const LinearProblem problem = make_linear_problem(*corpus_, idf);
+  for (LinearLoss loss : {LinearLoss::kSquaredHinge, LinearLoss::kLogistic}) {
+    const std::vector<LinearModel> one = train_linear_path(problem, *corpus_, loss, {0.1, 1, 10});
+    const std::vector<LinearModel> three =
+        train_linear_path(problem, *corpus_, loss, {0.1, 1, 10}, 3);
+    ASSERT_EQ(one.size(), three.size());
+    for (size_t k = 0; k < one.size(); ++k) {
+      EXPECT_EQ(one[k].term_start, three[k].term_start);
+      EXPECT_EQ(one[k].entry_category, three[k].entry_category);
+      EXPECT_EQ(one[k].entry_weight, three[k].entry_weight);
+      EXPECT_EQ(one[k].bias, three[k].bias);
+    }
+    EXPECT_FALSE(one[1].entry_weight.empty());
+  }
+}
+
 TEST_F(LinearModelTest, DecisionValueIsTheSumOfTermContributionsAndBias) {
   const std::vector<float> idf = compute_idf(model_.df, model_.num_docs, model_.selected);
   const Categorizer categorizer(model_, corpus_);
