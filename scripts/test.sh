@@ -48,7 +48,7 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOCAT_WE
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" > /dev/null
 cmake --build build-tsan -j "$jobs" \
   --target analyzer_test rocchio_test knn_test category_indexer_test live_learning_test \
-  live_models_test model_sections_test
+  live_models_test model_sections_test linear_test
 (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --output-on-failure -j "$jobs" -R '\.Concurrent')
 

@@ -255,7 +255,7 @@ TEST_F(LinearModelTest, SeparableDataIsLearnedAndScoresAreProbabilities) {
 }
 
 // Categories solved on several threads give exactly the one-thread path.
-TEST_F(LinearModelTest, ThreadsGiveTheSameModels) {
+TEST_F(LinearModelTest, ConcurrentCategoriesGiveTheSameModels) {
   const std::vector<float> idf = compute_idf(corpus_->df, corpus_->num_docs(), {});
   const LinearProblem problem = make_linear_problem(*corpus_, idf);
   for (LinearLoss loss : {LinearLoss::kSquaredHinge, LinearLoss::kLogistic}) {
