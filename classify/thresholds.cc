@@ -126,7 +126,12 @@ struct DocScores {
 using ScoreLists = std::vector<DocScores>;  // per training document
 
 void keep_best(const std::vector<double>& scores, DocScores* kept_scores) {
-  std::vector<ScoredCategory>* out = &kept_scores->best;
+  // Sorted in a scratch list, then copied at its exact size: the lists of
+  // every setting tried for every training document are cross-validation's
+  // largest memory, and a list grown by push_back holds up to twice its
+  // entries.
+  thread_local std::vector<ScoredCategory> scratch;
+  std::vector<ScoredCategory>* out = &scratch;
   out->clear();
   for (uint32_t c = 0; c < scores.size(); ++c) {
     if (scores[c] > 0.0) out->push_back({c, scores[c]});
@@ -140,7 +145,8 @@ void keep_best(const std::vector<double>& scores, DocScores* kept_scores) {
   for (size_t i = kept; i < out->size(); ++i) {
     kept_scores->dropped = std::max<double>(kept_scores->dropped, (*out)[i].score);
   }
-  out->resize(kept);
+  kept_scores->best.assign(out->begin(), out->begin() + static_cast<std::ptrdiff_t>(kept));
+  kept_scores->best.shrink_to_fit();
 }
 
 bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category) {

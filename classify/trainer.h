@@ -17,6 +17,7 @@
 #include "classify/document_reader.h"
 #include "classify/em.h"
 #include "classify/model_io.h"
+#include "classify/thresholds.h"
 #include "classify/training_collection.h"
 
 namespace autocat::internal {
@@ -88,13 +89,27 @@ struct UnlabelledInputs {
 // parts never take memory all at once (0.2 GB each at a million documents).
 using PartFitted = std::function<void(ModelPart, ModelState*)>;
 
+// Settings cross-validated on a sample of the collection (tune_settings()
+// of the corpus of the documents tuning_sample() chose), and its size.
+struct SampleTuning {
+  TunedSettings settings;
+  uint64_t documents = 0;
+};
+
+// The decision mode of a model of `corpus` (its labels suffice): the
+// options', or any-of if some document has several labels or none.
+Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& options);
+
 // Fits every classifier from a corpus (no I/O), the linear methods last.
+// Settings are cross-validated on the corpus, or on a sample of it
+// (TrainOptions::tuning_sample), or taken from `tuned_on_sample`.
 // `fit_linear` false leaves svm and logreg with their settings (C, and the
 // calibration cross-validation chose) but no weights: cross-validation
 // fits them itself, per C, and the trainer with fit_linear_models().
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
                      const TrainOptions& options, bool fit_linear = true,
-                     const PartFitted& part_fitted = {});
+                     const PartFitted& part_fitted = {},
+                     const SampleTuning* tuned_on_sample = nullptr);
 
 // Fits svm's and logreg's weights on `problem` (make_linear_problem() of
 // `corpus`) at the settings fit_model() left in `model`. `corpus` gives

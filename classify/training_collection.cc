@@ -32,13 +32,21 @@ std::vector<uint32_t> TrainingCorpus::category_doc_counts() const {
   return counts;
 }
 
-TrainingCorpus load_training_corpus(const Xapian::Database& db) {
+namespace {
+
+// Reads documents, labels and (with_terms) the text postings; `keep`, if
+// given, selects documents by their dense number (docid order).
+TrainingCorpus load_corpus(const Xapian::Database& db, bool with_terms,
+                           const std::vector<uint8_t>* keep) {
   TrainingCorpus corpus;
   const Xapian::docid last = db.get_lastdocid();
   // Dense numbering of documents in docid order.
   constexpr uint32_t kAbsent = UINT32_MAX;
   std::vector<uint32_t> dense(static_cast<size_t>(last) + 1, kAbsent);
+  uint32_t seen = 0;
   for (auto it = db.postlist_begin(std::string()); it != db.postlist_end(std::string()); ++it) {
+    const uint32_t number = seen++;
+    if (keep && (number >= keep->size() || !(*keep)[number])) continue;
     dense[*it] = static_cast<uint32_t>(corpus.doc_length.size());
     corpus.doc_length.push_back(static_cast<uint32_t>(it.get_doclength()));
   }
@@ -48,11 +56,12 @@ TrainingCorpus load_training_corpus(const Xapian::Database& db) {
   // the collection's postings at once, the largest arrays of training.
   uint64_t num_postings = 0;
   size_t num_terms = 0;
-  for (auto term = db.allterms_begin(); term != db.allterms_end(); ++term) {
+  for (auto term = db.allterms_begin(); with_terms && term != db.allterms_end(); ++term) {
     if (is_prefixed(*term)) continue;
     num_postings += term.get_termfreq();
     ++num_terms;
   }
+  if (keep) num_postings = 0;  // unknown; a sample is small
   corpus.posting_doc.reserve(num_postings);
   corpus.posting_wdf.reserve(num_postings);
   corpus.terms.reserve(num_terms);
@@ -64,15 +73,19 @@ TrainingCorpus load_training_corpus(const Xapian::Database& db) {
     const std::string& name = *term;
     if (is_prefixed(name)) {
       if (name.compare(0, kDefaultCategoryPrefix.size(), kDefaultCategoryPrefix) != 0) continue;
+      // Every category, even one no kept document has: thresholds and
+      // settings tuned on a sample are indexed like the whole collection's.
       const auto category = static_cast<uint32_t>(corpus.categories.size());
       corpus.categories.push_back(name.substr(kDefaultCategoryPrefix.size()));
       for (auto p = db.postlist_begin(name); p != db.postlist_end(name); ++p) {
-        corpus.doc_categories[dense[*p]].push_back(category);
+        if (dense[*p] != kAbsent) corpus.doc_categories[dense[*p]].push_back(category);
       }
       continue;
     }
+    if (!with_terms) continue;
     uint32_t df = 0;
     for (auto p = db.postlist_begin(name); p != db.postlist_end(name); ++p) {
+      if (dense[*p] == kAbsent) continue;
       corpus.posting_doc.push_back(dense[*p]);
       corpus.posting_wdf.push_back(p.get_wdf());
       ++df;
@@ -86,6 +99,20 @@ TrainingCorpus load_training_corpus(const Xapian::Database& db) {
     throw InvalidArgumentError("training database holds no labelled document");
   }
   return corpus;
+}
+
+}  // namespace
+
+TrainingCorpus load_training_corpus(const Xapian::Database& db) {
+  return load_corpus(db, /*with_terms=*/true, nullptr);
+}
+
+TrainingCorpus load_training_corpus(const Xapian::Database& db, const std::vector<uint8_t>& keep) {
+  return load_corpus(db, /*with_terms=*/true, &keep);
+}
+
+TrainingCorpus load_training_labels(const Xapian::Database& db) {
+  return load_corpus(db, /*with_terms=*/false, nullptr);
 }
 
 TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents) {

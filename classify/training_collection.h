@@ -46,6 +46,14 @@ struct TrainingCorpus {
 // posting list of every text term and of every "XC" label term.
 // Throws InvalidArgumentError if the database holds no labelled document.
 TrainingCorpus load_training_corpus(const Xapian::Database& db);
+// Only the documents with keep[d] != 0 (d: the document's number in docid
+// order, as in the whole corpus), renumbered densely, and the terms they
+// contain: fold_corpus(load_training_corpus(db), keep).corpus, without the
+// whole corpus in memory. Every category is listed, as in the whole one.
+TrainingCorpus load_training_corpus(const Xapian::Database& db, const std::vector<uint8_t>& keep);
+// The documents' lengths and labels and the categories, without terms or
+// postings (to choose a sample by label).
+TrainingCorpus load_training_labels(const Xapian::Database& db);
 
 // Called with the postings of term `term` (document ids ascending), a
 // term's postings possibly in several consecutive pieces.

@@ -53,7 +53,7 @@ LabelledTerms known_terms(const Categorizer& categorizer, const InputDocument& d
 }
 
 // The documents of a corpus, by dense index.
-std::vector<LabelledTerms> corpus_documents(const TrainingCorpus& corpus) {
+std::vector<LabelledTerms> labelled_documents(const TrainingCorpus& corpus) {
   std::vector<LabelledTerms> docs(corpus.num_docs());
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
@@ -220,7 +220,7 @@ TEST_P(LiveModelsWeightingTest, LearnedOneAtATimeEqualsBatchWithFrozenParts) {
   model.complement_nb = train_complement_nb(*corpus, model.selected, 0.5, tfidf ? idf : no_idf);
   Categorizer categorizer(model, corpus);
 
-  std::vector<LabelledTerms> all_docs = corpus_documents(*corpus);
+  std::vector<LabelledTerms> all_docs = labelled_documents(*corpus);
   const std::vector<InputDocument> learned = read_fixture("fixture_test.jsonl");
   for (const InputDocument& doc : learned) {
     categorizer.learn(doc.id, doc.text, doc.labels);
@@ -257,7 +257,7 @@ class LiveModelsTest : public testing::Test {
       const auto d = std::lower_bound(docids.begin(), docids.end(), docid) - docids.begin();
       (*ids)[static_cast<size_t>(d)] = (*term).substr(kIdPrefix.size());
     }
-    return corpus_documents(load_training_corpus(db));
+    return labelled_documents(load_training_corpus(db));
   }
 
   TempDir dir_;

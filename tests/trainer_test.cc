@@ -96,6 +96,41 @@ TEST_F(TrainerTest, ModelFileHoldsWhatFitModelFitsInMemory) {
             (std::vector<std::string>{"knn.index", "model.autocat", "training"}));
 }
 
+// A collection larger than tuning_sample is tuned on a sample the trainer
+// reads before the whole corpus: the same settings and weights as
+// fit_model() sampling the corpus in memory.
+TEST_F(TrainerTest, LargeCollectionIsTunedOnASampleReadBeforeTheCorpus) {
+  std::string lines;
+  const std::vector<std::string> topics = {"apple", "river", "engine"};
+  for (int i = 0; i < 240; ++i) {
+    const std::string& topic = topics[i % 3];
+    lines += "{\"id\": \"d" + std::to_string(i) + "\", \"text\": \"" + topic + " " + topic +
+             "s word" + std::to_string(i % 17) + " shared" + std::to_string(i % 5) +
+             "\", \"labels\": [\"" + topic + "\"]}\n";
+  }
+  write_file(dir_.file("many.jsonl"), lines);
+  TrainOptions options;
+  options.tuning_sample = 100;  // 50 of each category's 80 (the floor)
+  const std::string model_dir = dir_.file("sampled");
+  const TrainReport report =
+      train_model({dir_.file("many.jsonl")}, model_dir, options, ReadOptions(), nullptr);
+  EXPECT_TRUE(report.tuned_on_sample);
+  EXPECT_EQ(report.tuned_on_documents, 150u);
+
+  const ModelPaths paths = resolve_model_dir(model_dir);
+  const ModelState written = read_model_file(paths.model_file);
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(paths.training_db));
+  const ModelState fitted = fit_model(corpus, written.analyzer, written.training);
+  EXPECT_EQ(fitted.tuned_on_documents, 150u);
+  ASSERT_FALSE(written.thresholds.empty());
+  EXPECT_EQ(written.thresholds, fitted.thresholds);
+  EXPECT_EQ(written.knn_k, fitted.knn_k);
+  EXPECT_EQ(written.method_objective, fitted.method_objective);
+  EXPECT_EQ(written.svm.entry_weight, fitted.svm.entry_weight);
+  EXPECT_EQ(written.svm.slope, fitted.svm.slope);
+  EXPECT_EQ(written.complement_nb.term_weight, fitted.complement_nb.term_weight);
+}
+
 TEST_F(TrainerTest, AddingKnownIdsReplacesThem) {
   const std::string model = dir_.file("model");
   train_model({fixture_}, model, TrainOptions(), ReadOptions(), nullptr);

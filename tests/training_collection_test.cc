@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "autocat/error.h"
+#include "classify/cross_validation.h"
 #include "test_util.h"
 
 namespace autocat::internal {
@@ -101,6 +102,32 @@ TEST_F(TrainingCollectionTest, SpilledPostingsComeBackTheSame) {
   EXPECT_EQ(corpus.posting_wdf, original.posting_wdf);
   EXPECT_THROW(SpilledPostings(&corpus, dir_.file("no-such-dir")), IOError);
   EXPECT_EQ(corpus.posting_doc, original.posting_doc);  // kept on failure
+}
+
+// A sample read from the database is the corpus of those documents alone,
+// as fold_corpus() makes it from the whole corpus, with every category.
+TEST_F(TrainingCollectionTest, SampleReadFromTheDatabaseIsTheFoldCorpus) {
+  const Xapian::Database db(dir_.file("training"));
+  const TrainingCorpus whole = load_training_corpus(db);
+  const std::vector<uint8_t> keep = {0, 1, 0, 1};  // d2 ("china"), d4 ("japan")
+  const TrainingCorpus sample = load_training_corpus(db, keep);
+  const TrainingCorpus expected = fold_corpus(whole, keep).corpus;
+  EXPECT_EQ(sample.terms, expected.terms);
+  EXPECT_EQ(sample.terms, (std::vector<std::string>{"chinese", "japan", "shanghai", "tokyo"}));
+  EXPECT_EQ(sample.df, expected.df);
+  EXPECT_EQ(sample.postings_start, expected.postings_start);
+  EXPECT_EQ(sample.posting_doc, expected.posting_doc);
+  EXPECT_EQ(sample.posting_wdf, expected.posting_wdf);
+  EXPECT_EQ(sample.categories, whole.categories);  // "asia" too, though no kept document has it
+  EXPECT_EQ(sample.doc_categories, expected.doc_categories);
+  EXPECT_EQ(sample.doc_length, expected.doc_length);
+
+  const TrainingCorpus labels = load_training_labels(db);
+  EXPECT_EQ(labels.categories, whole.categories);
+  EXPECT_EQ(labels.doc_categories, whole.doc_categories);
+  EXPECT_EQ(labels.doc_length, whole.doc_length);
+  EXPECT_TRUE(labels.terms.empty());
+  EXPECT_TRUE(labels.posting_doc.empty());
 }
 
 TEST_F(TrainingCollectionTest, SameAsInMemoryCorpus) {
