@@ -295,63 +295,72 @@ void set_weights(const std::vector<std::vector<float>>& weights, uint32_t num_te
 
 }  // namespace
 
-std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
-                                           const TrainingCorpus& corpus, LinearLoss loss,
-                                           const std::vector<double>& cs, unsigned threads) {
+void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
+                                LinearLoss loss, const std::vector<double>& cs, unsigned threads,
+                                const std::function<void(size_t, LinearModel&&)>& fitted) {
   const uint32_t num_categories = corpus.num_categories();
   const uint32_t num_terms = problem.num_features;
   if (corpus.num_docs() != problem.num_rows()) {
     throw InvalidArgumentError("linear training: the problem is not the corpus's");
   }
-  std::vector<LinearModel> models(cs.size());
-  std::vector<std::vector<std::vector<float>>> weights(
-      cs.size(), std::vector<std::vector<float>>(num_categories));
+  // Each category's dual solution at the previous C, the next one's start.
+  std::vector<std::vector<double>> alpha(num_categories);
   for (size_t k = 0; k < cs.size(); ++k) {
-    models[k].num_categories = num_categories;
-    models[k].c = cs[k];
-    models[k].bias.assign(num_categories, 0.0f);
-    models[k].slope.assign(num_categories, 1.0f);
-    models[k].intercept.assign(num_categories, 0.0f);
-  }
-  // One-vs-rest: the categories' problems are independent, each solved
-  // deterministically, so they run on `threads` threads with the same
-  // result.
-  const auto fit_category = [&](uint32_t cat, std::vector<int8_t>* y) {
-    for (uint32_t d = 0; d < problem.num_rows(); ++d) {
-      const auto& labels = corpus.doc_categories[d];
-      (*y)[d] = std::find(labels.begin(), labels.end(), cat) != labels.end() ? 1 : -1;
-    }
-    std::vector<double> alpha;
-    for (size_t k = 0; k < cs.size(); ++k) {
-      BinarySolution s = solve_binary(problem, *y, loss, cs[k], 0.1, alpha);
-      weights[k][cat].assign(s.w.begin(), s.w.begin() + num_terms);
-      models[k].bias[cat] = static_cast<float>(s.w[num_terms]);
-      alpha = std::move(s.alpha);
-    }
-  };
-  std::atomic<uint32_t> next_category{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  const auto worker = [&] {
-    std::vector<int8_t> y(problem.num_rows());
-    for (uint32_t cat; (cat = next_category++) < num_categories;) {
-      try {
-        fit_category(cat, &y);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next_category = num_categories;  // the others stop after their current category
+    LinearModel model;
+    model.num_categories = num_categories;
+    model.c = cs[k];
+    model.bias.assign(num_categories, 0.0f);
+    model.slope.assign(num_categories, 1.0f);
+    model.intercept.assign(num_categories, 0.0f);
+    std::vector<std::vector<float>> weights(num_categories);
+    const bool warm_start_next = k + 1 < cs.size();
+    // One-vs-rest: the categories' problems are independent, each solved
+    // deterministically, so they run on `threads` threads with the same
+    // result.
+    const auto fit_category = [&](uint32_t cat, std::vector<int8_t>* y) {
+      for (uint32_t d = 0; d < problem.num_rows(); ++d) {
+        const auto& labels = corpus.doc_categories[d];
+        (*y)[d] = std::find(labels.begin(), labels.end(), cat) != labels.end() ? 1 : -1;
       }
+      BinarySolution s = solve_binary(problem, *y, loss, cs[k], 0.1, alpha[cat]);
+      weights[cat].assign(s.w.begin(), s.w.begin() + num_terms);
+      model.bias[cat] = static_cast<float>(s.w[num_terms]);
+      alpha[cat] = warm_start_next ? std::move(s.alpha) : std::vector<double>();
+    };
+    std::atomic<uint32_t> next_category{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    const auto worker = [&] {
+      std::vector<int8_t> y(problem.num_rows());
+      for (uint32_t cat; (cat = next_category++) < num_categories;) {
+        try {
+          fit_category(cat, &y);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+          next_category = num_categories;  // the others stop after their current category
+        }
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < std::min<unsigned>(std::max(threads, 1u), num_categories); ++t) {
+      helpers.emplace_back(worker);
     }
-  };
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < std::min<unsigned>(std::max(threads, 1u), num_categories); ++t) {
-    helpers.emplace_back(worker);
+    worker();
+    for (std::thread& helper : helpers) helper.join();
+    if (failure) std::rethrow_exception(failure);
+    set_weights(weights, num_terms, &model);
+    std::vector<std::vector<float>>().swap(weights);
+    fitted(k, std::move(model));
   }
-  worker();
-  for (std::thread& helper : helpers) helper.join();
-  if (failure) std::rethrow_exception(failure);
-  for (size_t k = 0; k < cs.size(); ++k) set_weights(weights[k], num_terms, &models[k]);
+}
+
+std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
+                                           const TrainingCorpus& corpus, LinearLoss loss,
+                                           const std::vector<double>& cs, unsigned threads) {
+  std::vector<LinearModel> models(cs.size());
+  for_each_linear_path_model(problem, corpus, loss, cs, threads,
+                             [&](size_t k, LinearModel&& model) { models[k] = std::move(model); });
   return models;
 }
 

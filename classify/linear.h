@@ -96,6 +96,11 @@ LinearModel train_linear(const TrainingCorpus& corpus, const std::vector<float>&
 std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
                                            const TrainingCorpus& corpus, LinearLoss loss,
                                            const std::vector<double>& cs, unsigned threads = 1);
+// The same models, handed to `fitted` (with their index in `cs`) one at a
+// time as each C is done, so that only one is in memory at once.
+void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
+                                LinearLoss loss, const std::vector<double>& cs, unsigned threads,
+                                const std::function<void(size_t, LinearModel&&)>& fitted);
 
 // Platt's sigmoid p = 1 / (1 + exp(-(slope * f + intercept))) fitted by
 // Newton's method with backtracking (Lin, Lin and Weng 2007) to decision

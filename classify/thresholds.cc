@@ -262,8 +262,8 @@ void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbou
 
 }  // namespace
 
-TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
-                            const TrainOptions& options, Decision decision) {
+TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
+                            Decision decision) {
   TunedSettings tuned;
   tuned.knn_k = options.knn_k > 0 ? options.knn_k : kDefaultKnnK;
   tuned.knn_similarity_power = options.knn_similarity_power > 0 ? options.knn_similarity_power : 1;
@@ -346,8 +346,10 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
     // read it (Naive Bayes smoothing depends on the vocabulary size).
     const FoldCorpus fold_training = fold_corpus(corpus, keep);
     const TrainingCorpus& fitted_on = fold_training.corpus;
-    const ModelState model = fit_model(fitted_on, analyzer, fold_options, /*fit_linear=*/false);
-    const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), model.selected);
+    // What fit_model() would select; the fold's models are fitted below,
+    // one setting at a time.
+    const std::vector<uint8_t> selected = selected_features(fitted_on, fold_options);
+    const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), selected);
     const KnnIndex knn(fitted_on, idf);
     std::vector<RocchioModel> centroids;
     for (double gamma : gamma_candidates) centroids.push_back(train_rocchio(fitted_on, idf, gamma));
@@ -355,16 +357,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
     for (const RocchioModel& model_g : centroids) {
       rocchio_classifiers.push_back(std::make_unique<RocchioClassifier>(model_g, idf));
     }
-    std::vector<std::pair<uint32_t, DocumentTerms>> held_out;  // for Naive Bayes
-    std::vector<std::vector<LinearModel>> linear_models;
-    {
-      const LinearProblem problem = make_linear_problem(fitted_on, idf);
-      linear_models.push_back(
-          train_linear_path(problem, fitted_on, LinearLoss::kSquaredHinge, c_candidates[0]));
-      linear_models.push_back(
-          train_linear_path(problem, fitted_on, LinearLoss::kLogistic, c_candidates[1]));
-    }
-
+    std::vector<std::pair<uint32_t, DocumentTerms>> held_out;  // in the fold's term ids
     for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
       if (keep[d] || docs[d].terms.empty()) continue;
       const DocumentTerms doc = fold_document(docs[d], fold_training.fold_term);
@@ -376,14 +369,24 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
         keep_best(fold_scores, &rocchio[g][d]);
       }
       scored[d] = 1;
-      for (size_t m = 0; m < linear_models.size(); ++m) {
-        for (size_t k = 0; k < linear_models[m].size(); ++k) {
-          linear_decision_values(linear_models[m][k], idf, doc, &fold_scores);
-          std::copy(fold_scores.begin(), fold_scores.end(),
-                    linear_values[m][k].begin() + ptrdiff_t(d) * num_categories);
-        }
-      }
       held_out.emplace_back(d, doc);
+    }
+    // The linear methods: each C's model scores the held-out documents as
+    // soon as it is fitted and is dropped (each is terms x categories).
+    {
+      const LinearProblem problem = make_linear_problem(fitted_on, idf);
+      const LinearLoss losses[] = {LinearLoss::kSquaredHinge, LinearLoss::kLogistic};
+      for (size_t m = 0; m < linear_methods.size(); ++m) {
+        for_each_linear_path_model(
+            problem, fitted_on, losses[m], c_candidates[m], /*threads=*/1,
+            [&](size_t k, LinearModel&& linear) {
+              for (const auto& [d, doc] : held_out) {
+                linear_decision_values(linear, idf, doc, &fold_scores);
+                std::copy(fold_scores.begin(), fold_scores.end(),
+                          linear_values[m][k].begin() + ptrdiff_t(d) * num_categories);
+              }
+            });
+      }
     }
     // Naive Bayes: the fold's category sums are made once per kind of
     // feature (counts, tf-idf, presence) and every alpha is fitted from them,
@@ -395,17 +398,17 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings
       const TermAmount amount =
           presence ? TermAmount::kPresence : (w == 1 ? TermAmount::kTfidf : TermAmount::kCount);
       const std::vector<float>& features_idf = w == 1 ? idf : no_idf;
-      const CategorySums sums = sum_categories(fitted_on, amount, model.selected, features_idf);
+      const CategorySums sums = sum_categories(fitted_on, amount, selected, features_idf);
       for (size_t m = 0; m < nb_methods.size(); ++m) {
         const bool bernoulli = nb_methods[m] == Method::kBernoulliNaiveBayes;
         if (bernoulli != presence) continue;
         for (size_t a = 0; a < num_alphas; ++a) {
           const double alpha = alpha_candidates[a];
           const NaiveBayesModel nb_model =
-              bernoulli ? bernoulli_nb_from_sums(sums, model.selected, alpha)
+              bernoulli ? bernoulli_nb_from_sums(sums, selected, alpha)
               : nb_methods[m] == Method::kNaiveBayes
-                  ? multinomial_nb_from_sums(sums, model.selected, alpha, features_idf)
-                  : complement_nb_from_sums(sums, model.selected, alpha, features_idf);
+                  ? multinomial_nb_from_sums(sums, selected, alpha, features_idf)
+                  : complement_nb_from_sums(sums, selected, alpha, features_idf);
           const NaiveBayesClassifier nb_classifier(nb_model);
           for (const auto& [d, doc] : held_out) {
             nb_classifier.score(doc, classify, &fold_scores);

@@ -91,8 +91,8 @@ const std::vector<double>& linear_c_candidates(Method method);
 // objective of `decision`, and tunes the thresholds of every method.
 // Without tuning (too few documents, or options.tune_thresholds false) the
 // options' values or the defaults are returned with no thresholds.
-TunedSettings tune_settings(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
-                            const TrainOptions& options, Decision decision);
+TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
+                            Decision decision);
 
 // Fits each member's calibration on its out-of-fold scores
 // (`member_scores[m]`, documents x categories, in combo_members() order, as

@@ -56,6 +56,13 @@ void check_label(const std::string& label, const std::string& source) {
 
 }  // namespace
 
+std::vector<uint8_t> selected_features(const TrainingCorpus& corpus, const TrainOptions& options) {
+  if (options.feature_selection == FeatureSelection::kNone || options.num_features <= 0) return {};
+  const std::vector<double> utility = term_class_utility(corpus, options.feature_selection);
+  return select_features(utility, corpus.num_terms(), corpus.num_categories(), options.num_features,
+                         options.features_per_category);
+}
+
 Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& options) {
   bool multi_label = false;
   for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
@@ -91,11 +98,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   }
   model.decision = model_decision(corpus, options);
 
-  if (options.feature_selection != FeatureSelection::kNone && options.num_features > 0) {
-    const std::vector<double> utility = term_class_utility(corpus, options.feature_selection);
-    model.selected = select_features(utility, corpus.num_terms(), corpus.num_categories(),
-                                     options.num_features, options.features_per_category);
-  }
+  model.selected = selected_features(corpus, options);
   // Cross-validation first: it may choose Rocchio's gamma and kNN's k. A
   // large collection is cross-validated on a sample (TrainOptions::
   // tuning_sample): the settings change little past some tens of thousands
@@ -109,10 +112,10 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
     const FoldCorpus sample = fold_corpus(
         corpus, tuning_sample(corpus, static_cast<uint32_t>(options.tuning_sample), /*seed=*/1));
     model.tuned_on_documents = sample.corpus.num_docs();
-    tuned = tune_settings(sample.corpus, analyzer, options, model.decision);
+    tuned = tune_settings(sample.corpus, options, model.decision);
   } else {
     model.tuned_on_documents = options.tune_thresholds ? corpus.num_docs() : 0;
-    tuned = tune_settings(corpus, analyzer, options, model.decision);
+    tuned = tune_settings(corpus, options, model.decision);
   }
   model.thresholds = std::move(tuned.thresholds);
   model.knn_k = tuned.knn_k;
@@ -328,8 +331,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       }
       if (!keep.empty()) {
         const TrainingCorpus sample = load_training_corpus(db, keep);
-        sample_tuning =
-            SampleTuning{tune_settings(sample, settings, options, decision), sample.num_docs()};
+        sample_tuning = SampleTuning{tune_settings(sample, options, decision), sample.num_docs()};
       }
       release_free_memory();
     }

@@ -96,6 +96,9 @@ struct SampleTuning {
   uint64_t documents = 0;
 };
 
+// The terms feature selection keeps (ModelState::selected; empty: all).
+std::vector<uint8_t> selected_features(const TrainingCorpus& corpus, const TrainOptions& options);
+
 // The decision mode of a model of `corpus` (its labels suffice): the
 // options', or any-of if some document has several labels or none.
 Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& options);

@@ -159,7 +159,7 @@ TEST(TuningSampleTest, FitModelTunesOnTheSampleAndFitsOnEverything) {
   const FoldCorpus sample = fold_corpus(corpus, tuning_sample(corpus, 200, 1));
   EXPECT_EQ(model.tuned_on_documents, sample.corpus.num_docs());
   EXPECT_LT(sample.corpus.num_docs(), 260u);
-  const TunedSettings by_hand = tune_settings(sample.corpus, analyzer, options, model.decision);
+  const TunedSettings by_hand = tune_settings(sample.corpus, options, model.decision);
   ASSERT_FALSE(by_hand.thresholds.empty());
   EXPECT_EQ(model.thresholds, by_hand.thresholds);
   EXPECT_EQ(model.knn_k, by_hand.knn_k);

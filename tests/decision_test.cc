@@ -251,8 +251,7 @@ std::vector<LabelledTerms> noisy_documents() {
 TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
   const TrainingCorpus corpus = make_training_corpus(noisy_documents());
   for (Decision decision : {Decision::kOneOf, Decision::kAnyOf}) {
-    const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
-                                              TrainOptions(), decision);
+    const TunedSettings tuned = tune_settings(corpus, TrainOptions(), decision);
     ASSERT_EQ(tuned.thresholds.size(), all_methods().size());
     // The grid, then smaller k while the best sits at its low edge.
     ASSERT_GE(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
@@ -295,8 +294,7 @@ TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
 // smallest gamma), not to any later one.
 TEST(TunedSettingsTest, TiesKeepTheFirstCandidate) {
   const TrainingCorpus corpus = make_training_corpus(documents(true, true));
-  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
-                                            TrainOptions(), Decision::kAnyOf);
+  const TunedSettings tuned = tune_settings(corpus, TrainOptions(), Decision::kAnyOf);
   ASSERT_GE(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
   for (size_t i = 0; i < 2 * knn_k_candidates().size(); ++i) {
     ASSERT_EQ(tuned.knn_objective[i].objective, tuned.knn_objective.front().objective);
@@ -316,8 +314,7 @@ TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
   fixed.knn_k = 7;
   fixed.knn_similarity_power = 1;
   fixed.rocchio_gamma = 0.5;
-  const TunedSettings kept =
-      tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()), fixed, Decision::kAnyOf);
+  const TunedSettings kept = tune_settings(corpus, fixed, Decision::kAnyOf);
   EXPECT_EQ(kept.knn_k, 7);
   EXPECT_EQ(kept.knn_similarity_power, 1);
   EXPECT_EQ(kept.rocchio_gamma, 0.5);
@@ -325,8 +322,7 @@ TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
   EXPECT_EQ(kept.rocchio_gamma_objective.size(), 1u);
   // Every Naive Bayes method takes a given alpha as it is.
   fixed.nb_alpha = 0.7;
-  const TunedSettings alpha_kept =
-      tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()), fixed, Decision::kAnyOf);
+  const TunedSettings alpha_kept = tune_settings(corpus, fixed, Decision::kAnyOf);
   EXPECT_EQ(alpha_kept.nb_alpha, std::vector<double>(3, 0.7));
   for (const auto& tried : alpha_kept.nb_alpha_objective) EXPECT_EQ(tried.size(), 1u);
 }
@@ -336,8 +332,7 @@ TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
 // the default method.
 TEST(TunedSettingsTest, NaiveBayesAlphaAndMethodObjectives) {
   const TrainingCorpus corpus = make_training_corpus(noisy_documents());
-  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
-                                            TrainOptions(), Decision::kOneOf);
+  const TunedSettings tuned = tune_settings(corpus, TrainOptions(), Decision::kOneOf);
   ASSERT_EQ(tuned.nb_alpha.size(), 3u);
   ASSERT_EQ(tuned.nb_alpha_objective.size(), 3u);
   for (size_t m = 0; m < 3; ++m) {
@@ -391,8 +386,7 @@ TEST(TunedSettingsTest, IndistinguishableCategoryIsNeverAssigned) {
   for (int i = 0; i < 5; ++i) docs.push_back({split("apple apricot avocado"), {"x"}});
   for (int i = 0; i < 30; ++i) docs.push_back({split("banana blueberry"), {"b"}});
   const TrainingCorpus corpus = make_training_corpus(docs);
-  const TunedSettings tuned = tune_settings(corpus, resolve_analyzer_options(AnalyzerOptions()),
-                                            TrainOptions(), Decision::kAnyOf);
+  const TunedSettings tuned = tune_settings(corpus, TrainOptions(), Decision::kAnyOf);
   const auto x =
       static_cast<size_t>(std::find(corpus.categories.begin(), corpus.categories.end(), "x") -
                           corpus.categories.begin());
