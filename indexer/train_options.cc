@@ -35,7 +35,7 @@ const char kTrainHelp[] =
     "  --select MEASURE     utility measure for --features: mi (default), chi2, df, kl\n"
     "  --per-category       keep the top N terms of each category instead of overall\n"
     "  --alpha A            additive smoothing of Naive Bayes (default: chosen per\n"
-    "                       method by cross-validation from 0.001 to 1; 1 without)\n"
+    "                       method by cross-validation from 0.00001 to 1; 1 without)\n"
     "  --rocchio-gamma G    Rocchio: subtract G times the mean of the other centroids\n"
     "                       (default: chosen by cross-validation from 0 to 3)\n"
     "  --knn-k K            kNN's default k (default: chosen by cross-validation\n"

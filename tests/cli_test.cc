@@ -113,8 +113,9 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
   EXPECT_EQ(string_at(summary, "default_method"), best_method);
   EXPECT_TRUE(summary.find("default_method_cross_validated")->as_bool());
   EXPECT_EQ(number_at(summary, "ngrams"), 1);
-  // Naive Bayes' alpha, per method, from the grid 0.001 .. 1.
-  const std::vector<double> alpha_grid = {0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0};
+  // Naive Bayes' alpha, per method, from the grid 0.00001 .. 1.
+  const std::vector<double> alpha_grid = {0.00001, 0.00003, 0.0001, 0.0003, 0.001, 0.003,
+                                          0.01,    0.03,    0.1,    0.3,    1.0};
   const JsonValue* alpha_tried = summary.find("nb_alpha_cross_validation");
   ASSERT_TRUE(alpha_tried != nullptr && alpha_tried->is_object());
   for (const char* method : {"nb", "bnb", "cnb"}) {
