@@ -348,6 +348,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         drop_part_weights(part, fitted);
       };
     };
+    std::vector<float> idf;  // the model's; the linear fits' and kNN's
     write_model_file_as_fitted(model_file, [&](const WritePart& write_part) -> const ModelState& {
       model = fit_model(corpus, settings, options, /*fit_linear=*/false, write_and_drop(write_part),
                         sample_tuning ? &*sample_tuning : nullptr);
@@ -359,7 +360,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       release_free_memory();
       // The linear methods fit on a document-major copy of the postings:
       // the corpus's own wait on disk meanwhile.
-      const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+      idf = compute_idf(model.df, model.num_docs, model.selected);
       SpilledPostings spilled(&corpus, fs::path(model_file).parent_path().string());
       {
         const LinearProblem problem = make_linear_problem(
@@ -382,8 +383,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     // kNN's postings as classification reads them, so that loading the
     // model maps them instead of rebuilding them; written as they are
     // computed, never held in memory beside the corpus.
-    write_knn_index(corpus, compute_idf(model.df, model.num_docs, model.selected),
-                    writer->next().knn_index);
+    write_knn_index(corpus, idf, writer->next().knn_index);
   }
   writer->install();
 

@@ -56,12 +56,14 @@ TrainingCorpus load_corpus(const Xapian::Database& db, bool with_terms,
   // the collection's postings at once, the largest arrays of training.
   uint64_t num_postings = 0;
   size_t num_terms = 0;
-  for (auto term = db.allterms_begin(); with_terms && term != db.allterms_end(); ++term) {
+  // A sample's counts are unknown before its postings are read (and it is
+  // small): only the whole corpus is sized up front.
+  const bool size_up_front = with_terms && keep == nullptr;
+  for (auto term = db.allterms_begin(); size_up_front && term != db.allterms_end(); ++term) {
     if (is_prefixed(*term)) continue;
     num_postings += term.get_termfreq();
     ++num_terms;
   }
-  if (keep) num_postings = 0;  // unknown; a sample is small
   corpus.posting_doc.reserve(num_postings);
   corpus.posting_wdf.reserve(num_postings);
   corpus.terms.reserve(num_terms);
