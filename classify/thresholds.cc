@@ -276,8 +276,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   tuned.nb_alpha.assign(nb_methods.size(), options.nb_alpha > 0 ? options.nb_alpha : 1.0);
   tuned.nb_alpha_objective.resize(nb_methods.size());
   tuned.nb_tfidf.assign(nb_methods.size(), false);  // counts unless cross-validation prefers tf-idf
-  // -1 = no objective; combo keeps it (see fit_combo's use below): its
-  // stacked model is fitted on the out-of-fold scores it would be judged on.
+  // -1 = no objective (not tuned); combo's is cross-fitted (fit_calibrations).
   tuned.method_objective.assign(all_methods().size(), -1.0);
   const auto num_folds = static_cast<uint32_t>(std::max(options.threshold_folds, 2));
   if (!options.tune_thresholds || corpus.num_docs() < 2 * num_folds) return tuned;
@@ -718,6 +717,31 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
     keep_best(scores, &lists[d]);
   }
   tuned->thresholds[static_cast<size_t>(Method::kCombo)] = thresholds_from(corpus, lists);
+
+  // combo's objective, to compete for the default method: the stacked model
+  // is fitted on the very scores the objective reads, so it is judged
+  // cross-fitted instead: fitted on all folds but one, scored on that one.
+  tuned->method_objective.resize(all_methods().size(), -1.0);
+  const std::vector<uint32_t> fold = round_robin_folds(corpus.num_docs(), kComboObjectiveFolds);
+  std::vector<uint8_t> fit_on(scored.size());
+  for (uint32_t held_out = 0; held_out < kComboObjectiveFolds; ++held_out) {
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) fit_on[d] = scored[d] && fold[d] != held_out;
+    const ComboModel fold_combo =
+        fit_combo(combo_members(), logits, fit_on, positive, num_categories);
+    for (uint32_t d = held_out; d < corpus.num_docs(); d += kComboObjectiveFolds) {
+      lists[d] = DocScores();
+      if (!scored[d]) continue;
+      for (size_t m = 0; m < combo_members().size(); ++m) {
+        for (uint32_t c = 0; c < num_categories; ++c) {
+          document_logits[m][c] = logits[m][size_t(d) * num_categories + c];
+        }
+      }
+      combo_probabilities(fold_combo, decision, document_logits, &scores);
+      keep_best(scores, &lists[d]);
+    }
+  }
+  tuned->method_objective[static_cast<size_t>(Method::kCombo)] =
+      objective(corpus, lists, thresholds_from(corpus, lists), decision);
 }
 
 }  // namespace autocat::internal

@@ -94,13 +94,18 @@ const std::vector<double>& linear_c_candidates(Method method);
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
                             Decision decision);
 
+// Folds over the out-of-fold scores on which combo's own objective is
+// cross-fitted (TunedSettings::method_objective).
+inline constexpr uint32_t kComboObjectiveFolds = 5;
+
 // Fits each member's calibration on its out-of-fold scores
 // (`member_scores[m]`, documents x categories, in combo_members() order, as
 // the classifier gives them; `scored[d]` whether d was scored), moves
 // every member's thresholds onto the calibrated scale (any-of: each cut
 // through its category's sigmoid, the same decisions; one-of: re-tuned on
-// the calibrated scores), and fits combo and its thresholds. Fills tuned->calibration, combo and
-// thresholds.
+// the calibrated scores), and fits combo, its thresholds and its objective
+// (cross-fitted over kComboObjectiveFolds). Fills tuned->calibration,
+// combo, thresholds and method_objective[kCombo].
 void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& scored,
                       Decision decision, const std::vector<std::vector<float>>& member_scores,
                       TunedSettings* tuned);

@@ -21,8 +21,8 @@ const std::vector<OptionSpec>& train_option_specs() {
 
 const char kTrainHelp[] =
     "  --method M           default method for index/classify: knn, rocchio, nb, bnb,\n"
-    "                       cnb, svm, logreg (default: the best by cross-validation;\n"
-    "                       knn with --threshold-folds 0)\n"
+    "                       cnb, svm, logreg, combo (default: the best by\n"
+    "                       cross-validation; knn with --threshold-folds 0)\n"
     "  --one-of / --any-of  the model's decision mode: one category per document, or\n"
     "                       every category over its threshold (default: any-of if some\n"
     "                       document has several labels, or \"labels\": [])\n"
