@@ -183,7 +183,9 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
   const Xapian::Document training_doc = training_.get_document(docid);
   out->neighbour = training_doc.get_data();
 
-  // Its weights w(t,d)/|d| over its text terms, as KnnIndex stores them.
+  // Its weights w(t,d)/|d| over its text terms, as KnnIndex stores them
+  // (kNN's term weights: idf, or idf and class concentration).
+  const std::vector<float>& knn_weight = index.idf();
   const Vocabulary& vocabulary = categorizer_.vocabulary();
   std::vector<TermValue> weights;
   double norm2 = 0.0;
@@ -192,8 +194,8 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
     if (id < 0) continue;
     const auto term = static_cast<TermId>(id);
     const Xapian::termcount wdf = it.get_wdf();
-    if (wdf == 0 || term >= idf_.size() || !(idf_[term] > 0.0f)) continue;
-    const double w = sublinear_tf(wdf) * idf_[term];
+    if (wdf == 0 || term >= knn_weight.size() || !(knn_weight[term] > 0.0f)) continue;
+    const double w = sublinear_tf(wdf) * knn_weight[term];
     norm2 += w * w;
     weights.push_back(TermValue{term, w});
   }
@@ -203,7 +205,7 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
             [](const TermValue& a, const TermValue& b) { return a.term < b.term; });
 
   // Merge with the query's terms (both sorted by id).
-  const double inverse_norm = inverse_query_norm(doc, idf_);
+  const double inverse_norm = inverse_query_norm(doc, knn_weight);
   std::vector<TermValue> contributions;
   auto w = weights.begin();
   for (const TermCount& tc : doc.terms) {
@@ -211,7 +213,7 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
     if (w == weights.end()) break;
     if (w->term != tc.term) continue;
     contributions.push_back(
-        TermValue{tc.term, query_weight(tc, idf_) * inverse_norm * w->value * inverse_doc_norm});
+        TermValue{tc.term, query_weight(tc, knn_weight) * inverse_norm * w->value * inverse_doc_norm});
   }
   set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }

@@ -113,7 +113,7 @@ struct ModelCoreForWriting {
 
 }  // namespace autocat::internal
 
-BOOST_CLASS_VERSION(autocat::internal::ModelCoreForWriting, 5)
+BOOST_CLASS_VERSION(autocat::internal::ModelCoreForWriting, 6)
 static_assert(boost::serialization::version<autocat::internal::ModelCoreForWriting>::value ==
                   boost::serialization::version<autocat::internal::ModelState>::value,
               "the core section is read as a ModelState");
@@ -615,8 +615,18 @@ void check_core(const std::string& path, const ModelState& m) {
                 "kNN similarity power not 1 or 2");
   check.require(std::isfinite(m.rocchio_gamma) && m.rocchio_gamma >= 0,
                 "Rocchio gamma negative or not finite");
+  check.require(std::isfinite(m.knn_concentration) && m.knn_concentration >= 0,
+                "kNN concentration negative or not finite");
+  check.require(m.knn_term_weight.empty() == !(m.knn_concentration > 0) &&
+                    (m.knn_term_weight.empty() || m.knn_term_weight.size() == terms),
+                "kNN term weights");
+  check.require_finite(m.knn_term_weight, "kNN term weights");
+  check.require(std::all_of(m.knn_term_weight.begin(), m.knn_term_weight.end(),
+                            [](float w) { return w >= 0.0f; }),
+                "kNN term weights negative");
   for (const KnnCandidate& candidate : m.knn_objective) {
-    check.require(candidate.k >= 1 && !std::isnan(candidate.objective),
+    check.require(candidate.k >= 1 && !std::isnan(candidate.objective) &&
+                      std::isfinite(candidate.concentration),
                   "kNN cross-validation results");
   }
   for (const auto& [gamma, objective] : m.rocchio_gamma_objective) {

@@ -51,6 +51,11 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
   if (version >= 2) ar& options.svm_c& options.logreg_c;
   if (version >= 3) ar& options.choose_default_method;
   if (version >= 4) ar& options.tuning_sample;
+  if (version >= 5) {
+    ar& options.knn_concentration;
+  } else if (Archive::is_loading::value) {
+    options.knn_concentration = 0.0;  // kNN weighed terms by idf alone
+  }
 }
 
 }  // namespace boost::serialization
@@ -60,7 +65,9 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
 // Version 2 (2026-11): svm_c, logreg_c.
 // Version 3 (2026-11): choose_default_method; nb_alpha 0 = cross-validated.
 // Version 4 (2026-11): tuning_sample (older files: the default).
-BOOST_CLASS_VERSION(autocat::TrainOptions, 4)
+// Version 5: knn_concentration (older files: 0, idf alone, as they were
+// trained; `train --add` keeps that).
+BOOST_CLASS_VERSION(autocat::TrainOptions, 5)
 // Version 1 (2026-11): ngrams. Older files load with single words only.
 BOOST_CLASS_VERSION(autocat::AnalyzerOptions, 1)
 BOOST_CLASS_VERSION(autocat::internal::AnalyzerSettings, 1)
@@ -86,10 +93,12 @@ struct KnnCandidate {
   int k = 0;
   int similarity_power = 1;
   double objective = 0;
+  double concentration = 0;  // version 1: knn_term_weights' exponent
 
   template <class Archive>
-  void serialize(Archive& ar, const unsigned int /*version*/) {
+  void serialize(Archive& ar, const unsigned int version) {
     ar& k& similarity_power& objective;
+    if (version >= 1) ar& concentration;
   }
 };
 
@@ -115,6 +124,11 @@ struct ModelState {
   // the training options set them).
   int knn_k = kDefaultKnnK;
   int knn_similarity_power = 1;  // a neighbour votes with similarity^power
+  // Version 6: the exponent of the terms' class concentration in kNN's
+  // weights (knn_term_weights) and those weights, one per term; empty when
+  // it is 0 (older files): kNN then weighs terms by idf.
+  double knn_concentration = 0.0;
+  std::vector<float> knn_term_weight;
   double rocchio_gamma = 0.0;
   // The cross-validated objective of every candidate tried.
   std::vector<KnnCandidate> knn_objective;
@@ -195,6 +209,7 @@ struct ModelState {
     } else if (Archive::is_loading::value && !thresholds.empty()) {
       thresholds.resize(all_methods().size());  // combo: untuned
     }
+    if (version >= 6) ar& knn_concentration& knn_term_weight;
   }
 };
 
@@ -206,7 +221,10 @@ struct ModelState {
 // version 1: ngrams).
 // Version 5: calibration and combo. Older files load with raw scores and
 // combo averaging its members.
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 5)
+// Version 6: knn_concentration and knn_term_weight (KnnCandidate version 1:
+// concentration). Older files load with kNN weighing terms by idf.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 6)
+BOOST_CLASS_VERSION(autocat::internal::KnnCandidate, 1)
 
 namespace autocat::internal {
 

@@ -76,6 +76,11 @@ const std::vector<int>& knn_k_candidates() {
   return candidates;
 }
 
+const std::vector<double>& knn_concentration_candidates() {
+  static const std::vector<double> candidates = {0.0, 0.5, 1.0};
+  return candidates;
+}
+
 const std::vector<double>& rocchio_gamma_candidates() {
   static const std::vector<double> candidates = {0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0};
   return candidates;
@@ -269,6 +274,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   TunedSettings tuned;
   tuned.knn_k = options.knn_k > 0 ? options.knn_k : kDefaultKnnK;
   tuned.knn_similarity_power = options.knn_similarity_power > 0 ? options.knn_similarity_power : 1;
+  tuned.knn_concentration = std::max(options.knn_concentration, 0.0);
   tuned.rocchio_gamma = std::max(options.rocchio_gamma, 0.0);
   tuned.svm_c = options.svm_c > 0 ? options.svm_c : 1.0;
   tuned.logreg_c = options.logreg_c > 0 ? options.logreg_c : 1.0;
@@ -289,14 +295,20 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   const std::vector<double> alpha_candidates =
       options.nb_alpha > 0 ? std::vector<double>{options.nb_alpha} : nb_alpha_candidates();
   const size_t num_alphas = alpha_candidates.size();
+  const std::vector<double> concentration_candidates =
+      options.knn_concentration >= 0 ? std::vector<double>{options.knn_concentration}
+                                     : knn_concentration_candidates();
   const int max_k = *std::max_element(k_candidates.begin(), k_candidates.end());
   const uint32_t num_categories = corpus.num_categories();
   const std::vector<uint32_t> fold = round_robin_folds(corpus.num_docs(), num_folds);
   const std::vector<DocumentTerms> docs = corpus_documents(corpus);
 
   // Out-of-fold results of every training document: kNN's neighbours (as
-  // documents of the full corpus) and the best scores of the other methods.
-  std::vector<std::vector<KnnIndex::Neighbour>> neighbours(corpus.num_docs());
+  // documents of the full corpus), per concentration candidate, and the
+  // best scores of the other methods.
+  std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_concentration(
+      concentration_candidates.size(),
+      std::vector<std::vector<KnnIndex::Neighbour>>(corpus.num_docs()));
   std::vector<ScoreLists> rocchio(gamma_candidates.size(), ScoreLists(corpus.num_docs()));
   // Naive Bayes: [method * num_alphas + alpha candidate].
   // [(method * 2 + features) * num_alphas + alpha candidate], features 0 =
@@ -351,7 +363,6 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     // one setting at a time.
     const std::vector<uint8_t> selected = selected_features(fitted_on, fold_options);
     const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), selected);
-    const KnnIndex knn(fitted_on, idf);
     std::vector<RocchioModel> centroids;
     for (double gamma : gamma_candidates) centroids.push_back(train_rocchio(fitted_on, idf, gamma));
     std::vector<std::unique_ptr<RocchioClassifier>> rocchio_classifiers;
@@ -363,14 +374,21 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       if (keep[d] || docs[d].terms.empty()) continue;
       const DocumentTerms doc = fold_document(docs[d], fold_training.fold_term);
       if (doc.terms.empty()) continue;  // no term the fold knows: no evidence
-      neighbours[d] = knn.neighbours(doc, max_k);
-      for (KnnIndex::Neighbour& neighbour : neighbours[d]) neighbour.doc = original[neighbour.doc];
       for (size_t g = 0; g < gamma_candidates.size(); ++g) {
         rocchio_classifiers[g]->score(doc, classify, &fold_scores);
         keep_best(fold_scores, &rocchio[g][d]);
       }
       scored[d] = 1;
       held_out.emplace_back(d, doc);
+    }
+    // kNN: one index per term weighting, built and searched in turn.
+    for (size_t b = 0; b < concentration_candidates.size(); ++b) {
+      const KnnIndex knn(fitted_on, knn_term_weights(fitted_on, idf, concentration_candidates[b]));
+      for (const auto& [d, doc] : held_out) {
+        std::vector<KnnIndex::Neighbour>& found = neighbours_by_concentration[b][d];
+        found = knn.neighbours(doc, max_k);
+        for (KnnIndex::Neighbour& neighbour : found) neighbour.doc = original[neighbour.doc];
+      }
     }
     // The linear methods: each C's model scores the held-out documents as
     // soon as it is fitted and is dropped (each is terms x categories).
@@ -447,7 +465,9 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   const std::vector<int> power_candidates = options.knn_similarity_power > 0
                                                 ? std::vector<int>{options.knn_similarity_power}
                                                 : std::vector<int>{1, 2};
-  auto try_knn = [&](int k, int power) {
+  size_t best_concentration = 0;
+  auto try_knn = [&](size_t b, int k, int power) {
+    const auto& neighbours = neighbours_by_concentration[b];
     for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
       if (neighbours[d].empty()) {
         lists[d] = DocScores();
@@ -458,16 +478,20 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     }
     std::vector<double> thresholds = thresholds_from(corpus, lists);
     const double value = objective(corpus, lists, thresholds, decision);
-    tuned.knn_objective.push_back({k, power, value});
+    tuned.knn_objective.push_back({k, power, value, concentration_candidates[b]});
     if (value > best) {
       best = value;
+      best_concentration = b;
       tuned.knn_k = k;
       tuned.knn_similarity_power = power;
+      tuned.knn_concentration = concentration_candidates[b];
       tuned.thresholds[static_cast<size_t>(Method::kKnn)] = std::move(thresholds);
     }
   };
-  for (int power : power_candidates) {
-    for (int k : k_candidates) try_knn(k, power);
+  for (size_t b = 0; b < concentration_candidates.size(); ++b) {
+    for (int power : power_candidates) {
+      for (int k : k_candidates) try_knn(b, k, power);
+    }
   }
   // An optimum at the grid's low edge may lie below it: halve k while it
   // does (the neighbour lists already hold those). Extending the high edge
@@ -475,8 +499,13 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   int edge = *std::min_element(k_candidates.begin(), k_candidates.end());
   while (options.knn_k <= 0 && tuned.knn_k == edge && edge > 1) {
     edge /= 2;
-    try_knn(edge, tuned.knn_similarity_power);
+    try_knn(best_concentration, edge, tuned.knn_similarity_power);
   }
+  // The chosen weighting's lists feed combo; the others are dropped.
+  std::vector<std::vector<KnnIndex::Neighbour>> neighbours =
+      std::move(neighbours_by_concentration[best_concentration]);
+  neighbours_by_concentration.clear();
+  neighbours_by_concentration.shrink_to_fit();
   const double best_knn = best;
   best = -1.0;
   size_t best_gamma = 0;

@@ -80,6 +80,10 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   if (options.svm_c < 0 || options.logreg_c < 0) {
     throw InvalidArgumentError("C of svm / logreg must be greater than 0 (0: cross-validate)");
   }
+  if (!std::isfinite(options.knn_concentration) || options.knn_concentration > 4) {
+    throw InvalidArgumentError(
+        "kNN concentration must be between 0 and 4 (negative: cross-validate)");
+  }
   if (options.knn_similarity_power < 0 || options.knn_similarity_power > 2) {
     throw InvalidArgumentError("kNN similarity power must be 1 or 2 (0: cross-validate)");
   }
@@ -138,6 +142,10 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   }
 
   const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+  model.knn_concentration = tuned.knn_concentration;
+  if (model.knn_concentration > 0) {
+    model.knn_term_weight = knn_term_weights(corpus, idf, model.knn_concentration);
+  }
   model.svm_c_objective = std::move(tuned.svm_c_objective);
   model.logreg_c_objective = std::move(tuned.logreg_c_objective);
   // The linear models' settings; fit_linear_models() fits their weights.
@@ -383,7 +391,8 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     // kNN's postings as classification reads them, so that loading the
     // model maps them instead of rebuilding them; written as they are
     // computed, never held in memory beside the corpus.
-    write_knn_index(corpus, idf, writer->next().knn_index);
+    write_knn_index(corpus, model.knn_term_weight.empty() ? idf : model.knn_term_weight,
+                    writer->next().knn_index);
   }
   writer->install();
 
@@ -398,6 +407,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->method_objective = model.method_objective;
   report->nb_alpha_objective = model.nb_alpha_objective;
   report->knn_similarity_power = model.knn_similarity_power;
+  report->knn_concentration = model.knn_concentration;
   report->rocchio_gamma = model.rocchio_gamma;
   report->tuned = !model.thresholds.empty();
   report->tuned_on_documents = report->tuned ? model.tuned_on_documents : 0;

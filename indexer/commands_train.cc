@@ -325,6 +325,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
              internal::JsonValue::number(static_cast<double>(report.tuned_on_documents)));
     json.set("knn_k", internal::JsonValue::number(report.knn_k));
     json.set("knn_similarity_power", internal::JsonValue::number(report.knn_similarity_power));
+    json.set("knn_concentration", internal::JsonValue::number(report.knn_concentration));
     json.set("rocchio_gamma", internal::JsonValue::number(report.rocchio_gamma));
     json.set("svm_c", internal::JsonValue::number(report.svm_c));
     json.set("logreg_c", internal::JsonValue::number(report.logreg_c));
@@ -367,6 +368,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
       internal::JsonValue entry = internal::JsonValue::object();
       entry.set("k", internal::JsonValue::number(candidate.k));
       entry.set("similarity_power", internal::JsonValue::number(candidate.similarity_power));
+      entry.set("concentration", internal::JsonValue::number(candidate.concentration));
       entry.set("objective", internal::JsonValue::number(candidate.objective));
       knn_tried.push_back(std::move(entry));
     }
@@ -420,6 +422,10 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                {"  decision", decision_name(report.decision)},
                {"  knn", "k = " + std::to_string(report.knn_k) + ", votes = similarity" +
                              (report.knn_similarity_power == 2 ? "^2" : "") +
+                             (report.knn_concentration > 0
+                                  ? ", terms weigh idf x concentration^" +
+                                        format_number(report.knn_concentration)
+                                  : "") +
                              (report.tuned ? " (cross-validated)" : "")},
                {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) +
                                  (report.tuned ? " (cross-validated)" : "")},

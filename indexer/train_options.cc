@@ -15,6 +15,7 @@ const std::vector<OptionSpec>& train_option_specs() {
       {"alpha", true},    {"rocchio-gamma", true}, {"keep-unlabelled", false},
       {"any-of", false},  {"one-of", false},       {"threshold-folds", true},
       {"knn-k", true},    {"ngrams", true},        {"tuning-sample", true},
+      {"knn-concentration", true},
   };
   return specs;
 }
@@ -40,6 +41,10 @@ const char kTrainHelp[] =
     "                       (default: chosen by cross-validation from 0 to 3)\n"
     "  --knn-k K            kNN's default k (default: chosen by cross-validation\n"
     "                       from 10 to 300)\n"
+    "  --knn-concentration X  kNN weighs each term by idf times its class\n"
+    "                       concentration (1 - normalized entropy of its\n"
+    "                       documents' labels) to the power X; 0 = idf alone\n"
+    "                       (default: chosen by cross-validation from 0, 0.5, 1)\n"
     "  --keep-unlabelled    also keep documents that give no labels (no \"labels\"\n"
     "                       key, plain files) as examples of \"no category\", like\n"
     "                       records with \"labels\": [] (multi-label collections such\n"
@@ -83,6 +88,8 @@ TrainOptions train_options(const ParsedArgs& args) {
   options.nb_alpha = args.number("alpha", options.nb_alpha, 1e-9, 1e9);
   options.rocchio_gamma = args.number("rocchio-gamma", options.rocchio_gamma, 0.0, 100.0);
   options.knn_k = static_cast<int>(args.integer("knn-k", options.knn_k, 1, 100000));
+  options.knn_concentration =
+      args.number("knn-concentration", options.knn_concentration, 0.0, 4.0);
   options.keep_unlabelled = args.has("keep-unlabelled");
   if (args.has("any-of") && args.has("one-of")) {
     throw UsageError("--any-of and --one-of exclude each other");

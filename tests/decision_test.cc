@@ -246,17 +246,24 @@ std::vector<LabelledTerms> noisy_documents() {
   return docs;
 }
 
-// Every (k, power) and gamma candidate is scored, and the chosen one is the
-// first (smallest, fastest) of those with the best objective.
+// Every (concentration, power, k) and gamma candidate is scored, and the
+// chosen one is the first (smallest, fastest) of those with the best
+// objective.
 TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
   const TrainingCorpus corpus = make_training_corpus(noisy_documents());
+  const size_t grid = knn_concentration_candidates().size() * 2 * knn_k_candidates().size();
   for (Decision decision : {Decision::kOneOf, Decision::kAnyOf}) {
     const TunedSettings tuned = tune_settings(corpus, TrainOptions(), decision);
     ASSERT_EQ(tuned.thresholds.size(), all_methods().size());
     // The grid, then smaller k while the best sits at its low edge.
-    ASSERT_GE(tuned.knn_objective.size(), 2 * knn_k_candidates().size());
-    for (size_t i = 2 * knn_k_candidates().size(); i < tuned.knn_objective.size(); ++i) {
+    ASSERT_GE(tuned.knn_objective.size(), grid);
+    for (size_t i = 0; i < grid; ++i) {
+      EXPECT_EQ(tuned.knn_objective[i].concentration,
+                knn_concentration_candidates()[i / (2 * knn_k_candidates().size())]);
+    }
+    for (size_t i = grid; i < tuned.knn_objective.size(); ++i) {
       EXPECT_LT(tuned.knn_objective[i].k, knn_k_candidates().front());
+      EXPECT_EQ(tuned.knn_objective[i].concentration, tuned.knn_concentration);
     }
     ASSERT_EQ(tuned.rocchio_gamma_objective.size(), rocchio_gamma_candidates().size());
     double best_knn = -1;
@@ -268,6 +275,7 @@ TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
         [&](const KnnCandidate& candidate) { return candidate.objective == best_knn; });
     EXPECT_EQ(tuned.knn_k, first_best_knn->k);
     EXPECT_EQ(tuned.knn_similarity_power, first_best_knn->similarity_power);
+    EXPECT_EQ(tuned.knn_concentration, first_best_knn->concentration);
     // The candidates differ, so choosing another one would show.
     const auto worst_knn = std::min_element(
         tuned.knn_objective.begin(), tuned.knn_objective.end(),
@@ -304,6 +312,7 @@ TEST(TunedSettingsTest, TiesKeepTheFirstCandidate) {
   }
   EXPECT_EQ(tuned.knn_k, knn_k_candidates().front());
   EXPECT_EQ(tuned.knn_similarity_power, 1);
+  EXPECT_EQ(tuned.knn_concentration, knn_concentration_candidates().front());
   EXPECT_EQ(tuned.rocchio_gamma, rocchio_gamma_candidates().front());
 }
 
@@ -314,8 +323,10 @@ TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
   fixed.knn_k = 7;
   fixed.knn_similarity_power = 1;
   fixed.rocchio_gamma = 0.5;
+  fixed.knn_concentration = 0.5;
   const TunedSettings kept = tune_settings(corpus, fixed, Decision::kAnyOf);
   EXPECT_EQ(kept.knn_k, 7);
+  EXPECT_EQ(kept.knn_concentration, 0.5);
   EXPECT_EQ(kept.knn_similarity_power, 1);
   EXPECT_EQ(kept.rocchio_gamma, 0.5);
   EXPECT_EQ(kept.knn_objective.size(), 1u);

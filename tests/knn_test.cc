@@ -534,6 +534,50 @@ TEST(WeightingTest, ComputeIdf) {
   EXPECT_EQ(some[2], 0.0f);
 }
 
+// knn_term_weights by hand: two categories of two documents each.
+//   a: in two x documents      -> P = (2 + 0.5) / 3, (0 + 0.5) / 3
+//   b: in one x and one y      -> P = 1/2, 1/2: no concentration, weight 0
+//   c: in one y document       -> P = (0 + 0.5) / 2, (1 + 0.5) / 2
+TEST(KnnTermWeightsTest, HandComputedConcentration) {
+  const TrainingCorpus corpus = make_training_corpus({{split("a b"), {"x"}},
+                                                      {split("a"), {"x"}},
+                                                      {split("b c"), {"y"}},
+                                                      {split("d"), {"y"}}});
+  ASSERT_EQ(corpus.terms, (std::vector<std::string>{"a", "b", "c", "d"}));
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  EXPECT_EQ(knn_term_weights(corpus, idf, 0.0), idf);
+  const auto share = [](double p) {
+    return 1.0 + (p * std::log(p) + (1 - p) * std::log(1 - p)) / std::log(2.0);
+  };
+  const std::vector<float> linear = knn_term_weights(corpus, idf, 1.0);
+  EXPECT_NEAR(linear[0], idf[0] * share(2.5 / 3), 1e-6);
+  EXPECT_EQ(linear[1], 0.0f);
+  EXPECT_NEAR(linear[2], idf[2] * share(1.5 / 2), 1e-6);
+  EXPECT_NEAR(linear[3], idf[3] * share(1.5 / 2), 1e-6);
+  const std::vector<float> root = knn_term_weights(corpus, idf, 0.5);
+  EXPECT_NEAR(root[0], idf[0] * std::sqrt(share(2.5 / 3)), 1e-6);
+  // The more concentrated term keeps more of its idf.
+  EXPECT_GT(linear[0] / idf[0], linear[2] / idf[2]);
+  EXPECT_THROW(knn_term_weights(corpus, std::vector<float>(3, 1.0f), 1.0), InvalidArgumentError);
+}
+
+// Documents without a label are a class of their own: a term found only in
+// them is as concentrated as one found only in a category of the same size.
+TEST(KnnTermWeightsTest, UnlabelledDocumentsAreAClass) {
+  const TrainingCorpus corpus = make_training_corpus({{split("a"), {"x"}},
+                                                      {split("a"), {"x"}},
+                                                      {split("b"), {}},
+                                                      {split("b"), {}},
+                                                      {split("c"), {"y"}},
+                                                      {split("c"), {"y"}}});
+  ASSERT_EQ(corpus.terms, (std::vector<std::string>{"a", "b", "c"}));
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const std::vector<float> weights = knn_term_weights(corpus, idf, 1.0);
+  EXPECT_GT(weights[0], 0.0f);
+  EXPECT_FLOAT_EQ(weights[1], weights[0]);
+  EXPECT_FLOAT_EQ(weights[2], weights[0]);
+}
+
 TEST(WeightingTest, SublinearTf) {
   EXPECT_EQ(sublinear_tf(0), 0.0);
   EXPECT_EQ(sublinear_tf(1), 1.0);

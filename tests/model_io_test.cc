@@ -105,8 +105,12 @@ TEST_F(ModelIoTest, RoundTripKeepsDecisionSettings) {
   model_.knn_k = 150;
   model_.knn_similarity_power = 2;
   model_.rocchio_gamma = 1.5;
-  model_.knn_objective = {{50, 1, 0.8}, {150, 2, 0.9}};
+  model_.knn_objective = {{50, 1, 0.8, 0.0}, {150, 2, 0.9, 0.5}};
+  model_.knn_concentration = 0.5;
+  model_.knn_term_weight.assign(model_.terms.size(), 0.25f);
+  model_.knn_term_weight.back() = 2.5f;
   model_.rocchio_gamma_objective = {{0.0, 0.7}, {1.5, 0.75}};
+  model_.training.knn_concentration = 0.5;
   model_.training.decision = Decision::kAnyOf;
   model_.training.knn_k = 150;
   model_.training.knn_similarity_power = 2;
@@ -122,6 +126,10 @@ TEST_F(ModelIoTest, RoundTripKeepsDecisionSettings) {
   EXPECT_EQ(loaded.knn_objective[1].k, 150);
   EXPECT_EQ(loaded.knn_objective[1].similarity_power, 2);
   EXPECT_EQ(loaded.knn_objective[1].objective, 0.9);
+  EXPECT_EQ(loaded.knn_objective[1].concentration, 0.5);
+  EXPECT_EQ(loaded.knn_concentration, 0.5);
+  EXPECT_EQ(loaded.knn_term_weight, model_.knn_term_weight);
+  EXPECT_EQ(loaded.training.knn_concentration, 0.5);
   EXPECT_EQ(loaded.rocchio_gamma_objective, model_.rocchio_gamma_objective);
   EXPECT_EQ(loaded.training.decision, std::optional<Decision>(Decision::kAnyOf));
   EXPECT_EQ(loaded.training.knn_k, 150);
@@ -155,6 +163,27 @@ TEST(ModelIoCompatibilityTest, ModelsFromBeforeDecisionModesLoad) {
   EXPECT_FALSE(old.training.choose_default_method);
   EXPECT_TRUE(old.method_objective.empty());
   EXPECT_TRUE(old.nb_alpha_objective.empty());
+}
+
+// A model file written just before kNN's class-concentration weights
+// (tests/data, examples/data/train.jsonl trained on 2026-11-24, format
+// version 5) loads with kNN weighing terms by idf alone, as it was trained,
+// and `train --add` keeps that.
+TEST(ModelIoCompatibilityTest, ModelsFromBeforeKnnConcentrationLoad) {
+  const ModelState old = read_model_file(testing_util::test_data("model-2026-11-24-v5.autocat"));
+  EXPECT_EQ(old.num_docs, 112u);
+  EXPECT_EQ(old.knn_k, 10);
+  EXPECT_EQ(old.knn_similarity_power, 2);
+  EXPECT_EQ(old.knn_concentration, 0.0);
+  EXPECT_TRUE(old.knn_term_weight.empty());
+  EXPECT_EQ(old.training.knn_concentration, 0.0);
+  ASSERT_FALSE(old.knn_objective.empty());
+  for (const KnnCandidate& candidate : old.knn_objective) {
+    EXPECT_EQ(candidate.concentration, 0.0);
+    EXPECT_GT(candidate.objective, 0.0);
+  }
+  EXPECT_FALSE(old.combo.empty());
+  EXPECT_EQ(old.training.tuning_sample, 50000);
 }
 
 TEST_F(ModelIoTest, RoundTripKeepsNgramsAndCrossValidatedChoices) {
@@ -253,6 +282,23 @@ TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
       {"kNN k of 0 (assigned nothing)", [](ModelState* m) { m->knn_k = 0; }, "kNN k below 1"},
       {"kNN k negative", [](ModelState* m) { m->knn_k = -3; }, "kNN k below 1"},
       {"similarity power 3", [](ModelState* m) { m->knn_similarity_power = 3; }, "power"},
+      {"kNN term weights for one term",
+       [](ModelState* m) {
+         m->knn_concentration = 0.5;
+         m->knn_term_weight.assign(1, 1.0f);
+       },
+       "kNN term weights"},
+      {"kNN term weights without a concentration",
+       [](ModelState* m) { m->knn_term_weight.assign(m->terms.size(), 1.0f); },
+       "kNN term weights"},
+      {"negative kNN term weight",
+       [](ModelState* m) {
+         m->knn_concentration = 1;
+         m->knn_term_weight.assign(m->terms.size(), -1.0f);
+       },
+       "kNN term weights negative"},
+      {"NaN kNN concentration", [](ModelState* m) { m->knn_concentration = std::nan(""); },
+       "kNN concentration"},
       {"negative gamma", [](ModelState* m) { m->rocchio_gamma = -1; }, "Rocchio gamma"},
       {"NaN gamma", [](ModelState* m) { m->rocchio_gamma = std::nan(""); }, "Rocchio gamma"},
       {"decision 7", [](ModelState* m) { m->decision = static_cast<Decision>(7); }, "decision"},

@@ -8,7 +8,10 @@
 
 #include "autocat/error.h"
 #include "classify/categorizer.h"
+#include "classify/knn.h"
 #include "classify/model_dir.h"
+#include "classify/thresholds.h"
+#include "classify/weighting.h"
 #include "test_util.h"
 
 namespace autocat::internal {
@@ -94,6 +97,41 @@ TEST_F(TrainerTest, ModelFileHoldsWhatFitModelFitsInMemory) {
   // Nothing but the generation's own files is left in its directory.
   EXPECT_EQ(entries_of(std::filesystem::path(paths.model_file).parent_path().string()),
             (std::vector<std::string>{"knn.index", "model.autocat", "training"}));
+}
+
+// kNN with the terms' class concentration: the model keeps the weights,
+// the index file written at training holds them, and classification
+// through the mapped file equals the index built in memory.
+TEST_F(TrainerTest, KnnConcentrationWeightsReachTheIndexFile) {
+  const std::string model_dir = dir_.file("model");
+  TrainOptions options;
+  options.knn_concentration = 1.0;
+  train_model({fixture_}, model_dir, options, ReadOptions(), nullptr);
+  const Categorizer on_disk(model_dir);
+  const ModelState& model = on_disk.model();
+  EXPECT_EQ(model.knn_concentration, 1.0);
+  const TrainingCorpus corpus =
+      load_training_corpus(Xapian::Database(on_disk.paths().training_db));
+  const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+  EXPECT_EQ(model.knn_term_weight, knn_term_weights(corpus, idf, 1.0));
+  EXPECT_NE(model.knn_term_weight, idf);
+  ASSERT_TRUE(on_disk.knn_index().mapped());
+  EXPECT_EQ(on_disk.knn_index().idf(), model.knn_term_weight);
+  const Categorizer in_memory(model, std::make_shared<const TrainingCorpus>(corpus));
+  ClassifyOptions classify;
+  classify.method = Method::kKnn;
+  for (const char* text : {"goal match team", "stock market shares", "election vote"}) {
+    const DocumentTerms doc = on_disk.document_terms(on_disk.analyzer().analyze(text));
+    EXPECT_EQ(on_disk.scores(doc, classify), in_memory.scores(doc, classify)) << text;
+  }
+  // Cross-validation's choice among the candidates is kept the same way.
+  const std::string tuned_dir = dir_.file("tuned");
+  train_model({fixture_}, tuned_dir, TrainOptions(), ReadOptions(), nullptr);
+  const ModelState tuned = model_in(tuned_dir);
+  EXPECT_EQ(tuned.knn_term_weight.empty(), tuned.knn_concentration == 0.0);
+  const std::vector<double>& candidates = knn_concentration_candidates();
+  EXPECT_NE(std::find(candidates.begin(), candidates.end(), tuned.knn_concentration),
+            candidates.end());
 }
 
 // A collection larger than tuning_sample is tuned on a sample the trainer

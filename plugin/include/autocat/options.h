@@ -79,6 +79,11 @@ struct TrainOptions {
   // kNN: a neighbour votes with similarity^power, 1 or 2. 0 = chosen by
   // cross-validation (1 without tuning).
   int knn_similarity_power = 0;
+  // kNN: terms weigh idf times their class concentration to this power
+  // (1 minus the normalized entropy of the labels of the documents holding
+  // them). Negative = chosen by cross-validation from 0, 0.5, 1 (0 without
+  // tuning); 0 = idf alone.
+  double knn_concentration = -1.0;
   // svm / logreg: the regularization constant C. 0 = chosen by
   // cross-validation (see linear_c_candidates; 1 without tuning).
   double svm_c = 0;
