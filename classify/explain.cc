@@ -212,8 +212,8 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
     while (w != weights.end() && w->term < tc.term) ++w;
     if (w == weights.end()) break;
     if (w->term != tc.term) continue;
-    contributions.push_back(
-        TermValue{tc.term, query_weight(tc, knn_weight) * inverse_norm * w->value * inverse_doc_norm});
+    contributions.push_back(TermValue{
+        tc.term, query_weight(tc, knn_weight) * inverse_norm * w->value * inverse_doc_norm});
   }
   set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }

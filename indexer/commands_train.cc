@@ -229,6 +229,16 @@ std::string tuning_text(const internal::TrainReport& report) {
 }
 
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
+// "k = 150, votes = similarity^2, terms weigh idf x concentration^0.5 (cross-validated)"
+std::string knn_text(const internal::TrainReport& report) {
+  std::string text = "k = " + std::to_string(report.knn_k) + ", votes = similarity";
+  if (report.knn_similarity_power == 2) text += "^2";
+  if (report.knn_concentration > 0) {
+    text += ", terms weigh idf x concentration^" + format_number(report.knn_concentration);
+  }
+  return text + (report.tuned ? " (cross-validated)" : "");
+}
+
 std::string nb_alpha_text(const internal::TrainReport& report) {
   std::string text = "alpha";
   const std::vector<Method>& nb_methods = internal::naive_bayes_methods();
@@ -420,13 +430,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                {"  terms", terms},
                {"  default method", default_method_text(report)},
                {"  decision", decision_name(report.decision)},
-               {"  knn", "k = " + std::to_string(report.knn_k) + ", votes = similarity" +
-                             (report.knn_similarity_power == 2 ? "^2" : "") +
-                             (report.knn_concentration > 0
-                                  ? ", terms weigh idf x concentration^" +
-                                        format_number(report.knn_concentration)
-                                  : "") +
-                             (report.tuned ? " (cross-validated)" : "")},
+               {"  knn", knn_text(report)},
                {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) +
                                  (report.tuned ? " (cross-validated)" : "")},
                {"  naive bayes", nb_alpha_text(report)},

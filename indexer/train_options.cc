@@ -10,11 +10,21 @@ namespace autocat::cli {
 
 const std::vector<OptionSpec>& train_option_specs() {
   static const std::vector<OptionSpec> specs = {
-      {"method", true},   {"stopwords", true},     {"stemmer", true},
-      {"features", true}, {"select", true},        {"per-category", false},
-      {"alpha", true},    {"rocchio-gamma", true}, {"keep-unlabelled", false},
-      {"any-of", false},  {"one-of", false},       {"threshold-folds", true},
-      {"knn-k", true},    {"ngrams", true},        {"tuning-sample", true},
+      {"method", true},
+      {"stopwords", true},
+      {"stemmer", true},
+      {"features", true},
+      {"select", true},
+      {"per-category", false},
+      {"alpha", true},
+      {"rocchio-gamma", true},
+      {"keep-unlabelled", false},
+      {"any-of", false},
+      {"one-of", false},
+      {"threshold-folds", true},
+      {"knn-k", true},
+      {"ngrams", true},
+      {"tuning-sample", true},
       {"knn-concentration", true},
   };
   return specs;
@@ -88,8 +98,7 @@ TrainOptions train_options(const ParsedArgs& args) {
   options.nb_alpha = args.number("alpha", options.nb_alpha, 1e-9, 1e9);
   options.rocchio_gamma = args.number("rocchio-gamma", options.rocchio_gamma, 0.0, 100.0);
   options.knn_k = static_cast<int>(args.integer("knn-k", options.knn_k, 1, 100000));
-  options.knn_concentration =
-      args.number("knn-concentration", options.knn_concentration, 0.0, 4.0);
+  options.knn_concentration = args.number("knn-concentration", options.knn_concentration, 0.0, 4.0);
   options.keep_unlabelled = args.has("keep-unlabelled");
   if (args.has("any-of") && args.has("one-of")) {
     throw UsageError("--any-of and --one-of exclude each other");

@@ -539,10 +539,8 @@ TEST(WeightingTest, ComputeIdf) {
 //   b: in one x and one y      -> P = 1/2, 1/2: no concentration, weight 0
 //   c: in one y document       -> P = (0 + 0.5) / 2, (1 + 0.5) / 2
 TEST(KnnTermWeightsTest, HandComputedConcentration) {
-  const TrainingCorpus corpus = make_training_corpus({{split("a b"), {"x"}},
-                                                      {split("a"), {"x"}},
-                                                      {split("b c"), {"y"}},
-                                                      {split("d"), {"y"}}});
+  const TrainingCorpus corpus = make_training_corpus(
+      {{split("a b"), {"x"}}, {split("a"), {"x"}}, {split("b c"), {"y"}}, {split("d"), {"y"}}});
   ASSERT_EQ(corpus.terms, (std::vector<std::string>{"a", "b", "c", "d"}));
   const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
   EXPECT_EQ(knn_term_weights(corpus, idf, 0.0), idf);

@@ -289,8 +289,7 @@ TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
        },
        "kNN term weights"},
       {"kNN term weights without a concentration",
-       [](ModelState* m) { m->knn_term_weight.assign(m->terms.size(), 1.0f); },
-       "kNN term weights"},
+       [](ModelState* m) { m->knn_term_weight.assign(m->terms.size(), 1.0f); }, "kNN term weights"},
       {"negative kNN term weight",
        [](ModelState* m) {
          m->knn_concentration = 1;

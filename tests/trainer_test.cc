@@ -110,8 +110,7 @@ TEST_F(TrainerTest, KnnConcentrationWeightsReachTheIndexFile) {
   const Categorizer on_disk(model_dir);
   const ModelState& model = on_disk.model();
   EXPECT_EQ(model.knn_concentration, 1.0);
-  const TrainingCorpus corpus =
-      load_training_corpus(Xapian::Database(on_disk.paths().training_db));
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(on_disk.paths().training_db));
   const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
   EXPECT_EQ(model.knn_term_weight, knn_term_weights(corpus, idf, 1.0));
   EXPECT_NE(model.knn_term_weight, idf);
