@@ -201,6 +201,33 @@ TEST_F(ExplainTest, KnnTermsSumToTheNearestNeighboursSimilarity) {
   EXPECT_EQ(shared, (std::set<std::string>{"match", "scored", "striker", "team", "won"}));
 }
 
+// With class-concentration term weights (--knn-concentration 1) the terms
+// still sum to the nearest neighbour's similarity: explain weighs them as
+// the index does.
+TEST_F(ExplainTest, KnnTermsSumToTheSimilarityWithConcentrationWeights) {
+  const std::string model = scratch_.file("concentration");
+  const CliResult trained =
+      run_autocat({"train", "--model", model, "--split", "train", "--knn-concentration", "1",
+                   test_data("fixture_train.jsonl")});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const Categorizer categorizer(model);
+  ASSERT_EQ(categorizer.model().knn_concentration, 1.0);
+  Explainer explainer(categorizer);
+  const Explanation e =
+      explainer.explain(categorizer.document_terms(categorizer.analyzer().analyze(kSportsText)),
+                        all_of(Method::kKnn));
+  ASSERT_FALSE(e.neighbours.empty());
+  ASSERT_FALSE(e.terms.empty());
+  EXPECT_NEAR(e.terms_total, e.neighbours[0].similarity, 1e-5);
+  // A weighting different from idf alone: the suite's model (same data)
+  // finds another similarity for its nearest neighbour.
+  Explainer plain(*categorizer_);
+  const Explanation idf_alone = plain.explain(terms_of(kSportsText), all_of(Method::kKnn));
+  if (categorizer_->model().knn_concentration != 1.0) {
+    EXPECT_NE(e.neighbours[0].similarity, idf_alone.neighbours[0].similarity);
+  }
+}
+
 TEST_F(ExplainTest, RocchioTermsSumToTheScore) {
   Explainer explainer(*categorizer_);
   ClassifyOptions classify;
