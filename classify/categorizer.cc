@@ -169,7 +169,6 @@ void Categorizer::build_classifiers() {
   analyzer_ = std::make_unique<Analyzer>(model_.analyzer);
   vocabulary_ = Vocabulary(model_.terms);
   idf_ = compute_idf(model_.df, model_.num_docs, model_.selected);
-  knn_weight_ = model_.knn_term_weight.empty() ? idf_ : model_.knn_term_weight;
 
   classifiers_.resize(all_methods().size());
   const auto live_or_trained = [this](Method method, std::unique_ptr<Classifier> trained) {
@@ -240,9 +239,9 @@ const KnnIndex& Categorizer::knn_index() const {
     std::shared_ptr<const KnnIndex> index;
     std::shared_ptr<KnnLiveIndex> live;
     if (corpus_) {
-      index = std::make_shared<const KnnIndex>(*corpus_, knn_weight_);
+      index = std::make_shared<const KnnIndex>(*corpus_, model_.knn_weights(idf_));
       live = std::make_shared<KnnLiveIndex>(index, std::vector<std::string>());
-    } else if ((index = KnnIndex::open(paths_.knn_index, knn_weight_, model_.num_docs,
+    } else if ((index = KnnIndex::open(paths_.knn_index, model_.knn_weights(idf_), model_.num_docs,
                                        static_cast<uint32_t>(model_.categories.size())))) {
       // Written at training time: mapped, not rebuilt. The training
       // documents' ids (to learn and forget by id) are read from the
@@ -256,7 +255,7 @@ const KnnIndex& Categorizer::knn_index() const {
       }
       TrainingCorpus corpus = read_training_corpus(training_db_, path, model_dir_);
       check_corpus_matches(corpus, model_, path);
-      index = std::make_shared<const KnnIndex>(corpus, knn_weight_);
+      index = std::make_shared<const KnnIndex>(corpus, model_.knn_weights(idf_));
       // The database open since construction: this generation may have
       // been removed by later trains meanwhile.
       live = std::make_shared<KnnLiveIndex>(index, training_ids(&training_db_));

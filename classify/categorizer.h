@@ -235,7 +235,6 @@ class Categorizer {
   std::unique_ptr<Analyzer> analyzer_;
   Vocabulary vocabulary_;
   std::vector<float> idf_;
-  std::vector<float> knn_weight_;  // kNN's term weights: the model's, else idf_
   std::vector<std::unique_ptr<Classifier>> classifiers_;  // by Method; kNN built lazily
   mutable std::once_flag knn_once_;
   mutable std::shared_ptr<const KnnIndex> knn_index_;

@@ -129,6 +129,10 @@ struct ModelState {
   // it is 0 (older files): kNN then weighs terms by idf.
   double knn_concentration = 0.0;
   std::vector<float> knn_term_weight;
+  // kNN's term weights given the model's `idf`: knn_term_weight, or idf.
+  const std::vector<float>& knn_weights(const std::vector<float>& idf) const {
+    return knn_term_weight.empty() ? idf : knn_term_weight;
+  }
   double rocchio_gamma = 0.0;
   // The cross-validated objective of every candidate tried.
   std::vector<KnnCandidate> knn_objective;

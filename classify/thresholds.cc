@@ -734,17 +734,19 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
   // documents: a few weights per category, so little optimism).
   std::vector<std::vector<double>> document_logits(combo_members().size(),
                                                    std::vector<double>(num_categories));
-  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+  // Document d's combo scores under `combo` into lists[d].
+  const auto score_combo = [&](const ComboModel& combo, uint32_t d) {
     lists[d] = DocScores();
-    if (!scored[d]) continue;
+    if (!scored[d]) return;
     for (size_t m = 0; m < combo_members().size(); ++m) {
       for (uint32_t c = 0; c < num_categories; ++c) {
         document_logits[m][c] = logits[m][size_t(d) * num_categories + c];
       }
     }
-    combo_probabilities(tuned->combo, decision, document_logits, &scores);
+    combo_probabilities(combo, decision, document_logits, &scores);
     keep_best(scores, &lists[d]);
-  }
+  };
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) score_combo(tuned->combo, d);
   tuned->thresholds[static_cast<size_t>(Method::kCombo)] = thresholds_from(corpus, lists);
 
   // combo's objective, to compete for the default method: the stacked model
@@ -758,15 +760,7 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
     const ComboModel fold_combo =
         fit_combo(combo_members(), logits, fit_on, positive, num_categories);
     for (uint32_t d = held_out; d < corpus.num_docs(); d += kComboObjectiveFolds) {
-      lists[d] = DocScores();
-      if (!scored[d]) continue;
-      for (size_t m = 0; m < combo_members().size(); ++m) {
-        for (uint32_t c = 0; c < num_categories; ++c) {
-          document_logits[m][c] = logits[m][size_t(d) * num_categories + c];
-        }
-      }
-      combo_probabilities(fold_combo, decision, document_logits, &scores);
-      keep_best(scores, &lists[d]);
+      score_combo(fold_combo, d);
     }
   }
   tuned->method_objective[static_cast<size_t>(Method::kCombo)] =

@@ -391,8 +391,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     // kNN's postings as classification reads them, so that loading the
     // model maps them instead of rebuilding them; written as they are
     // computed, never held in memory beside the corpus.
-    write_knn_index(corpus, model.knn_term_weight.empty() ? idf : model.knn_term_weight,
-                    writer->next().knn_index);
+    write_knn_index(corpus, model.knn_weights(idf), writer->next().knn_index);
   }
   writer->install();
 
