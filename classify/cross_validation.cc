@@ -6,6 +6,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <unordered_map>
 
 #include "autocat/error.h"
 #include "classify/categorizer.h"
@@ -92,7 +93,43 @@ std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t fo
     fisher_yates(&group, generator);
     for (uint32_t d : group) fold_of[d] = static_cast<uint32_t>(dealt++ % folds);
   }
+  // Each copy joins the fold of its group's first document dealt.
+  const std::vector<uint32_t> original = copy_groups(corpus);
+  std::vector<int64_t> group_fold(corpus.num_docs(), -1);
+  for (const std::vector<uint32_t>& group : groups) {
+    for (uint32_t d : group) {
+      int64_t& fold = group_fold[original[d]];
+      if (fold < 0) fold = fold_of[d];
+      fold_of[d] = static_cast<uint32_t>(fold);
+    }
+  }
   return fold_of;
+}
+
+std::vector<uint32_t> copy_groups(const TrainingCorpus& corpus) {
+  const uint32_t num_docs = corpus.num_docs();
+  // Built term by term from the postings, so each document's hash covers
+  // its (term, count) pairs in term order.
+  std::vector<uint64_t> hash(num_docs, 0x9e3779b97f4a7c15ULL);
+  std::vector<uint8_t> has_terms(num_docs, 0);
+  const auto mix = [](uint64_t h, uint64_t value) {
+    h ^= value + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+  };
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const uint32_t d = corpus.posting_doc[p];
+      hash[d] = mix(hash[d], (uint64_t{t} << 32) | corpus.posting_wdf[p]);
+      has_terms[d] = 1;
+    }
+  }
+  std::vector<uint32_t> original(num_docs);
+  std::unordered_map<uint64_t, uint32_t> first_with_hash;
+  for (uint32_t d = 0; d < num_docs; ++d) {
+    original[d] = has_terms[d] ? first_with_hash.emplace(hash[d], d).first->second : d;
+  }
+  return original;
 }
 
 std::vector<uint8_t> tuning_sample(const TrainingCorpus& corpus, uint32_t max_docs, uint32_t seed) {
@@ -168,6 +205,8 @@ CrossValidationResult cross_validate(const TrainingCorpus& corpus, const Analyze
   result.fold_of = stratified_folds(corpus, options.folds, options.seed);
   result.fold_documents.assign(options.folds, 0);
   for (uint32_t fold : result.fold_of) ++result.fold_documents[fold];
+  const std::vector<uint32_t> original = copy_groups(corpus);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) result.copied_documents += original[d] != d;
 
   // Fix what each fold would otherwise detect from its own share of the data.
   TrainOptions fold_train = train;

@@ -52,6 +52,9 @@ struct CrossValidationResult {
   bool count_unlabelled = false;
   std::vector<uint32_t> fold_of;         // the fold of each corpus document
   std::vector<uint32_t> fold_documents;  // documents held out in each fold
+  // Documents with the same terms and counts as an earlier one, held out in
+  // its fold (stratified_folds).
+  uint32_t copied_documents = 0;
   uint64_t unlabelled_counted = 0, unlabelled_skipped = 0;
   std::vector<MethodFolds> methods;  // in the order of CrossValidationOptions::methods
 };
@@ -62,11 +65,22 @@ struct CrossValidationResult {
 // group is shuffled with std::mt19937 seeded with `seed` (a Fisher-Yates
 // shuffle with its own unbiased draw, not std::shuffle, whose result the
 // standard leaves to the library), and the groups are dealt round-robin
-// with one running counter. So each fold holds, of every group, within one
-// document of the same number, and fold sizes differ by at most one.
+// with one running counter. So, copies aside, each fold holds, of every
+// group, within one document of the same number, and fold sizes differ by at
+// most one.
 // Throws InvalidArgumentError if folds < 2 or a category has fewer
 // documents than folds (naming the category and its count).
+// Copies of one document (the same terms with the same counts: a reply's
+// subject line, a re-sent news item) are then moved to the fold of the
+// first one dealt, so that no copy is scored by a model trained on another.
 std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds, uint32_t seed);
+
+// For each document, the lowest-numbered document with the same terms and
+// counts (itself if it has no copy; documents without terms are never
+// copies). Found by a 64-bit hash of each document's term list: documents
+// that differ but share a hash are taken for copies, which can only put
+// them in one fold.
+std::vector<uint32_t> copy_groups(const TrainingCorpus& corpus);
 
 // A stratified sample of at most about `max_docs` documents on which
 // training cross-validates its settings when the collection is larger

@@ -95,7 +95,9 @@ const char kUsageTail[] =
     "                       true_positives, false_positives, false_negatives),\n"
     "                       confusion, unknown_categories (name, documents),\n"
     "                       classify_seconds, docs_per_second, analyze_seconds...;\n"
-    "                       with --folds: folds, seed, fold_documents and per method\n"
+    "                       with --folds: folds, seed, fold_documents,\n"
+    "                       copied_documents (same terms as an earlier document:\n"
+    "                       held out in its fold) and per method\n"
     "                       its folds, mean, std and pooled evaluation\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -749,6 +751,7 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
     JsonValue sizes = JsonValue::array();
     for (uint32_t size : result.fold_documents) sizes.push_back(json_count(size));
     json.set("fold_documents", std::move(sizes));
+    json.set("copied_documents", json_count(result.copied_documents));
     JsonValue methods = JsonValue::array();
     for (const internal::MethodFolds& method : result.methods) {
       JsonValue entry = JsonValue::object();
@@ -808,6 +811,10 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
   std::vector<std::string> sizes;
   for (uint32_t size : result.fold_documents) sizes.push_back(std::to_string(size));
   out << "documents held out per fold: " << join(sizes, " ") << '\n';
+  if (result.copied_documents != 0) {
+    out << "documents with the same terms as an earlier one: " << result.copied_documents
+        << " (each held out in the same fold as it)\n";
+  }
   if (skipped_unlabelled != 0 || result.unlabelled_counted != 0) {
     out << "documents without labels: " << skipped_unlabelled << " skipped, "
         << result.unlabelled_counted << " counted as \"no category\"\n";

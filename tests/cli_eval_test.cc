@@ -395,6 +395,7 @@ TEST_F(CliEvalTest, FoldsJsonReportsEachFoldMeanAndStd) {
     sizes.push_back(size.as_number());
   }
   EXPECT_EQ(sizes, (std::vector<double>{8, 8, 8}));
+  EXPECT_EQ(number_at(report, "copied_documents"), 0);
   const auto& methods = report.find("methods")->as_array();
   ASSERT_EQ(methods.size(), 1u);
   const JsonValue& knn = methods[0];
@@ -484,6 +485,24 @@ TEST_F(CliEvalTest, FoldsHumanOutput) {
        {"\nknn ", "\nrocchio ", "\nnb ", "\nbnb ", "\ncnb ", "\nsvm ", "\nlogreg "}) {
     EXPECT_TRUE(contains(all.out, method)) << method;
   }
+}
+
+// A record whose text repeats another's (a re-sent item, a reply's subject
+// line) is held out with it: reported, and counted in the JSON.
+TEST_F(CliEvalTest, FoldsKeepCopiesTogetherAndSaySo) {
+  const std::string path = input(read_file(test_data("fixture_train.jsonl")) +
+                                 record("again-1", {"sports"}, "The striker scored in the match.") +
+                                 record("again-2", {"sports"}, "The striker scored in the match."));
+  const CliResult result = run_autocat({"eval", "--folds", "3", "--method", "nb", path});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(contains(result.out,
+                       "documents with the same terms as an earlier one: 1 (each held out in the "
+                       "same fold as it)\n"))
+      << result.out;
+  const JsonValue report =
+      json_report(run_autocat({"eval", "--folds", "3", "--method", "nb", "--json", path}));
+  EXPECT_EQ(number_at(report, "copied_documents"), 1);
+  EXPECT_EQ(number_at(report, "documents"), 26);
 }
 
 TEST_F(CliEvalTest, FoldsWithTrainingOptionsAndUnlabelledDocuments) {

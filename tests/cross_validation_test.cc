@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,20 +25,23 @@ using testing_util::TempDir;
 
 // `per_category` documents labelled with each name, in that order, then
 // `unlabelled` documents without labels. Each document has its category's
-// own term, a shared term and a numbered term.
+// own term, a shared term, a numbered term and a term of its own (so that
+// no two are copies, which stratified_folds keeps together).
 std::vector<LabelledTerms> synthetic_documents(const std::vector<std::string>& names,
                                                const std::vector<int>& per_category,
                                                int unlabelled = 0) {
   std::vector<LabelledTerms> docs;
   int serial = 0;
   for (size_t c = 0; c < names.size(); ++c) {
-    for (int i = 0; i < per_category[c]; ++i) {
-      docs.push_back(
-          {{"own" + names[c], "own" + names[c], "shared", "n" + std::to_string(serial++ % 7)},
-           {names[c]}});
+    for (int i = 0; i < per_category[c]; ++i, ++serial) {
+      docs.push_back({{"own" + names[c], "own" + names[c], "shared",
+                       "n" + std::to_string(serial % 7), "doc" + std::to_string(serial)},
+                      {names[c]}});
     }
   }
-  for (int i = 0; i < unlabelled; ++i) docs.push_back({{"shared", "n1", "other"}, {}});
+  for (int i = 0; i < unlabelled; ++i) {
+    docs.push_back({{"shared", "n1", "other", "doc" + std::to_string(serial++)}, {}});
+  }
   return docs;
 }
 
@@ -99,8 +103,10 @@ TEST(StratifiedFoldsTest, SameSplitOnEveryPlatform) {
 // "rare" land in four different folds.
 TEST(StratifiedFoldsTest, MultiLabelDocumentsGoWithTheirRarestLabel) {
   std::vector<LabelledTerms> docs;
-  for (int i = 0; i < 12; ++i) docs.push_back({{"a", "b"}, {"common"}});
-  for (int i = 0; i < 4; ++i) docs.push_back({{"a", "c"}, {"common", "rare"}});
+  for (int i = 0; i < 12; ++i) docs.push_back({{"a", "b", "doc" + std::to_string(i)}, {"common"}});
+  for (int i = 0; i < 4; ++i) {
+    docs.push_back({{"a", "c", "rare" + std::to_string(i)}, {"common", "rare"}});
+  }
   const TrainingCorpus corpus = make_training_corpus(docs);
   for (uint32_t seed : {1u, 2u, 3u}) {
     const auto counts = fold_category_counts(corpus, stratified_folds(corpus, 4, seed), 4);
@@ -129,6 +135,59 @@ TEST(StratifiedFoldsTest, RefusesTooFewFoldsOrTooSmallCategories) {
 
 // Each group (rarest label) keeps its share of the sample, rounded up, or
 // kMinTuningSampleGroup documents, or all of them if it has fewer.
+// Copies have the same terms with the same counts, whatever their token
+// order or labels; a different count is another document, and documents
+// without terms are never copies of each other.
+TEST(CopyGroupsTest, SameTermsAndCountsAreCopiesOfTheFirst) {
+  const TrainingCorpus corpus = make_training_corpus({
+      {{"bread", "butter"}, {"food"}},          // 0
+      {{"goal", "match", "match"}, {"sport"}},  // 1
+      {{"butter", "bread"}, {"sport"}},         // 2: copy of 0 (order, label differ)
+      {{"goal", "match"}, {"sport"}},           // 3: another count of "match"
+      {{"match", "goal", "match"}, {"sport"}},  // 4: copy of 1
+      {{}, {"food"}},                           // 5: no terms
+      {{}, {"food"}},                           // 6: no terms, not a copy of 5
+      {{"bread", "butter"}, {"food"}},          // 7: copy of 0
+  });
+  EXPECT_EQ(copy_groups(corpus), (std::vector<uint32_t>{0, 1, 0, 3, 1, 5, 6, 0}));
+}
+
+// Every copy is held out in the fold of the document it copies; without
+// the copies, the split is the one stratified_folds() makes anyway.
+TEST(StratifiedFoldsTest, CopiesShareTheirOriginalsFold) {
+  std::vector<LabelledTerms> docs = synthetic_documents({"x", "y"}, {10, 10});
+  const size_t distinct = docs.size();
+  for (size_t d = 0; d < distinct; d += 3) docs.push_back(docs[d]);  // 7 copies
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const std::vector<uint32_t> original = copy_groups(corpus);
+  uint32_t copies = 0;
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    const std::vector<uint32_t> fold_of = stratified_folds(corpus, 4, seed);
+    copies = 0;
+    std::set<uint32_t> folds_with_copies;
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      if (original[d] == d) continue;
+      ++copies;
+      EXPECT_EQ(fold_of[d], fold_of[original[d]]) << "document " << d << ", seed " << seed;
+      folds_with_copies.insert(fold_of[d]);
+    }
+    EXPECT_GT(folds_with_copies.size(), 1u) << "seed " << seed;
+  }
+  EXPECT_EQ(copies, 7u);
+
+  CrossValidationOptions options;
+  options.folds = 4;
+  options.methods = {Method::kRocchio};
+  TrainOptions train;
+  train.tune_thresholds = false;
+  const CrossValidationResult result =
+      cross_validate(corpus, resolve_analyzer_options(AnalyzerOptions()), train, options);
+  EXPECT_EQ(result.copied_documents, 7u);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    EXPECT_EQ(result.fold_of[d], result.fold_of[original[d]]) << "document " << d;
+  }
+}
+
 TEST(TuningSampleTest, KeepsEachCategorysShareAndAFloorForRareOnes) {
   const TrainingCorpus corpus =
       make_training_corpus(synthetic_documents({"big", "mid", "rare"}, {3000, 900, 20}, 80));
