@@ -1,7 +1,8 @@
 // Indexing throughput on the 20 Newsgroups test split, documents held in
 // memory, each configuration written into a fresh Xapian database and
 // committed once at the end:
-//   (a) autocat with kNN categories (CategoryIndexer::prepare_documents on
+//   (a) autocat with kNN categories (--method: another method, or
+//       "default" for the model's; CategoryIndexer::prepare_documents on
 //       --threads threads, one thread writing in input order, as autocat index
 //       does), also on one thread;
 //   (b) the same with categories off (text terms, id, data only);
@@ -10,6 +11,7 @@
 //
 // usage: index_throughput --model DIR [--data 20news-bydate.jsonl.gz]
 //                         [--runs 5] [--threads N] [--documents N] [--dir TMP]
+//                         [--method knn|default|M]
 #include <unistd.h>
 #include <xapian.h>
 
@@ -19,6 +21,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +96,7 @@ int main(int argc, char** argv) try {
     data = std::string(shared) + "/20news-bydate.jsonl.gz";
   }
   int runs = 5;
+  std::string method_name = "knn";
   size_t max_documents = 0;  // 0: the whole test split
   unsigned threads = std::max(1U, std::thread::hardware_concurrency());
   std::string dir = std::filesystem::temp_directory_path().string();
@@ -109,6 +113,8 @@ int main(int argc, char** argv) try {
       threads = static_cast<unsigned>(std::max(1, std::atoi(value.c_str())));
     } else if (arg == "--documents") {
       max_documents = static_cast<size_t>(std::max(1, std::atoi(value.c_str())));
+    } else if (arg == "--method") {
+      method_name = value;
     } else if (arg == "--dir") {
       dir = value;
     } else {
@@ -119,7 +125,7 @@ int main(int argc, char** argv) try {
   if (model_dir.empty()) {
     std::fprintf(stderr,
                  "usage: index_throughput --model DIR [--data 20news-bydate.jsonl.gz] "
-                 "[--runs 5] [--threads N] [--documents N] [--dir TMP]\n"
+                 "[--runs 5] [--threads N] [--documents N] [--dir TMP] [--method knn|default|M]\n"
                  "  DIR: a model trained with autocat train --split train on the same data\n");
     return 2;
   }
@@ -141,9 +147,16 @@ int main(int argc, char** argv) try {
               megabytes, runs, threads, std::thread::hardware_concurrency());
 
   autocat::IndexOptions knn_options;
-  knn_options.classify.method = autocat::Method::kKnn;
+  if (method_name != "default") {
+    const std::optional<autocat::Method> method = autocat::parse_method(method_name);
+    if (!method) {
+      std::fprintf(stderr, "index_throughput: unknown --method %s\n", method_name.c_str());
+      return 2;
+    }
+    knn_options.classify.method = *method;
+  }
   const autocat::CategoryIndexer knn(model_dir, knn_options);
-  knn.categorize(docs.front().text);  // builds kNN's index once, outside the timing
+  knn.categorize(docs.front().text);  // opens the model's parts once, outside the timing
   autocat::IndexOptions plain_options;
   plain_options.categorize = false;
   const autocat::CategoryIndexer plain(model_dir, plain_options);
@@ -154,10 +167,10 @@ int main(int argc, char** argv) try {
     std::vector<double> seconds;
   };
   std::vector<Config> configs = {
-      {"(a) autocat, kNN categories, " + std::to_string(threads) + " threads",
+      {"(a) autocat, " + method_name + " categories, " + std::to_string(threads) + " threads",
        [&](Xapian::WritableDatabase& db) { index_with_autocat(knn, docs, threads, db); },
        {}},
-      {"(a1) autocat, kNN categories, 1 thread",
+      {"(a1) autocat, " + method_name + " categories, 1 thread",
        [&](Xapian::WritableDatabase& db) { index_with_autocat(knn, docs, 1, db); },
        {}},
       {"(b) autocat, no categories, " + std::to_string(threads) + " threads",

@@ -586,6 +586,12 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
   return index;
 }
 
+KnnIndex::TermPostings KnnIndex::postings(uint32_t t) const {
+  if (term_verified_ != nullptr) verify_term(t);
+  const uint64_t first = postings_start_[t];
+  return {posting_doc_ + first, posting_weight_ + first, size_t(postings_start_[t + 1] - first)};
+}
+
 void KnnIndex::verify_term(uint32_t t) const {
   if (term_verified_[t].load(std::memory_order_acquire)) return;
   const uint32_t* doc = posting_doc_ + postings_start_[t];

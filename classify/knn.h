@@ -103,6 +103,17 @@ class KnnIndex {
                                     double max_df_ratio = 1.0,
                                     KnnSearch search = KnnSearch::kExhaustive,
                                     KnnSearchStats* stats = nullptr) const;
+  // Term t's postings as searches read them: documents ascending (when the
+  // index was built sorted), each with w(t,d)/|d|; and the largest such
+  // weight, max-score's per-term upper bound. For benchmarks
+  // (bench/knn_bounds). REQUIRES: t < idf().size().
+  struct TermPostings {
+    const uint32_t* doc;
+    const float* weight;
+    size_t size;
+  };
+  TermPostings postings(uint32_t t) const;
+  float max_weight(uint32_t t) const { return max_weight_[t]; }
   // The categories of training document `doc` (a range of category indexes).
   struct CategoryRange {
     const uint32_t* first;
