@@ -176,6 +176,7 @@ struct ModelState {
   // Documents cross-validation ran on (see TrainOptions::tuning_sample),
   // for the training report; not saved.
   uint64_t tuned_on_documents = 0;
+  uint32_t tuned_copied_documents = 0;  // TunedSettings::copied_documents
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {

@@ -73,6 +73,12 @@ struct TunedSettings {
   // tuning.
   std::vector<Calibration> calibration;
   ComboModel combo;
+  // Documents of the tuned collection with the same terms and counts as an
+  // earlier one (copy_groups). Folds here are round-robin, so copies land
+  // on both sides of a cut and the objectives above are optimistic for new
+  // text; holding copies together did not choose better settings (see
+  // BENCHMARKS.md), so it is only reported.
+  uint32_t copied_documents = 0;
 };
 
 // The Naive Bayes methods, in the order of TunedSettings::nb_alpha.

@@ -121,6 +121,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
     model.tuned_on_documents = options.tune_thresholds ? corpus.num_docs() : 0;
     tuned = tune_settings(corpus, options, model.decision);
   }
+  model.tuned_copied_documents = tuned.copied_documents;
   model.thresholds = std::move(tuned.thresholds);
   model.knn_k = tuned.knn_k;
   model.knn_similarity_power = tuned.knn_similarity_power;
@@ -411,6 +412,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->tuned = !model.thresholds.empty();
   report->tuned_on_documents = report->tuned ? model.tuned_on_documents : 0;
   report->tuned_on_sample = report->tuned && model.tuned_on_documents < model.num_docs;
+  report->tuned_copied_documents = report->tuned ? model.tuned_copied_documents : 0;
   report->threshold_folds = std::max(model.training.threshold_folds, 2);
   report->knn_objective = model.knn_objective;
   report->rocchio_gamma_objective = model.rocchio_gamma_objective;

@@ -56,7 +56,10 @@ struct TrainReport {
   // Documents that cross-validation ran on: all, or a sample of a large
   // collection (TrainOptions::tuning_sample); 0 without tuning.
   uint64_t tuned_on_documents = 0;
-  bool tuned_on_sample = false;             // fewer than the collection's documents
+  bool tuned_on_sample = false;  // fewer than the collection's documents
+  // Of those, documents repeating an earlier one's terms: the objectives
+  // are optimistic for new text (TunedSettings::copied_documents).
+  uint32_t tuned_copied_documents = 0;
   int threshold_folds = 0;                  // folds of that cross-validation
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;

@@ -217,15 +217,20 @@ std::string default_method_text(const internal::TrainReport& report) {
 }
 
 // "5-fold cross-validation on all 11314 documents", or on a sample of a
-// large collection, or "none".
+// large collection, or "none"; and how many of them are copies.
 std::string tuning_text(const internal::TrainReport& report) {
   if (!report.tuned) return "none (defaults, no thresholds)";
   std::string text = std::to_string(report.threshold_folds) + "-fold cross-validation on ";
-  if (report.tuned_on_sample) {
-    return text + "a sample of " + std::to_string(report.tuned_on_documents) +
-           " documents (--tuning-sample)";
+  text += report.tuned_on_sample
+              ? "a sample of " + std::to_string(report.tuned_on_documents) +
+                    " documents (--tuning-sample)"
+              : "all " + std::to_string(report.tuned_on_documents) + " documents";
+  if (report.tuned_copied_documents != 0) {
+    text += "; " + std::to_string(report.tuned_copied_documents) +
+            " repeat an earlier one's terms, so its scores are optimistic for new text "
+            "(eval --folds holds copies out together)";
   }
-  return text + "all " + std::to_string(report.tuned_on_documents) + " documents";
+  return text;
 }
 
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
@@ -333,6 +338,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("tuned_on_sample", internal::JsonValue::boolean(report.tuned_on_sample));
     json.set("tuned_on_documents",
              internal::JsonValue::number(static_cast<double>(report.tuned_on_documents)));
+    json.set("tuned_copied_documents",
+             internal::JsonValue::number(static_cast<double>(report.tuned_copied_documents)));
     json.set("knn_k", internal::JsonValue::number(report.knn_k));
     json.set("knn_similarity_power", internal::JsonValue::number(report.knn_similarity_power));
     json.set("knn_concentration", internal::JsonValue::number(report.knn_concentration));

@@ -166,6 +166,32 @@ TEST_F(CliTest, TrainHumanSummaryWithOptions) {
   EXPECT_EQ(category_names(*line.find("categories")), std::vector<std::string>{"sports"});
 }
 
+// Training says how many documents repeat an earlier one's terms: its
+// cross-validated objectives are optimistic for new text by that much.
+TEST_F(CliTest, TrainReportsCopiesInItsCrossValidation) {
+  const std::vector<std::string> lines = lines_of(train_result_->out);
+  ASSERT_EQ(lines.size(), 1u) << train_result_->out;
+  EXPECT_EQ(number_at(json(lines[0]), "tuned_copied_documents"), 0);
+
+  const std::string copies = scratch_.file("copies.jsonl");
+  write_file(copies, testing_util::read_file(test_data("fixture_train.jsonl")) +
+                         "{\"id\": \"again-1\", \"text\": \"Goals, goals! The striker scored.\", "
+                         "\"labels\": [\"sports\"]}\n"
+                         "{\"id\": \"again-2\", \"text\": \"the striker scored goals goals\", "
+                         "\"labels\": [\"sports\"]}\n");
+  const CliResult json_run =
+      run_autocat({"train", "--model", scratch_.file("copies-json"), "--json", copies});
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  EXPECT_EQ(number_at(json(lines_of(json_run.out).at(0)), "tuned_copied_documents"), 1);
+  const CliResult human = run_autocat({"train", "--model", scratch_.file("copies-human"), copies});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("5-fold cross-validation on all 26 documents; 1 repeat an earlier "
+                           "one's terms, so its scores are optimistic for new text (eval --folds "
+                           "holds copies out together)\n"),
+            std::string::npos)
+      << human.out;
+}
+
 TEST_F(CliTest, BigramModelClassifiesShortMessages) {
   const std::string model = scratch_.file("bigram-model");
   CliResult result = run_autocat({"train", "--model", model, "--ngrams", "2", "--method", "cnb",
