@@ -22,7 +22,7 @@ struct NaiveBayesModel {
   uint32_t num_categories = 0;
   std::vector<double> log_prior;  // per category
   // Term-major, num_terms x num_categories. Multinomial: log P(t|c).
-  // Bernoulli: log P(t|c) - log(1 - P(t|c)). Complement: normalized weight.
+  // Bernoulli: log P(t|c) - log(1 - P(t|c)). Complement: -log theta~_ct.
   std::vector<float> term_weight;
   // Per category constant added to every score. Bernoulli: sum over the
   // vocabulary of log(1 - P(t|c)), so absent terms cost nothing per document.

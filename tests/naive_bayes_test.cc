@@ -133,37 +133,31 @@ TEST_F(NaiveBayesTest, BernoulliIirExample13_2) {
 // Complement NB on the same data. Complement of china = d4 (3 tokens):
 // theta~ = chinese, japan, tokyo 2/9; beijing, macao, shanghai 1/9.
 // Complement of japan = d1..d3 (8 tokens): chinese 6/14; beijing, macao,
-// shanghai 2/14; japan, tokyo 1/14. Score = -sum count * w / sum|w|, times
-// one constant for every class, the mean of the sums |w| (the "scale").
-TEST_F(NaiveBayesTest, ComplementWeightsAreNormalizedComplementLogs) {
+// shanghai 2/14; japan, tokyo 1/14. Score = -sum count * log theta~.
+TEST_F(NaiveBayesTest, ComplementWeightsAreNegatedComplementLogs) {
   const NaiveBayesModel model = train_complement_nb(corpus_, all_terms_, 1.0);
   EXPECT_EQ(model.variant, static_cast<int>(Method::kComplementNaiveBayes));
   EXPECT_EQ(model.log_prior, (std::vector<double>{0.0, 0.0}));
-  const double china_norm = 3 * std::log(9.0 / 2) + 3 * std::log(9.0);
-  const double japan_norm = std::log(14.0 / 6) + 3 * std::log(7.0) + 2 * std::log(14.0);
-  const double scale = (china_norm + japan_norm) / 2;
-  EXPECT_FLOAT_EQ(weight(model, id("chinese"), kChina), -std::log(2.0 / 9) / china_norm * scale);
-  EXPECT_FLOAT_EQ(weight(model, id("macao"), kJapan), -std::log(2.0 / 14) / japan_norm * scale);
-  // Weights of a class sum to -1 in Rennie's sign, +1 in ours (before scaling).
-  for (uint32_t c : {kChina, kJapan}) {
-    double total = 0;
-    for (TermId t = 0; t < corpus_.num_terms(); ++t) total += weight(model, t, c);
-    EXPECT_NEAR(total / scale, 1.0, 1e-6);
-  }
+  EXPECT_FLOAT_EQ(weight(model, id("chinese"), kChina), -std::log(2.0 / 9));
+  EXPECT_FLOAT_EQ(weight(model, id("macao"), kChina), -std::log(1.0 / 9));
+  EXPECT_FLOAT_EQ(weight(model, id("macao"), kJapan), -std::log(2.0 / 14));
+  EXPECT_FLOAT_EQ(weight(model, id("tokyo"), kJapan), -std::log(1.0 / 14));
 
+  // The small complement of china is smoothed towards uniform, so its
+  // weights stay low: without Rennie's weight normalization this document
+  // leans to japan (multinomial NB above says china).
   const DocumentTerms d5 = doc("chinese chinese chinese tokyo japan");
   NaiveBayesClassifier classifier(model);
   std::vector<double> log_scores;
   classifier.log_scores(d5, &log_scores);
-  const double china = 5 * std::log(9.0 / 2) / china_norm * scale;  // ~0.677 * scale
-  const double japan =
-      (3 * std::log(14.0 / 6) + 2 * std::log(14.0)) / japan_norm * scale;  // ~0.654 * scale
+  const double china = 5 * std::log(9.0 / 2);                        // ~7.52
+  const double japan = 3 * std::log(14.0 / 6) + 2 * std::log(14.0);  // ~7.82
   EXPECT_NEAR(log_scores[kChina], china, 1e-5);
   EXPECT_NEAR(log_scores[kJapan], japan, 1e-5);
   std::vector<double> posterior;
   classifier.score(d5, ClassifyOptions(), &posterior);
-  EXPECT_NEAR(posterior[kChina], 1 / (1 + std::exp(japan - china)), 1e-6);  // softmax
-  EXPECT_GT(posterior[kChina], posterior[kJapan]);
+  EXPECT_NEAR(posterior[kJapan], 1 / (1 + std::exp(china - japan)), 1e-6);  // softmax
+  EXPECT_GT(posterior[kJapan], posterior[kChina]);
 }
 
 TEST_F(NaiveBayesTest, PosteriorsAreProbabilities) {
@@ -232,12 +226,12 @@ TEST_F(NaiveBayesTest, FeatureSelectionShrinksTheVocabulary) {
   EXPECT_NEAR(bernoulli.class_constant[kChina], std::log(1.0 / 5) + 2 * std::log(4.0 / 5), 1e-12);
   EXPECT_EQ(weight(bernoulli, id("macao"), kChina), 0.0f);
 
-  // Complement: the unselected terms take no part in the normalization.
+  // Complement: |V| counts the selected terms only (complement of japan:
+  // d1..d3, 5 selected tokens, + 3; of china: d4, 3 tokens, + 3).
   const NaiveBayesModel complement = train_complement_nb(corpus_, selected, 1.0);
-  const double japan_norm = std::log(8.0 / 6) + 2 * std::log(8.0);  // complement d1..d3, 5 tokens
-  const double china_norm = 3 * std::log(3.0);  // complement d4: each selected term 2/6
-  const double scale = (china_norm + japan_norm) / 2;
-  EXPECT_FLOAT_EQ(weight(complement, id("tokyo"), kJapan), -std::log(1.0 / 8) / japan_norm * scale);
+  EXPECT_FLOAT_EQ(weight(complement, id("tokyo"), kJapan), -std::log(1.0 / 8));
+  EXPECT_FLOAT_EQ(weight(complement, id("chinese"), kChina), -std::log(2.0 / 6));
+  EXPECT_EQ(weight(complement, id("macao"), kJapan), 0.0f);
 
   // A document with only deselected terms has no evidence: all zeros.
   for (const NaiveBayesModel* model : {&multinomial, &bernoulli, &complement}) {
