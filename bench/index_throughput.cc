@@ -146,17 +146,17 @@ int main(int argc, char** argv) try {
   std::printf("%zu test documents (%.1f MB of text), %d runs, %u threads, %u cores\n", docs.size(),
               megabytes, runs, threads, std::thread::hardware_concurrency());
 
-  autocat::IndexOptions knn_options;
+  autocat::IndexOptions categorizing_options;
   if (method_name != "default") {
     const std::optional<autocat::Method> method = autocat::parse_method(method_name);
     if (!method) {
       std::fprintf(stderr, "index_throughput: unknown --method %s\n", method_name.c_str());
       return 2;
     }
-    knn_options.classify.method = *method;
+    categorizing_options.classify.method = *method;
   }
-  const autocat::CategoryIndexer knn(model_dir, knn_options);
-  knn.categorize(docs.front().text);  // opens the model's parts once, outside the timing
+  const autocat::CategoryIndexer categorizing(model_dir, categorizing_options);
+  categorizing.categorize(docs.front().text);  // opens the model's parts once, outside the timing
   autocat::IndexOptions plain_options;
   plain_options.categorize = false;
   const autocat::CategoryIndexer plain(model_dir, plain_options);
@@ -168,10 +168,10 @@ int main(int argc, char** argv) try {
   };
   std::vector<Config> configs = {
       {"(a) autocat, " + method_name + " categories, " + std::to_string(threads) + " threads",
-       [&](Xapian::WritableDatabase& db) { index_with_autocat(knn, docs, threads, db); },
+       [&](Xapian::WritableDatabase& db) { index_with_autocat(categorizing, docs, threads, db); },
        {}},
       {"(a1) autocat, " + method_name + " categories, 1 thread",
-       [&](Xapian::WritableDatabase& db) { index_with_autocat(knn, docs, 1, db); },
+       [&](Xapian::WritableDatabase& db) { index_with_autocat(categorizing, docs, 1, db); },
        {}},
       {"(b) autocat, no categories, " + std::to_string(threads) + " threads",
        [&](Xapian::WritableDatabase& db) { index_with_autocat(plain, docs, threads, db); },

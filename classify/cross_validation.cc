@@ -72,6 +72,11 @@ std::vector<std::vector<uint32_t>> rarest_label_groups(const TrainingCorpus& cor
 
 std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds,
                                        uint32_t seed) {
+  return stratified_folds(corpus, folds, seed, copy_groups(corpus));
+}
+
+std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds, uint32_t seed,
+                                       const std::vector<uint32_t>& copy_of) {
   if (folds < 2) {
     throw InvalidArgumentError("cross-validation needs at least 2 folds, got " +
                                std::to_string(folds));
@@ -94,11 +99,10 @@ std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t fo
     for (uint32_t d : group) fold_of[d] = static_cast<uint32_t>(dealt++ % folds);
   }
   // Each copy joins the fold of its group's first document dealt.
-  const std::vector<uint32_t> original = copy_groups(corpus);
   std::vector<int64_t> group_fold(corpus.num_docs(), -1);
   for (const std::vector<uint32_t>& group : groups) {
     for (uint32_t d : group) {
-      int64_t& fold = group_fold[original[d]];
+      int64_t& fold = group_fold[copy_of[d]];
       if (fold < 0) fold = fold_of[d];
       fold_of[d] = static_cast<uint32_t>(fold);
     }
@@ -130,6 +134,12 @@ std::vector<uint32_t> copy_groups(const TrainingCorpus& corpus) {
     original[d] = has_terms[d] ? first_with_hash.emplace(hash[d], d).first->second : d;
   }
   return original;
+}
+
+uint32_t count_copies(const std::vector<uint32_t>& copy_of) {
+  uint32_t copies = 0;
+  for (uint32_t d = 0; d < copy_of.size(); ++d) copies += copy_of[d] != d;
+  return copies;
 }
 
 std::vector<uint8_t> tuning_sample(const TrainingCorpus& corpus, uint32_t max_docs, uint32_t seed) {
@@ -202,11 +212,11 @@ CrossValidationResult cross_validate(const TrainingCorpus& corpus, const Analyze
   CrossValidationResult result;
   result.folds = options.folds;
   result.seed = options.seed;
-  result.fold_of = stratified_folds(corpus, options.folds, options.seed);
+  const std::vector<uint32_t> copy_of = copy_groups(corpus);
+  result.fold_of = stratified_folds(corpus, options.folds, options.seed, copy_of);
   result.fold_documents.assign(options.folds, 0);
   for (uint32_t fold : result.fold_of) ++result.fold_documents[fold];
-  const std::vector<uint32_t> original = copy_groups(corpus);
-  for (uint32_t d = 0; d < corpus.num_docs(); ++d) result.copied_documents += original[d] != d;
+  result.copied_documents = count_copies(copy_of);
 
   // Fix what each fold would otherwise detect from its own share of the data.
   TrainOptions fold_train = train;

@@ -74,6 +74,9 @@ struct CrossValidationResult {
 // subject line, a re-sent news item) are then moved to the fold of the
 // first one dealt, so that no copy is scored by a model trained on another.
 std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds, uint32_t seed);
+// The same with the corpus's copy_groups() already at hand.
+std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t folds, uint32_t seed,
+                                       const std::vector<uint32_t>& copy_of);
 
 // For each document, the lowest-numbered document with the same terms and
 // counts (itself if it has no copy; documents without terms are never
@@ -81,6 +84,8 @@ std::vector<uint32_t> stratified_folds(const TrainingCorpus& corpus, uint32_t fo
 // that differ but share a hash are taken for copies, which can only put
 // them in one fold.
 std::vector<uint32_t> copy_groups(const TrainingCorpus& corpus);
+// The documents of copy_groups() `copy_of` that copy an earlier one.
+uint32_t count_copies(const std::vector<uint32_t>& copy_of);
 
 // A stratified sample of at most about `max_docs` documents on which
 // training cross-validates its settings when the collection is larger

@@ -302,8 +302,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   const uint32_t num_categories = corpus.num_categories();
   const std::vector<uint32_t> fold = round_robin_folds(corpus.num_docs(), num_folds);
   const std::vector<DocumentTerms> docs = corpus_documents(corpus);
-  const std::vector<uint32_t> original = copy_groups(corpus);
-  for (uint32_t d = 0; d < corpus.num_docs(); ++d) tuned.copied_documents += original[d] != d;
+  tuned.copied_documents = count_copies(copy_groups(corpus));
 
   // Out-of-fold results of every training document: kNN's neighbours (as
   // documents of the full corpus), per concentration candidate, and the
