@@ -15,6 +15,7 @@
 #include "classify/atomic_file.h"
 #include "classify/knn.h"
 #include "classify/model_io.h"
+#include "classify/training_collection.h"
 
 namespace autocat::internal {
 namespace {
@@ -121,7 +122,7 @@ bool remove_generation(const fs::path& dir) {
            (name == kModelFileName || name == kJournalFileName || name == kKnnIndexFileName ||
             is_temporary_file_of(name, kModelFileName) ||
             is_temporary_file_of(name, kKnnIndexFileName) ||
-            is_temporary_file_of(name, kCurrentFileName));
+            is_temporary_file_of(name, kCurrentFileName) || is_spill_file(name));
   });
 }
 

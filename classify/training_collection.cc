@@ -160,13 +160,18 @@ namespace {
 
 }  // namespace
 
+bool is_spill_file(std::string_view name) {
+  return name.size() == kSpillFilePrefix.size() + 6 &&
+         name.compare(0, kSpillFilePrefix.size(), kSpillFilePrefix) == 0;
+}
+
 SpilledPostings::SpilledPostings(TrainingCorpus* corpus, const std::string& dir,
                                  size_t block_postings)
     : corpus_(corpus),
       dir_(dir),
       num_postings_(corpus->posting_doc.size()),
       block_(std::max<size_t>(block_postings, 1)) {
-  std::string path = dir + "/postings.spill-XXXXXX";
+  std::string path = dir + "/" + std::string(kSpillFilePrefix) + "XXXXXX";
   fd_ = ::mkstemp(path.data());
   if (fd_ < 0) spill_failed(dir, "create", errno);
   ::unlink(path.c_str());  // gone with the descriptor, whatever happens

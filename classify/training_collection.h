@@ -64,6 +64,13 @@ using TermPostingsVisitor =
 // fits read the postings once, into a document-major copy of their own, and
 // then only the labels: with the postings on disk meanwhile, the two copies
 // (1.4 GB each at a million documents) are never in memory at once.
+// The spill file SpilledPostings makes in its directory is named
+// kSpillFilePrefix plus mkstemp's 6 characters. It is unlinked as soon as it
+// is open, but a process killed in between leaves it behind, inside the new
+// model generation: is_spill_file() lets the next train remove it.
+inline constexpr std::string_view kSpillFilePrefix = "postings.spill-";
+bool is_spill_file(std::string_view name);
+
 class SpilledPostings {
  public:
   // Writes corpus->posting_doc and posting_wdf to an unlinked temporary

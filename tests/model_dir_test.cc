@@ -173,6 +173,7 @@ TEST_F(ModelDirTest, LeftoversOfKilledRunsAreRemoved) {
   write_file(model + "/gen-000007/training/postlist.glass", "partial");
   write_file(model + "/gen-000007/training/v.tmp", "partial");  // a commit in progress
   write_file(model + "/gen-000007/model.autocat.tmp-Ab12Cd", "partial");
+  write_file(model + "/gen-000007/postings.spill-Qw3Er5", "partial");  // killed before unlink
   write_file(model + "/CURRENT.tmp-x9Y8z7", "gen-000007\n");
   write_file(model + "/model.autocat.tmp.12345", "partial");
   fs::create_directories(model + "/training.new");
