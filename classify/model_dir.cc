@@ -114,7 +114,8 @@ bool remove_generation(const fs::path& dir) {
   return remove_ours(dir, [](const fs::directory_entry& entry) {
     std::error_code ec;
     const std::string name = entry.path().filename().string();
-    if (name == kTrainingDbName && entry.is_directory(ec) && !entry.is_symlink(ec)) {
+    if ((name == kTrainingDbName || name == kCandidateDbName) && entry.is_directory(ec) &&
+        !entry.is_symlink(ec)) {
       remove_xapian_database(entry.path());
       return false;  // removed (or kept) already
     }

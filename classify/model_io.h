@@ -87,6 +87,9 @@ inline constexpr uint32_t kModelFormatVersion = 2;
 // Names inside a model directory.
 inline const std::string kModelFileName = "model.autocat";
 inline const std::string kTrainingDbName = "training";
+// Inside a new generation while train compares analyses of short texts
+// (TrainOptions::choose_short_text_analysis): one candidate's collection.
+inline const std::string kCandidateDbName = "training.candidate";
 
 // One kNN setting tried by cross-validation and its objective.
 struct KnnCandidate {

@@ -246,6 +246,42 @@ void analyze_chunk(const Analyzer& analyzer, TrainingChunk* chunk) {
   }
 }
 
+// The texts train keeps while it reads, to analyze them again for the
+// choice of analysis of short texts (TrainOptions::
+// choose_short_text_analysis); given up past kMaxKeptTextBytes or
+// `max_documents`.
+struct KeptTexts {
+  struct Text {
+    std::string id;
+    std::vector<std::string> labels;
+    std::string text;
+  };
+  std::vector<Text> texts;
+  size_t bytes = 0;
+  size_t max_documents = 0;
+  bool complete = true;  // every document written is in `texts`
+  uint64_t written = 0;  // documents written to the collection
+  uint64_t tokens = 0;   // their tokens
+
+  void keep(const InputDocument& doc);
+  double mean_tokens() const { return written == 0 ? 0.0 : double(tokens) / double(written); }
+};
+
+// Short texts take little memory: 64 MB is a million tweets.
+constexpr size_t kMaxKeptTextBytes = size_t{64} << 20;
+
+void KeptTexts::keep(const InputDocument& doc) {
+  if (!complete) return;
+  bytes += doc.id.size() + doc.text.size();
+  for (const std::string& label : doc.labels) bytes += label.size();
+  if (bytes > kMaxKeptTextBytes || texts.size() >= max_documents) {
+    complete = false;
+    std::vector<Text>().swap(texts);
+    return;
+  }
+  texts.push_back({doc.id, doc.labels, doc.text});
+}
+
 // Documents per chunk: large enough that handing a chunk between threads
 // costs nothing, small enough that the two chunks in flight stay small.
 constexpr size_t kTrainingChunkDocuments = 256;
@@ -259,7 +295,8 @@ constexpr size_t kTrainingChunkDocuments = 256;
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
-                       const WarningCallback& on_warning, const ReadProgressCallback& on_read) {
+                       const WarningCallback& on_warning, const ReadProgressCallback& on_read,
+                       KeptTexts* kept = nullptr) {
   uint64_t labelled = 0;
   uint64_t read = 0;
   TrainingChunk chunk;
@@ -275,6 +312,10 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
         continue;
       }
       writer->add(doc.id, analyzed.tokens[i], doc.labels);
+      if (kept) {
+        ++kept->written;
+        kept->tokens += analyzed.tokens[i].size();
+      }
       ++report->added;
       if (!doc.labels.empty()) ++labelled;
     }
@@ -300,6 +341,7 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
           return;
         }
         for (const std::string& label : doc.labels) check_label(label, doc.source);
+        if (kept) kept->keep(doc);
         chunk.documents.push_back(std::move(doc));
         if (chunk.documents.size() >= kTrainingChunkDocuments) submit_chunk();
       },
@@ -315,9 +357,11 @@ using RefineModel = std::function<void(const TrainingCorpus&, ModelState*)>;
 
 // Fits every classifier from the collection the writer's new generation
 // holds, writes the model file beside it and installs the generation.
+// `tuned`: settings cross-validated already on this collection, if any.
 void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
                      const TrainOptions& options, TrainReport* report,
-                     const RefineModel& refine = nullptr) {
+                     const RefineModel& refine = nullptr,
+                     std::optional<SampleTuning> tuned = std::nullopt) {
   const auto fit_start = Clock::now();
   ModelState model;
   {
@@ -326,8 +370,8 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     // A large collection is cross-validated on a sample (see fit_model),
     // read and tuned before the whole corpus is loaded, so that the
     // cross-validation's memory and the corpus's are never needed at once.
-    std::optional<SampleTuning> sample_tuning;
-    if (options.tune_thresholds && options.tuning_sample > 0) {
+    std::optional<SampleTuning> sample_tuning = std::move(tuned);
+    if (!sample_tuning && options.tune_thresholds && options.tuning_sample > 0) {
       const auto max_docs = static_cast<uint32_t>(options.tuning_sample);
       std::vector<uint8_t> keep;
       Decision decision = Decision::kOneOf;
@@ -401,6 +445,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->decision = model.decision;
   report->knn_k = model.knn_k;
   report->ngrams = model.analyzer.ngrams;
+  report->stemmer = model.analyzer.stemmer;
   report->default_method_chosen =
       model.training.choose_default_method && !model.method_objective.empty() &&
       *std::max_element(model.method_objective.begin(), model.method_objective.end()) >= 0;
@@ -458,6 +503,89 @@ void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_
   report->em = std::move(em.report);
 }
 
+// What the analyses of short texts compete on: the default method's
+// cross-validated objective, or the best method's when cross-validation
+// chooses the default (as fit_model() does).
+double analysis_objective(const TunedSettings& tuned, const TrainOptions& options) {
+  const std::vector<double>& objectives = tuned.method_objective;
+  if (objectives.empty()) return -1.0;
+  if (options.choose_default_method) return *std::max_element(objectives.begin(), objectives.end());
+  const auto slot = static_cast<size_t>(options.default_method);
+  return slot < objectives.size() ? objectives[slot] : -1.0;
+}
+
+// A candidate must beat the given analysis by more than this: less is
+// within cross-validation's noise at some thousands of documents, and not
+// worth the bigger model.
+constexpr double kMinAnalysisGain = 0.002;
+
+std::string analysis_name(const AnalyzerSettings& settings) {
+  std::string name = settings.stemmer == "none" ? "words" : "stems (" + settings.stemmer + ")";
+  if (settings.ngrams > 1) name += settings.ngrams == 2 ? " and bigrams" : " and trigrams";
+  return name;
+}
+
+struct AnalysisChoice {
+  AnalyzerSettings settings;
+  SampleTuning tuning;  // the chosen analysis' cross-validation
+};
+
+TunedSettings tune_collection(const std::string& training_db, const TrainOptions& options,
+                              uint64_t* documents) {
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(training_db));
+  *documents = corpus.num_docs();
+  return tune_settings(corpus, options, model_decision(corpus, options));
+}
+
+// Cross-validates the kept texts under the given analysis (its collection
+// is at `training_db` already) and under the candidates with bigrams,
+// English stemming or both; leaves the winner's collection at
+// `training_db`.
+AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
+                               const TrainOptions& options, const std::string& training_db,
+                               TrainReport* report) {
+  AnalysisChoice best{given, {}};
+  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents);
+  const double given_objective = analysis_objective(best.tuning.settings, options);
+  double best_objective = given_objective;
+  report->analysis_objective.emplace_back(analysis_name(given), given_objective);
+  const std::string candidate_db =
+      (fs::path(training_db).parent_path() / kCandidateDbName).string();
+  for (const char* stemmer : {"none", "english"}) {
+    for (int ngrams : {1, 2}) {
+      AnalyzerSettings settings = given;
+      settings.stemmer = stemmer;
+      settings.ngrams = ngrams;
+      if (settings.stemmer == given.stemmer && settings.ngrams == given.ngrams) continue;
+      {
+        const Analyzer analyzer(settings);
+        TrainingCollectionWriter writer(candidate_db, options.commit_batch);
+        std::vector<Token> tokens;
+        for (const KeptTexts::Text& text : kept.texts) {
+          tokens.clear();
+          analyzer.analyze(text.text, &tokens);
+          if (!tokens.empty()) writer.add(text.id, tokens, text.labels);
+        }
+        writer.commit();
+      }
+      SampleTuning tuning;
+      tuning.settings = tune_collection(candidate_db, options, &tuning.documents);
+      const double objective = analysis_objective(tuning.settings, options);
+      report->analysis_objective.emplace_back(analysis_name(settings), objective);
+      if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
+        best = AnalysisChoice{settings, std::move(tuning)};
+        best_objective = objective;
+        fs::remove_all(training_db);
+        fs::rename(candidate_db, training_db);
+      } else {
+        fs::remove_all(candidate_db);
+      }
+    }
+  }
+  report->analysis_chosen = true;
+  return best;
+}
+
 }  // namespace
 
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
@@ -483,12 +611,20 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
     }
   }
   uint64_t labelled = 0;
+  // Short texts may take another analysis (choose_short_text_analysis):
+  // their texts are kept to analyze them again.
+  const bool may_choose_analysis = options.choose_short_text_analysis && options.tune_thresholds &&
+                                   settings.ngrams == 1 && settings.stemmer == "none";
+  KeptTexts kept;
+  kept.max_documents =
+      options.tuning_sample > 0 ? static_cast<size_t>(options.tuning_sample) : size_t{50000};
   {
     TrainingCollectionWriter writer(model_writer.next().training_db, options.commit_batch);
     labelled = add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer,
-                             &report, on_warning, on_read);
+                             &report, on_warning, on_read, may_choose_analysis ? &kept : nullptr);
   }
   crash_point("collection-written");
+  report.mean_tokens = kept.mean_tokens();
   report.analyze_seconds = seconds_since(start);
   if (labelled == 0) {
     throw InvalidArgumentError(
@@ -501,7 +637,25 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
       fit_unlabelled(unlabelled, read_options, analyzer, corpus, model, &report, on_warning);
     };
   }
-  fit_and_install(&model_writer, settings, options, &report, run_em);
+  if (may_choose_analysis && kept.complete && kept.written >= kMinShortTextDocuments &&
+      kept.mean_tokens() <= kShortTextMeanTokens) {
+    AnalysisChoice choice =
+        choose_analysis(kept, settings, options, model_writer.next().training_db, &report);
+    std::vector<KeptTexts::Text>().swap(kept.texts);
+    if (!unlabelled.empty()) {
+      // EM's unlabelled documents are analyzed as the model's.
+      run_em = [&, chosen_settings = choice.settings](const TrainingCorpus& corpus,
+                                                      ModelState* model) {
+        const Analyzer em_analyzer(chosen_settings);
+        fit_unlabelled(unlabelled, read_options, em_analyzer, corpus, model, &report, on_warning);
+      };
+    }
+    fit_and_install(&model_writer, choice.settings, options, &report, run_em,
+                    std::move(choice.tuning));
+  } else {
+    std::vector<KeptTexts::Text>().swap(kept.texts);
+    fit_and_install(&model_writer, settings, options, &report, run_em);
+  }
   report.total_seconds = seconds_since(start);
   return report;
 }

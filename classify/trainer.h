@@ -32,7 +32,15 @@ struct TrainReport {
   uint64_t skipped_unlabelled = 0;
   uint64_t skipped_empty = 0;  // no terms after analysis
   uint32_t categories = 0;
-  int ngrams = 1;  // the model's AnalyzerSettings::ngrams
+  int ngrams = 1;                // the model's AnalyzerSettings::ngrams
+  std::string stemmer = "none";  // the model's AnalyzerSettings::stemmer
+  // Terms per document under the given analysis (0 if not counted).
+  double mean_tokens = 0;
+  // Short texts (TrainOptions::choose_short_text_analysis): the analyses
+  // cross-validation compared, named ("words", "words and bigrams",
+  // "stems (english)", ...), each with its objective; the given one first.
+  bool analysis_chosen = false;
+  std::vector<std::pair<std::string, double>> analysis_objective;
   Method default_method = Method::kKnn;
   // True if default_method is the best of method_objective (indexed by
   // Method; -1 = not tuned), chosen by cross-validation.

@@ -332,6 +332,14 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("terms", internal::JsonValue::number(report.terms));
     json.set("selected_terms", internal::JsonValue::number(report.selected_terms));
     json.set("ngrams", internal::JsonValue::number(report.ngrams));
+    json.set("stemmer", internal::JsonValue::string(report.stemmer));
+    json.set("mean_terms_per_document", internal::JsonValue::number(report.mean_tokens));
+    json.set("analysis_cross_validated", internal::JsonValue::boolean(report.analysis_chosen));
+    internal::JsonValue analyses = internal::JsonValue::object();
+    for (const auto& [name, objective] : report.analysis_objective) {
+      analyses.set(name, internal::JsonValue::number(objective));
+    }
+    json.set("analysis_cross_validation", std::move(analyses));
     json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
     json.set("decision", internal::JsonValue::string(decision_name(report.decision)));
     json.set("tuned", internal::JsonValue::boolean(report.tuned));
@@ -430,11 +438,30 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   std::string terms = std::to_string(report.terms);
   if (options.num_features > 0)
     terms += " (" + std::to_string(report.selected_terms) + " selected)";
+  if (report.stemmer != "none") terms += ", stemmed (" + report.stemmer + ")";
   if (report.ngrams > 1) terms += ", words and " + std::to_string(report.ngrams) + "-grams";
+  // Short texts: every analysis cross-validation compared.
+  std::string analysis = "as given";
+  if (!report.analysis_chosen && report.mean_tokens > kShortTextMeanTokens) {
+    analysis += " (" + format_fixed(report.mean_tokens, 1) +
+                " terms a document; analyses are compared for short texts only)";
+  } else if (!report.analysis_chosen && report.mean_tokens > 0 &&
+             report.documents < kMinShortTextDocuments) {
+    analysis +=
+        " (analyses are compared from " + std::to_string(kMinShortTextDocuments) + " documents on)";
+  }
+  if (report.analysis_chosen) {
+    analysis = "the best by cross-validation for short texts:";
+    for (size_t i = 0; i < report.analysis_objective.size(); ++i) {
+      analysis += (i == 0 ? " " : ", ") + report.analysis_objective[i].first + " " +
+                  format_fixed(report.analysis_objective[i].second, 3);
+    }
+  }
   print_table(out,
               {{"  documents", std::to_string(report.documents) + skipped},
                {"  categories", std::to_string(report.categories)},
                {"  terms", terms},
+               {"  analysis", analysis},
                {"  default method", default_method_text(report)},
                {"  decision", decision_name(report.decision)},
                {"  knn", knn_text(report)},

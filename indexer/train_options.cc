@@ -42,6 +42,10 @@ const char kTrainHelp[] =
     "                       (default)\n"
     "  --ngrams N           1: single words (default); 2: and word bigrams; 3: and\n"
     "                       trigrams (bigger model, slower training)\n"
+    "                       Short texts (30 terms a document or fewer on average)\n"
+    "                       without --stemmer or --ngrams: train also tries bigrams,\n"
+    "                       English stemming and both, and keeps the analysis that\n"
+    "                       cross-validates best (train (--json) reports them all)\n"
     "  --features N         keep only the N most useful terms (feature selection)\n"
     "  --select MEASURE     utility measure for --features: mi (default), chi2, df, kl\n"
     "  --per-category       keep the top N terms of each category instead of overall\n"
@@ -90,6 +94,8 @@ TrainOptions train_options(const ParsedArgs& args) {
   check_stemmer(options.analyzer.stemmer);
   options.analyzer.ngrams =
       static_cast<int>(args.integer("ngrams", options.analyzer.ngrams, 1, internal::kMaxNgrams));
+  // An analysis the user names is the analysis used.
+  options.choose_short_text_analysis = !args.has("ngrams") && !args.has("stemmer");
   if (std::optional<Method> method = args.method()) {
     options.default_method = *method;
   } else {

@@ -174,6 +174,9 @@ TEST_F(ModelDirTest, LeftoversOfKilledRunsAreRemoved) {
   write_file(model + "/gen-000007/training/v.tmp", "partial");  // a commit in progress
   write_file(model + "/gen-000007/model.autocat.tmp-Ab12Cd", "partial");
   write_file(model + "/gen-000007/postings.spill-Qw3Er5", "partial");  // killed before unlink
+  // Killed while comparing analyses of short texts.
+  fs::create_directories(model + "/gen-000007/training.candidate");
+  write_file(model + "/gen-000007/training.candidate/termlist.glass", "partial");
   write_file(model + "/CURRENT.tmp-x9Y8z7", "gen-000007\n");
   write_file(model + "/model.autocat.tmp.12345", "partial");
   fs::create_directories(model + "/training.new");

@@ -6,6 +6,7 @@
 
 #include <xapian.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -117,7 +118,24 @@ struct TrainOptions {
   bool keep_unlabelled = false;
   // Training documents committed to the training database per batch.
   int commit_batch = 2000;
+  // Short texts (at most kShortTextMeanTokens terms per document on
+  // average, kMinShortTextDocuments to tuning_sample labelled documents):
+  // cross-validation also tries
+  // the analysis with word bigrams, with English stemming, and with both,
+  // and keeps whichever scores best. On 20 Newsgroups' Subject lines this
+  // lifts accuracy from 0.70 to 0.73; longer texts keep the analysis given
+  // (bigrams multiply their terms, training time and model size several
+  // times for a point or less). Only where analyzer.ngrams is 1 and
+  // analyzer.stemmer "none"; `autocat train --ngrams` or `--stemmer` turns
+  // it off.
+  bool choose_short_text_analysis = true;
 };
+
+// See TrainOptions::choose_short_text_analysis. Below kMinShortTextDocuments
+// the analyses' cross-validated differences are noise (one document is
+// 0.1 points at a thousand).
+inline constexpr double kShortTextMeanTokens = 30.0;
+inline constexpr uint64_t kMinShortTextDocuments = 1000;
 
 // How a document is categorized at indexing or classification time.
 struct ClassifyOptions {
