@@ -639,8 +639,10 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   }
   if (may_choose_analysis && kept.complete && kept.written >= kMinShortTextDocuments &&
       kept.mean_tokens() <= kShortTextMeanTokens) {
+    const auto choice_start = Clock::now();
     AnalysisChoice choice =
         choose_analysis(kept, settings, options, model_writer.next().training_db, &report);
+    const double choice_seconds = seconds_since(choice_start);
     std::vector<KeptTexts::Text>().swap(kept.texts);
     if (!unlabelled.empty()) {
       // EM's unlabelled documents are analyzed as the model's.
@@ -652,6 +654,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
     }
     fit_and_install(&model_writer, choice.settings, options, &report, run_em,
                     std::move(choice.tuning));
+    report.fit_seconds += choice_seconds;  // the comparison is fitting too
   } else {
     std::vector<KeptTexts::Text>().swap(kept.texts);
     fit_and_install(&model_writer, settings, options, &report, run_em);

@@ -119,7 +119,7 @@ struct TrainOptions {
   // Training documents committed to the training database per batch.
   int commit_batch = 2000;
   // Short texts (at most kShortTextMeanTokens terms per document on
-  // average, kMinShortTextDocuments to tuning_sample labelled documents):
+  // average, kMinShortTextDocuments to tuning_sample training documents):
   // cross-validation also tries
   // the analysis with word bigrams, with English stemming, and with both,
   // and keeps whichever scores best. On 20 Newsgroups' Subject lines this
