@@ -616,8 +616,10 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   const bool may_choose_analysis = options.choose_short_text_analysis && options.tune_thresholds &&
                                    settings.ngrams == 1 && settings.stemmer == "none";
   KeptTexts kept;
-  kept.max_documents =
-      options.tuning_sample > 0 ? static_cast<size_t>(options.tuning_sample) : size_t{50000};
+  // Cross-validation of every document (tuning_sample 0) compares analyses
+  // up to the default sample's size.
+  kept.max_documents = static_cast<size_t>(
+      options.tuning_sample > 0 ? options.tuning_sample : TrainOptions().tuning_sample);
   {
     TrainingCollectionWriter writer(model_writer.next().training_db, options.commit_batch);
     labelled = add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer,
@@ -631,34 +633,31 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
         "no labelled document with text in the input; JSON Lines records need a non-empty "
         "\"labels\" array, folder trees need one subfolder per category");
   }
-  RefineModel run_em;
-  if (!unlabelled.empty()) {
-    run_em = [&](const TrainingCorpus& corpus, ModelState* model) {
-      fit_unlabelled(unlabelled, read_options, analyzer, corpus, model, &report, on_warning);
-    };
-  }
+  // The model's analysis: the given one, or the one short texts chose
+  // (with the tuning that chose it).
+  AnalyzerSettings model_settings = settings;
+  std::optional<SampleTuning> tuning;
+  double choice_seconds = 0;
   if (may_choose_analysis && kept.complete && kept.written >= kMinShortTextDocuments &&
       kept.mean_tokens() <= kShortTextMeanTokens) {
     const auto choice_start = Clock::now();
     AnalysisChoice choice =
         choose_analysis(kept, settings, options, model_writer.next().training_db, &report);
-    const double choice_seconds = seconds_since(choice_start);
-    std::vector<KeptTexts::Text>().swap(kept.texts);
-    if (!unlabelled.empty()) {
-      // EM's unlabelled documents are analyzed as the model's.
-      run_em = [&, chosen_settings = choice.settings](const TrainingCorpus& corpus,
-                                                      ModelState* model) {
-        const Analyzer em_analyzer(chosen_settings);
-        fit_unlabelled(unlabelled, read_options, em_analyzer, corpus, model, &report, on_warning);
-      };
-    }
-    fit_and_install(&model_writer, choice.settings, options, &report, run_em,
-                    std::move(choice.tuning));
-    report.fit_seconds += choice_seconds;  // the comparison is fitting too
-  } else {
-    std::vector<KeptTexts::Text>().swap(kept.texts);
-    fit_and_install(&model_writer, settings, options, &report, run_em);
+    choice_seconds = seconds_since(choice_start);
+    model_settings = choice.settings;
+    tuning = std::move(choice.tuning);
   }
+  std::vector<KeptTexts::Text>().swap(kept.texts);
+  RefineModel run_em;
+  if (!unlabelled.empty()) {
+    // EM's unlabelled documents are analyzed as the model's.
+    run_em = [&](const TrainingCorpus& corpus, ModelState* model) {
+      const Analyzer model_analyzer(model_settings);
+      fit_unlabelled(unlabelled, read_options, model_analyzer, corpus, model, &report, on_warning);
+    };
+  }
+  fit_and_install(&model_writer, model_settings, options, &report, run_em, std::move(tuning));
+  report.fit_seconds += choice_seconds;  // the comparison is fitting too
   report.total_seconds = seconds_since(start);
   return report;
 }
