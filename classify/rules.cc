@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "autocat/error.h"
+#include "classify/analyzer.h"
 #include "classify/thresholds.h"
 
 namespace autocat::internal {
@@ -39,8 +40,8 @@ std::string trim(const std::string& text) {
   return text.substr(begin, end - begin + 1);
 }
 
-// A parser set up as the rules file documents; made per use, because a
-// Xapian::Query or QueryParser must not be shared between threads.
+// A parser set up as the rules file documents; used while loading only (a
+// Xapian::Query or QueryParser must not be shared between threads).
 Xapian::Query parse_query(const std::string& query,
                           unsigned flags = Xapian::QueryParser::FLAG_DEFAULT) {
   Xapian::QueryParser parser;
@@ -54,7 +55,7 @@ Xapian::Query parse_query(const std::string& query,
 // Xapian's QueryParser does not reject a syntax error: it parses the text
 // again with every operator off. A query with operators that parses the same
 // with and without them fell back so; a rule must not silently mean less.
-bool parsed_as_written(const std::string& query) {
+bool parsed_as_written(const std::string& query, const Xapian::Query& parsed) {
   bool has_syntax = query.find_first_of("()\"") != std::string::npos;
   std::istringstream words(query);
   for (std::string word; words >> word;) {
@@ -63,8 +64,58 @@ bool parsed_as_written(const std::string& query) {
       has_syntax = true;
     }
   }
-  return !has_syntax ||
-         parse_query(query).get_description() != parse_query(query, 0).get_description();
+  return !has_syntax || parsed.get_description() != parse_query(query, 0).get_description();
+}
+
+// The start of a query for a message: a rule may be hundreds of kilobytes.
+std::string excerpt(const std::string& query) {
+  constexpr size_t kShownBytes = 80;
+  if (query.size() <= kShownBytes) return "'" + query + "'";
+  return "'" + utf8_prefix(query, kShownBytes) + "...' (" + std::to_string(query.size()) +
+         " bytes)";
+}
+
+// How deep the query's parentheses nest.
+int nesting_depth(const std::string& query) {
+  int depth = 0;
+  int deepest = 0;
+  for (char c : query) {
+    if (c == '(') deepest = std::max(deepest, ++depth);
+    if (c == ')' && depth > 0) --depth;
+  }
+  return deepest;
+}
+
+// `query` without what cannot match the one document `db` holds: an OR
+// (or SYNONYM) is reduced to one of its terms the document has, else loses
+// the terms it lacks; an AND (or FILTER) lacking a term matches nothing.
+// Which document matches is unchanged, but a rule of thousands of OR'd
+// terms costs the matcher a few terms instead of time quadratic in them.
+// Operators with parameters (phrases, NEAR, ...) are kept as they are.
+Xapian::Query prune(const Xapian::Query& query, const Xapian::Database& db) {
+  const Xapian::Query::op type = query.get_type();
+  const bool or_like = type == Xapian::Query::OP_OR || type == Xapian::Query::OP_SYNONYM;
+  const bool and_like = type == Xapian::Query::OP_AND || type == Xapian::Query::OP_FILTER;
+  if (!or_like && !and_like && type != Xapian::Query::OP_AND_NOT &&
+      type != Xapian::Query::OP_AND_MAYBE && type != Xapian::Query::OP_XOR) {
+    return query;
+  }
+  std::vector<Xapian::Query> kept;
+  const size_t count = query.get_num_subqueries();
+  kept.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    const Xapian::Query sub = query.get_subquery(i);
+    if (sub.get_type() == Xapian::Query::LEAF_TERM) {
+      const bool present = db.term_exists(*sub.get_terms_begin());
+      if (or_like && present) return sub;
+      if (and_like && !present) return Xapian::Query::MatchNothing;
+      if (!or_like) kept.push_back(sub);
+      continue;
+    }
+    kept.push_back(prune(sub, db));
+  }
+  if (or_like && kept.empty()) return Xapian::Query::MatchNothing;
+  return Xapian::Query(type, kept.begin(), kept.end());
 }
 
 RuleMode parse_mode(const std::string& text, double& weight, const std::string& where) {
@@ -146,17 +197,30 @@ RuleSet RuleSet::parse(std::istream& in, const std::string& name,
                                  "(check the spelling or train with it)");
     }
     if (rule.query.empty()) throw InvalidArgumentError(where + ": empty query");
+    if (rule.query.size() > kMaxRuleQueryBytes) {
+      throw InvalidArgumentError(where + ": query " + excerpt(rule.query) + " is longer than " +
+                                 std::to_string(kMaxRuleQueryBytes) +
+                                 " bytes; split it into several rules for the same category");
+    }
+    if (nesting_depth(rule.query) > kMaxRuleQueryDepth) {
+      throw InvalidArgumentError(where + ": query " + excerpt(rule.query) +
+                                 " nests parentheses more than " +
+                                 std::to_string(kMaxRuleQueryDepth) + " deep; flatten it");
+    }
     try {
-      if (!parsed_as_written(rule.query)) {
-        throw InvalidArgumentError(where + ": bad query '" + rule.query +
-                                   "': Xapian cannot parse it as written (unbalanced parentheses "
+      const Xapian::Query parsed = parse_query(rule.query);
+      if (!parsed_as_written(rule.query, parsed)) {
+        throw InvalidArgumentError(where + ": bad query " + excerpt(rule.query) +
+                                   ": Xapian cannot parse it as written (unbalanced parentheses "
                                    "or quotes, or an operator without an operand?)");
       }
-      if (parse_query(rule.query).empty()) {
-        throw InvalidArgumentError(where + ": query '" + rule.query + "' matches nothing");
+      if (parsed.empty()) {
+        throw InvalidArgumentError(where + ": query " + excerpt(rule.query) + " matches nothing");
       }
+      rule.parsed = parsed.serialise();
     } catch (const Xapian::QueryParserError& e) {
-      throw InvalidArgumentError(where + ": bad query '" + rule.query + "': " + e.get_msg());
+      throw InvalidArgumentError(where + ": bad query " + excerpt(rule.query) + ": " +
+                                 utf8_prefix(e.get_msg(), 200));
     }
     set.rules_.push_back(std::move(rule));
   }
@@ -184,7 +248,7 @@ std::vector<size_t> RuleSet::matching(std::string_view text, std::string_view ti
   Xapian::Enquire enquire(db);
   enquire.set_weighting_scheme(Xapian::BoolWeight());
   for (size_t r = 0; r < rules_.size(); ++r) {
-    enquire.set_query(parse_query(rules_[r].query));
+    enquire.set_query(prune(Xapian::Query::unserialise(rules_[r].parsed), db));
     if (enquire.get_mset(0, 1).size() != 0) matched.push_back(r);
   }
   return matched;
