@@ -86,36 +86,37 @@ int nesting_depth(const std::string& query) {
   return deepest;
 }
 
-// `query` without what cannot match the one document `db` holds: an OR
-// (or SYNONYM) is reduced to one of its terms the document has, else loses
-// the terms it lacks; an AND (or FILTER) lacking a term matches nothing.
-// Which document matches is unchanged, but a rule of thousands of OR'd
-// terms costs the matcher a few terms instead of time quadratic in them.
-// Operators with parameters (phrases, NEAR, ...) are kept as they are.
+// `query` without what cannot change whether the one document `db` holds
+// matches: an OR (or SYNONYM) becomes one of its terms the document has, else
+// loses the parts that match nothing; an AND (or FILTER) with such a part
+// matches nothing; AND_NOT, AND_MAYBE and XOR lose their parts after the first
+// that match nothing. A rule of thousands of OR'd or NOT'd terms so costs the
+// matcher a few terms instead of time quadratic in them. Operators with
+// parameters (phrases, NEAR, ...) are kept as they are.
 Xapian::Query prune(const Xapian::Query& query, const Xapian::Database& db) {
-  const Xapian::Query::op type = query.get_type();
-  const bool or_like = type == Xapian::Query::OP_OR || type == Xapian::Query::OP_SYNONYM;
-  const bool and_like = type == Xapian::Query::OP_AND || type == Xapian::Query::OP_FILTER;
-  if (!or_like && !and_like && type != Xapian::Query::OP_AND_NOT &&
-      type != Xapian::Query::OP_AND_MAYBE && type != Xapian::Query::OP_XOR) {
-    return query;
-  }
-  std::vector<Xapian::Query> kept;
+  using Q = Xapian::Query;
+  const Q::op type = query.get_type();
+  const bool or_like = type == Q::OP_OR || type == Q::OP_SYNONYM;
+  const bool and_like = type == Q::OP_AND || type == Q::OP_FILTER;
+  const bool first_decides = type == Q::OP_AND_NOT || type == Q::OP_AND_MAYBE;
+  if (!or_like && !and_like && !first_decides && type != Q::OP_XOR) return query;
+  std::vector<Q> kept;
   const size_t count = query.get_num_subqueries();
-  kept.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    const Xapian::Query sub = query.get_subquery(i);
-    if (sub.get_type() == Xapian::Query::LEAF_TERM) {
-      const bool present = db.term_exists(*sub.get_terms_begin());
-      if (or_like && present) return sub;
-      if (and_like && !present) return Xapian::Query::MatchNothing;
-      if (!or_like) kept.push_back(sub);
+    const Q sub = query.get_subquery(i);
+    const bool leaf = sub.get_type() == Q::LEAF_TERM;
+    const bool present = leaf && db.term_exists(*sub.get_terms_begin());
+    if (or_like && present) return sub;
+    const Q pruned = leaf ? (present ? sub : Q::MatchNothing) : prune(sub, db);
+    if (pruned.empty()) {
+      if (and_like || (first_decides && i == 0)) return Q::MatchNothing;
       continue;
     }
-    kept.push_back(prune(sub, db));
+    kept.push_back(pruned);
   }
-  if (or_like && kept.empty()) return Xapian::Query::MatchNothing;
-  return Xapian::Query(type, kept.begin(), kept.end());
+  if (kept.empty()) return Q::MatchNothing;
+  if (kept.size() == 1) return kept[0];
+  return Q(type, kept.begin(), kept.end());
 }
 
 RuleMode parse_mode(const std::string& text, double& weight, const std::string& where) {

@@ -116,6 +116,24 @@ TEST(RulesTest, ManyOrTermsCostLittlePerDocument) {
   EXPECT_EQ(rules.matching("net profit word7", ""), (std::vector<size_t>{0, 2}));
 }
 
+// What a document lacks is left out of each query before matching: the
+// result must be what the whole query gives.
+TEST(RulesTest, MatchingIsUnchangedByWhatTheDocumentLacks) {
+  const RuleSet rules = parse(
+      "a\tassign\tcomet NOT gamma NOT delta\n"
+      "a\tassign\t(alpha OR beta) AND (gamma OR delta)\n"
+      "a\tassign\tcomet OR (gamma NOT delta)\n"
+      "a\tassign\talpha XOR beta\n"
+      "a\tassign\t(alpha OR zeta) NOT (gamma OR \"net profit\")\n");
+  EXPECT_EQ(rules.matching("comet", ""), (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(rules.matching("comet delta", ""), (std::vector<size_t>{2}));
+  EXPECT_EQ(rules.matching("beta gamma", ""), (std::vector<size_t>{1, 2, 3}));
+  EXPECT_EQ(rules.matching("alpha beta", ""), (std::vector<size_t>{4}));
+  EXPECT_EQ(rules.matching("zeta", ""), (std::vector<size_t>{4}));
+  EXPECT_EQ(rules.matching("zeta net profit", ""), (std::vector<size_t>{}));
+  EXPECT_EQ(rules.matching("zeta profit net", ""), (std::vector<size_t>{4}));
+}
+
 // An oversized or deeply nested query is one short line naming the rule.
 TEST(RulesTest, QuerySizeAndNestingAreBounded) {
   std::string long_query;
