@@ -311,7 +311,8 @@ PYBIND11_MODULE(_autocat, module) {
             indexer.learn(id, text, names);
           },
           py::arg("id"), py::arg("text"), py::arg("labels"),
-          "Adds a training document to the open model (journaled; kNN, Rocchio and Naive "
+          "Adds a training document with these labels (category names, or one name) to the "
+          "open model (journaled; kNN, Rocchio and Naive "
           "Bayes see it at once, svm, logreg and combo's weights after autocat train --add).")
       .def(
           "forget",
