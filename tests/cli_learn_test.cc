@@ -173,6 +173,19 @@ TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
   EXPECT_EQ(comet_category(), "cooking");
 }
 
+// A label that is not UTF-8 is refused as in train, naming the line.
+TEST_F(CliLearnTest, LabelThatIsNotUtf8IsRefused) {
+  const std::string input =
+      jsonl("bytes.jsonl",
+            "{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"soup\"}\n"
+            "{\"id\": \"live-2\", \"labels\": [\"cook\xE9\"], \"text\": \"stew\"}\n");
+  const CliResult refused = run_autocat({"learn", "--model", model_, input});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(contains(refused.err, input + ":2: label \"cook\\xe9\" is not valid UTF-8"))
+      << refused.err;
+  EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << refused.err;
+}
+
 // Without --store-text, autocat index keeps only the title or the first 200
 // bytes of a text as data: learn refuses to learn that snippet in place of
 // the document unless told where the text is to come from.
