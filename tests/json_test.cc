@@ -130,7 +130,9 @@ TEST_F(JsonTest, PrintableEscapesControlsAndInvalidBytes) {
       {std::string("nul\0x", 5), "nul\\x00x"},
       {"bell\a del\x7F", "bell\\x07 del\\x7f"},
       {"tab\tline\n", "tab\\x09line\\x0a"},
-      {"csi\xC2\x9B" "2J", "csi\\u009b2J"},  // U+009B, the one-byte CSI
+      {"csi\xC2\x9B"
+       "2J",
+       "csi\\u009b2J"},  // U+009B, the one-byte CSI
       {"nbsp\xC2\xA0", "nbsp\xC2\xA0"},
       {"latin1 caf\xE9", "latin1 caf\\xe9"},
       {"raw\x9B", "raw\\x9b"},
