@@ -230,21 +230,30 @@ PYBIND11_MODULE(_autocat, module) {
   static py::exception<autocat::ModelFormatError> model_format(module, "ModelFormatError",
                                                                error.ptr());
   static py::exception<autocat::IOError> io_error(module, "IOError", error.ptr());
+  // A message may quote an id or name that is not UTF-8: its bytes show as
+  // \xHH instead of the message being lost.
   py::register_exception_translator([](std::exception_ptr thrown) {
+    auto raise = [](const py::handle& type, const std::string& message) {
+      PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                            "backslashreplace");
+      if (text == nullptr) return;  // the decoding error stays set
+      PyErr_SetObject(type.ptr(), text);
+      Py_DECREF(text);
+    };
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const autocat::InvalidArgumentError& e) {
-      invalid_argument(e.what());
+      raise(invalid_argument, e.what());
     } catch (const autocat::NotFoundError& e) {
-      not_found(e.what());
+      raise(not_found, e.what());
     } catch (const autocat::ModelFormatError& e) {
-      model_format(e.what());
+      raise(model_format, e.what());
     } catch (const autocat::IOError& e) {
-      io_error(e.what());
+      raise(io_error, e.what());
     } catch (const autocat::Error& e) {
-      error(e.what());
+      raise(error, e.what());
     } catch (const Xapian::Error& e) {
-      error(e.get_description().c_str());
+      raise(error, e.get_description());
     }
   });
 

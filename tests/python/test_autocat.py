@@ -194,6 +194,10 @@ class AutocatPythonTest(unittest.TestCase):
         for names in ([cafe], cafe, [b"caf\xe9"]):
             enquire.set_query(autocat.category_filter(xapian.Query(""), names))
             self.assertEqual(self.ids(enquire.get_mset(0, 10)), {"c1"}, names)
+        # An error quoting such bytes keeps its message.
+        with self.assertRaises(autocat.NotFoundError) as raised:
+            indexer.forget(b"doc\xe9")
+        self.assertIn("doc\\xe9", str(raised.exception))
         value = autocat.encode_categories([(cafe, 0.5)])
         self.assertIn(b"caf\xe9", value)
         self.assertEqual(autocat.decode_categories(value), [(cafe, 0.5)])
