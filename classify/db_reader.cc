@@ -97,7 +97,8 @@ std::optional<Xapian::valueno> stored_text_slot(const Xapian::Database& db) {
 }  // namespace
 
 void read_database_ids(const std::string& path, const std::vector<std::string>& ids,
-                       const std::string& label_prefix, const DocumentCallback& on_document) {
+                       const std::string& label_prefix, DatabaseText text_from,
+                       const DocumentCallback& on_document) {
   try {
     Xapian::Database db = open_database(path);
     std::string prefix = label_prefix;
@@ -109,6 +110,17 @@ void read_database_ids(const std::string& path, const std::vector<std::string>& 
       throw InvalidArgumentError(path + ": category prefix: " + e.what());
     }
     const std::optional<Xapian::valueno> text_slot = stored_text_slot(db);
+    // A learned document is kept in the model: learning a 200-byte snippet
+    // in place of the text must be asked for.
+    if (text_from == DatabaseText::kStored && !text_slot &&
+        !db.get_metadata(kIndexPrefixKey).empty()) {
+      throw InvalidArgumentError(
+          path +
+          ": indexed without --store-text, so its document data is only the title or the "
+          "first 200 bytes of each text; learn from the original input (autocat learn --model "
+          "DIR FILE), index with --store-text, or pass --text-from terms (the indexed words) or "
+          "--text-from data (the snippet); nothing was learned");
+    }
     // Every id is found before any document is delivered.
     std::vector<Xapian::docid> docids;
     for (const std::string& id : ids) {
@@ -140,8 +152,12 @@ void read_database_ids(const std::string& path, const std::vector<std::string>& 
                                    "training document); nothing was learned");
       }
       input.labels_given = true;
-      if (text_slot) input.text = doc.get_value(*text_slot);
-      if (input.text.empty()) input.text = doc.get_data();
+      if (text_from == DatabaseText::kTerms) {
+        input.text = text_from_terms(doc);
+      } else if (text_from == DatabaseText::kStored && text_slot) {
+        input.text = doc.get_value(*text_slot);
+      }
+      if (input.text.empty() && text_from != DatabaseText::kTerms) input.text = doc.get_data();
       if (input.text.empty()) {
         throw InvalidArgumentError(path + ": document '" + ids[i] +
                                    "' has no stored text (no --store-text slot, no data); "

@@ -36,14 +36,19 @@ void read_database(const DatabaseInput& database, const DocumentCallback& on_doc
 // an editor's corrections fed back):
 //   labels  the category terms: prefix `label_prefix`, or if it is empty the
 //           one `autocat index` recorded in the database, else XC;
-//   text    the full text `autocat index --store-text` kept in its value
-//           slot, else the document data;
+//   text    as `text_from` says: kStored, the full text `autocat index
+//           --store-text` kept in its value slot, else the document data;
+//           kData the document data; kTerms the indexed words (kValue is
+//           not offered: reads as kData);
 //   source  "PATH#ID".
 // Throws NotFoundError naming the database (none there) or the id (no
 // document has it), InvalidArgumentError naming the id if the document has
-// no category term or no text, IOError otherwise. Nothing is delivered
-// unless every id is found: the check comes first.
+// no category term or no text, and naming the database if it is kStored on a
+// database autocat index wrote without --store-text (its data is only the
+// title or a 200-byte snippet, not the document), IOError otherwise. Nothing
+// is delivered unless every id is found: the check comes first.
 void read_database_ids(const std::string& path, const std::vector<std::string>& ids,
-                       const std::string& label_prefix, const DocumentCallback& on_document);
+                       const std::string& label_prefix, DatabaseText text_from,
+                       const DocumentCallback& on_document);
 
 }  // namespace autocat::internal

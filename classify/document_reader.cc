@@ -277,12 +277,20 @@ class Reader {
                              (place.line == 0 ? " (or name the input by a shorter path)" : ""));
       return;
     }
-    bool valid_utf8 = is_valid_utf8(doc.id);
-    for (const std::string& label : doc.labels) valid_utf8 = valid_utf8 && is_valid_utf8(label);
-    if (!valid_utf8) {
+    // A label becomes a category name, which every output and the Python
+    // module must be able to decode; an id is only shown.
+    for (const std::string& label : doc.labels) {
+      if (!is_valid_utf8(label)) {
+        reject(doc.source, "label \"" + printable(label) +
+                               "\" is not valid UTF-8; category names must be UTF-8 (convert "
+                               "the input, e.g. with iconv)");
+        return;
+      }
+    }
+    if (!is_valid_utf8(doc.id)) {
       warn(on_warning_, doc.source +
-                            ": id or label is not valid UTF-8; JSON output shows U+FFFD in place "
-                            "of the invalid bytes");
+                            ": id is not valid UTF-8; JSON output shows U+FFFD in place of the "
+                            "invalid bytes");
     }
     auto [first, inserted] = seen_.try_emplace(doc.id, place);
     if (!inserted) {

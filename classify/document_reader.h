@@ -105,7 +105,8 @@ using WarningCallback = std::function<void(const std::string&)>;
 // "FILE:LINE" for a JSONL record, "stdin:LINE" (or "stdin" for plain text)
 // on standard input, "ROOT/REL/PATH" for a file of a folder tree and the path
 // itself for a plain file. Ids longer than kMaxIdBytes are malformed. A
-// warning names a document whose id or labels are not valid UTF-8.
+// warning names a document whose id is not valid UTF-8; a label that is not
+// is malformed (it would be a category name outputs cannot decode).
 // Throws NotFoundError (missing input), IOError (unreadable, bad gzip) or
 // InvalidArgumentError (a malformed line or document when !skip_malformed, a
 // repeated id when !allow_duplicate_ids).

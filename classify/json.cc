@@ -579,4 +579,43 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+std::string printable(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  auto escape = [&](const char* lead, unsigned value) {
+    out += lead;
+    if (lead[1] == 'u') out += "00";
+    out.push_back(kHex[(value >> 4) & 0xF]);
+    out.push_back(kHex[value & 0xF]);
+  };
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7F) {
+        escape("\\x", c);
+      } else {
+        out.push_back(static_cast<char>(c));
+      }
+      ++i;
+      continue;
+    }
+    const size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
+      escape("\\x", c);
+      ++i;
+      continue;
+    }
+    // U+0080..U+009F, the C1 controls, are C2 80..C2 9F.
+    const unsigned char next = static_cast<unsigned char>(text[i + 1]);
+    if (c == 0xC2 && next < 0xA0) {
+      escape("\\u", next);
+    } else {
+      out.append(text.data() + i, length);
+    }
+    i += length;
+  }
+  return out;
+}
+
 }  // namespace autocat::internal

@@ -74,4 +74,10 @@ bool append_json_string(std::string_view text, std::string* out);
 // points beyond U+10FFFF).
 bool is_valid_utf8(std::string_view text);
 
+// `text` safe to show on a terminal or in a message: control characters
+// (C0, DEL, C1) and bytes that are not valid UTF-8 become \xHH (C1 code
+// points \u0080..\u009f), a backslash stays as it is. No escape sequence of
+// the input reaches the terminal.
+std::string printable(std::string_view text);
+
 }  // namespace autocat::internal

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "autocat/error.h"
+#include "classify/analyzer.h"
 #include "classify/thresholds.h"
 
 namespace autocat::internal {
@@ -39,8 +40,8 @@ std::string trim(const std::string& text) {
   return text.substr(begin, end - begin + 1);
 }
 
-// A parser set up as the rules file documents; made per use, because a
-// Xapian::Query or QueryParser must not be shared between threads.
+// A parser set up as the rules file documents; used while loading only (a
+// Xapian::Query or QueryParser must not be shared between threads).
 Xapian::Query parse_query(const std::string& query,
                           unsigned flags = Xapian::QueryParser::FLAG_DEFAULT) {
   Xapian::QueryParser parser;
@@ -54,7 +55,7 @@ Xapian::Query parse_query(const std::string& query,
 // Xapian's QueryParser does not reject a syntax error: it parses the text
 // again with every operator off. A query with operators that parses the same
 // with and without them fell back so; a rule must not silently mean less.
-bool parsed_as_written(const std::string& query) {
+bool parsed_as_written(const std::string& query, const Xapian::Query& parsed) {
   bool has_syntax = query.find_first_of("()\"") != std::string::npos;
   std::istringstream words(query);
   for (std::string word; words >> word;) {
@@ -63,8 +64,59 @@ bool parsed_as_written(const std::string& query) {
       has_syntax = true;
     }
   }
-  return !has_syntax ||
-         parse_query(query).get_description() != parse_query(query, 0).get_description();
+  return !has_syntax || parsed.get_description() != parse_query(query, 0).get_description();
+}
+
+// The start of a query for a message: a rule may be hundreds of kilobytes.
+std::string excerpt(const std::string& query) {
+  constexpr size_t kShownBytes = 80;
+  if (query.size() <= kShownBytes) return "'" + query + "'";
+  return "'" + utf8_prefix(query, kShownBytes) + "...' (" + std::to_string(query.size()) +
+         " bytes)";
+}
+
+// How deep the query's parentheses nest.
+int nesting_depth(const std::string& query) {
+  int depth = 0;
+  int deepest = 0;
+  for (char c : query) {
+    if (c == '(') deepest = std::max(deepest, ++depth);
+    if (c == ')' && depth > 0) --depth;
+  }
+  return deepest;
+}
+
+// `query` without what cannot change whether the one document `db` holds
+// matches: an OR (or SYNONYM) becomes one of its terms the document has, else
+// loses the parts that match nothing; an AND (or FILTER) with such a part
+// matches nothing; AND_NOT, AND_MAYBE and XOR lose their parts after the first
+// that match nothing. A rule of thousands of OR'd or NOT'd terms so costs the
+// matcher a few terms instead of time quadratic in them. Operators with
+// parameters (phrases, NEAR, ...) are kept as they are.
+Xapian::Query prune(const Xapian::Query& query, const Xapian::Database& db) {
+  using Q = Xapian::Query;
+  const Q::op type = query.get_type();
+  const bool or_like = type == Q::OP_OR || type == Q::OP_SYNONYM;
+  const bool and_like = type == Q::OP_AND || type == Q::OP_FILTER;
+  const bool first_decides = type == Q::OP_AND_NOT || type == Q::OP_AND_MAYBE;
+  if (!or_like && !and_like && !first_decides && type != Q::OP_XOR) return query;
+  std::vector<Q> kept;
+  const size_t count = query.get_num_subqueries();
+  for (size_t i = 0; i < count; ++i) {
+    const Q sub = query.get_subquery(i);
+    const bool leaf = sub.get_type() == Q::LEAF_TERM;
+    const bool present = leaf && db.term_exists(*sub.get_terms_begin());
+    if (or_like && present) return sub;
+    const Q pruned = leaf ? (present ? sub : Q::MatchNothing) : prune(sub, db);
+    if (pruned.empty()) {
+      if (and_like || (first_decides && i == 0)) return Q::MatchNothing;
+      continue;
+    }
+    kept.push_back(pruned);
+  }
+  if (kept.empty()) return Q::MatchNothing;
+  if (kept.size() == 1) return kept[0];
+  return Q(type, kept.begin(), kept.end());
 }
 
 RuleMode parse_mode(const std::string& text, double& weight, const std::string& where) {
@@ -146,17 +198,30 @@ RuleSet RuleSet::parse(std::istream& in, const std::string& name,
                                  "(check the spelling or train with it)");
     }
     if (rule.query.empty()) throw InvalidArgumentError(where + ": empty query");
+    if (rule.query.size() > kMaxRuleQueryBytes) {
+      throw InvalidArgumentError(where + ": query " + excerpt(rule.query) + " is longer than " +
+                                 std::to_string(kMaxRuleQueryBytes) +
+                                 " bytes; split it into several rules for the same category");
+    }
+    if (nesting_depth(rule.query) > kMaxRuleQueryDepth) {
+      throw InvalidArgumentError(where + ": query " + excerpt(rule.query) +
+                                 " nests parentheses more than " +
+                                 std::to_string(kMaxRuleQueryDepth) + " deep; flatten it");
+    }
     try {
-      if (!parsed_as_written(rule.query)) {
-        throw InvalidArgumentError(where + ": bad query '" + rule.query +
-                                   "': Xapian cannot parse it as written (unbalanced parentheses "
+      const Xapian::Query parsed = parse_query(rule.query);
+      if (!parsed_as_written(rule.query, parsed)) {
+        throw InvalidArgumentError(where + ": bad query " + excerpt(rule.query) +
+                                   ": Xapian cannot parse it as written (unbalanced parentheses "
                                    "or quotes, or an operator without an operand?)");
       }
-      if (parse_query(rule.query).empty()) {
-        throw InvalidArgumentError(where + ": query '" + rule.query + "' matches nothing");
+      if (parsed.empty()) {
+        throw InvalidArgumentError(where + ": query " + excerpt(rule.query) + " matches nothing");
       }
+      rule.parsed = parsed.serialise();
     } catch (const Xapian::QueryParserError& e) {
-      throw InvalidArgumentError(where + ": bad query '" + rule.query + "': " + e.get_msg());
+      throw InvalidArgumentError(where + ": bad query " + excerpt(rule.query) + ": " +
+                                 utf8_prefix(e.get_msg(), 200));
     }
     set.rules_.push_back(std::move(rule));
   }
@@ -184,7 +249,7 @@ std::vector<size_t> RuleSet::matching(std::string_view text, std::string_view ti
   Xapian::Enquire enquire(db);
   enquire.set_weighting_scheme(Xapian::BoolWeight());
   for (size_t r = 0; r < rules_.size(); ++r) {
-    enquire.set_query(parse_query(rules_[r].query));
+    enquire.set_query(prune(Xapian::Query::unserialise(rules_[r].parsed), db));
     if (enquire.get_mset(0, 1).size() != 0) matched.push_back(r);
   }
   return matched;

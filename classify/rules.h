@@ -14,6 +14,8 @@
 // also matches "profits", `"net profit"` is a phrase); words without an
 // operator must all match (default operator AND); `title:WORD` matches a
 // word of the title only. Blank lines and lines starting with # are ignored.
+// A query is at most kMaxRuleQueryBytes long and nests parentheses at most
+// kMaxRuleQueryDepth deep.
 //
 // Order of application: evidence changes scores, a veto sets its category's
 // score to 0, the learned decision runs, then vetoed categories are removed
@@ -35,12 +37,21 @@ namespace autocat::internal {
 
 enum class RuleMode { kAssign, kVeto, kEvidence };
 
+// Bounds of one rule's query: Xapian's parser and matcher take time and stack
+// that grow faster than the query.
+constexpr size_t kMaxRuleQueryBytes = 256 * 1024;
+constexpr int kMaxRuleQueryDepth = 100;
+
 struct Rule {
   std::string category;
   RuleMode mode = RuleMode::kAssign;
   double weight = 0;   // kEvidence: added to the score (may be negative)
   std::string query;   // as written
   std::string source;  // "FILE:LINE", for messages and traces
+  // The query parsed at load, Xapian::Query::serialise()d: each use
+  // unserialises its own copy, as a Xapian::Query must not be shared between
+  // threads, instead of parsing the text again.
+  std::string parsed;
 };
 
 // "assign", "veto", "evidence:+0.3".

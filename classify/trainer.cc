@@ -21,6 +21,7 @@
 #include "classify/cross_validation.h"
 #include "classify/feature_selection.h"
 #include "classify/journal.h"
+#include "classify/json.h"
 #include "classify/knn.h"
 #include "classify/linear.h"
 #include "classify/model_dir.h"
@@ -40,7 +41,8 @@ double seconds_since(Clock::time_point start) {
 }
 
 // Labels become Xapian terms and lines of the category value slot: they must
-// be non-empty, free of control characters and short enough for a term.
+// be non-empty, free of control characters, UTF-8 (as every output and the
+// Python module read them) and short enough for a term.
 void check_label(const std::string& label, const std::string& source) {
   if (label.empty()) throw InvalidArgumentError(source + ": empty label");
   if (label.size() > 200) {
@@ -51,6 +53,9 @@ void check_label(const std::string& label, const std::string& source) {
     if (ch < 0x20 || ch == 0x7f) {
       throw InvalidArgumentError(source + ": label contains a control character");
     }
+  }
+  if (!is_valid_utf8(label)) {
+    throw InvalidArgumentError(source + ": label \"" + printable(label) + "\" is not valid UTF-8");
   }
 }
 

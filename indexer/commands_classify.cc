@@ -117,7 +117,7 @@ std::string category_text(const std::vector<Category>& categories) {
   if (categories.empty()) return "(none)";
   std::vector<std::string> parts;
   for (const Category& category : categories) {
-    parts.push_back(category.name + " " + format_fixed(category.score, 4));
+    parts.push_back(one_line(category.name) + " " + format_fixed(category.score, 4));
   }
   return join(parts);
 }

@@ -162,7 +162,7 @@ void print_explanation(std::ostream& out, const std::string& id, const internal:
                        const internal::DocumentTerms& terms, int k) {
   std::vector<std::string> assigned;
   for (const Category& category : e.assigned) assigned.push_back(category.name);
-  out << one_line(id) << ": " << (assigned.empty() ? "(none)" : join(assigned)) << '\n';
+  out << one_line(id) << ": " << (assigned.empty() ? "(none)" : one_line(join(assigned))) << '\n';
   out << "  method " << method_name(e.method);
   if (e.method == Method::kKnn) out << ", k " << k;
   out << "; " << terms.known_tokens << " of " << terms.total_tokens
@@ -263,8 +263,8 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
     first = false;
     print_explanation(out, doc.id, explanation, terms, options.classify.k);
     for (const internal::DecisionTrace::FiredRule& rule : fired) {
-      out << "  rule " << rule.source << ": " << rule.mode << ' ' << rule.category << " ("
-          << one_line(rule.query) << ")\n";
+      out << "  rule " << one_line(rule.source) << ": " << rule.mode << ' '
+          << one_line(rule.category) << " (" << one_line(rule.query) << ")\n";
     }
   };
   internal::read_documents(inputs, read_options(args), on_document, warn_to(messages));

@@ -127,7 +127,7 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
   out << "top " << top << " terms by " << measure_name << " (" << corpus.num_docs()
       << " training documents, " << corpus.num_terms() << " terms)\n";
   for (uint32_t c : selected) {
-    out << '\n' << corpus.categories[c] << " (" << doc_counts[c] << " documents)\n";
+    out << '\n' << one_line(corpus.categories[c]) << " (" << doc_counts[c] << " documents)\n";
     std::vector<std::vector<std::string>> rows;
     for (const internal::RankedTerm& term : internal::rank_terms(corpus, utility, c, top)) {
       rows.push_back({"  " + term.term, format_number(term.utility)});

@@ -35,7 +35,9 @@ const char kLearnUsage[] =
     "the given ids (their Q terms): each one's current category terms (the prefix\n"
     "autocat index recorded, else XC) and its text (the slot autocat index\n"
     "--store-text keeps, else the document data). Feeds an editor's corrections\n"
-    "back into the model.\n"
+    "back into the model. A database autocat index wrote without --store-text\n"
+    "keeps only the title or the first 200 bytes of each text: learn refuses it\n"
+    "unless --text-from says which text to learn.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory (written by autocat train)\n"
@@ -43,6 +45,10 @@ const char kLearnUsage[] =
     "  --ids                with --from-db: the arguments are document ids\n"
     "  --label-prefix P     with --from-db: the category term prefix (default: the\n"
     "                       one DB records, else XC)\n"
+    "  --text-from WHERE    with --from-db: stored (default: the --store-text slot,\n"
+    "                       else the data of a database autocat index did not\n"
+    "                       write), terms (the indexed words, in no order) or data\n"
+    "                       (the document data: a title or snippet for autocat index)\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
@@ -75,6 +81,7 @@ const std::vector<OptionSpec>& learn_options() {
       {"from-db", true},
       {"ids", false},
       {"label-prefix", true},
+      {"text-from", true},
       {"split", true},
       {"skip-malformed", false},
       {"allow-duplicate-ids", false},
@@ -130,11 +137,19 @@ int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages
     require_inputs(args, "ID");
     const std::string prefix = args.value("label-prefix");
     if (!prefix.empty()) check_prefix(prefix);
-    internal::read_database_ids(args.value("from-db"), args.positional(), prefix, add);
+    const std::string text_from = args.value("text-from", "stored");
+    internal::DatabaseText where = internal::DatabaseText::kStored;
+    if (text_from == "terms") {
+      where = internal::DatabaseText::kTerms;
+    } else if (text_from == "data") {
+      where = internal::DatabaseText::kData;
+    } else if (text_from != "stored") {
+      throw UsageError("--text-from " + text_from + ": choose stored, terms or data");
+    }
+    internal::read_database_ids(args.value("from-db"), args.positional(), prefix, where, add);
   } else {
-    if (args.has("ids") || args.has("label-prefix")) {
-      throw UsageError(std::string(args.has("ids") ? "--ids" : "--label-prefix") +
-                       " needs --from-db DB");
+    for (const char* name : {"ids", "label-prefix", "text-from"}) {
+      if (args.has(name)) throw UsageError(std::string("--") + name + " needs --from-db DB");
     }
     require_inputs(args);
     internal::read_documents(args.positional(), read_options(args), add, warn_to(messages));

@@ -201,13 +201,13 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   const Xapian::doccount estimated = matches.get_matches_estimated();
   out << "about " << estimated << (estimated == 1 ? " match" : " matches");
   if (!raw_query.empty()) out << " for \"" << one_line(raw_query) << '"';
-  if (!filter.empty()) out << " in " << join(filter, " or ");
+  if (!filter.empty()) out << " in " << one_line(join(filter, " or "));
   out << '\n';
   for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
     const Xapian::Document doc = it.get_document();
     std::vector<std::string> names;
     for (const Category& category : decode_categories(doc.get_value(slot))) {
-      names.push_back(category.name + " " + format_fixed(category.score, 3));
+      names.push_back(one_line(category.name) + " " + format_fixed(category.score, 3));
     }
     out << (it.get_rank() + 1) << ". " << one_line(document_id(doc)) << "  ["
         << (names.empty() ? std::string("no category") : join(names)) << "]  weight "

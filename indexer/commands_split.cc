@@ -88,7 +88,7 @@ int run_split(const std::vector<std::string>& words, std::ostream& out, Messages
       line.set("text", internal::JsonValue::string(text));
       out << json_output(line) << '\n';
     } else {
-      out << one_line(first) << ".." << one_line(last) << '\t' << type << '\t'
+      out << one_line(first) << ".." << one_line(last) << '\t' << one_line(type) << '\t'
           << (segment.end - segment.begin) << '\n';
     }
   }

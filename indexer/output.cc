@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ostream>
 
+#include "classify/json.h"
 #include "indexer/progress.h"
 
 namespace autocat::cli {
@@ -41,7 +42,7 @@ std::string one_line(const std::string& text) {
   std::string line = text;
   std::replace_if(
       line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-  return line;
+  return internal::printable(line);
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
@@ -53,8 +54,12 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
   return joined;
 }
 
-void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& raw_rows,
                  const std::vector<size_t>& right_aligned) {
+  std::vector<std::vector<std::string>> rows = raw_rows;
+  for (auto& row : rows) {
+    for (std::string& cell : row) cell = one_line(cell);
+  }
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);

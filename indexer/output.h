@@ -18,12 +18,15 @@ std::string format_fixed(double value, int decimals);
 // `value` in the shortest of %g with 6 significant digits ("0.5", "1e-06", "20").
 std::string format_number(double value);
 // `text` with every line break and tab replaced by a space, so a message
-// always stays on one line.
+// always stays on one line, and shown safely (internal::printable: other
+// control bytes and invalid UTF-8 as \xHH). Every piece of input (ids,
+// titles, data, category names, paths) printed as human text goes through it;
+// --json output is escaped as JSON instead.
 std::string one_line(const std::string& text);
 // "a, b, c".
 std::string join(const std::vector<std::string>& items, const std::string& separator = ", ");
 
-// Prints rows as columns separated by two spaces. Columns listed in
+// Prints rows as columns separated by two spaces, each cell through one_line(). Columns listed in
 // `right_aligned` (0-based) are right-aligned (numbers); the last column is
 // not padded.
 void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows,

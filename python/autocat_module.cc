@@ -22,22 +22,65 @@ namespace py = pybind11;
 
 namespace {
 
-using CategoryTuple = std::pair<std::string, double>;
 // (term, wdf to add, positions to add)
 using TermChange = std::tuple<py::bytes, Xapian::termcount, std::vector<Xapian::termpos>>;
 
-std::vector<CategoryTuple> to_tuples(const std::vector<autocat::Category>& categories) {
-  std::vector<CategoryTuple> tuples;
-  tuples.reserve(categories.size());
+// Category names are bytes to Xapian and to a model. A name that is not
+// valid UTF-8 (a model trained before training refused such labels, or a
+// category slot written by another program) comes back as a str with each
+// invalid byte a lone surrogate (errors="surrogateescape"), and a name
+// argument may be such a str or bytes: the name round-trips and one bad name
+// never makes the others unreadable.
+py::str name_to_python(const std::string& name) {
+  PyObject* text =
+      PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), "surrogateescape");
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
+std::string name_from_python(const py::handle& name) {
+  if (PyBytes_Check(name.ptr())) return name.cast<std::string>();
+  if (!PyUnicode_Check(name.ptr())) {
+    throw py::type_error("a category name must be a str or bytes, not " +
+                         std::string(Py_TYPE(name.ptr())->tp_name));
+  }
+  PyObject* bytes = PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape");
+  if (bytes == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::bytes>(bytes).cast<std::string>();
+}
+
+// One name (str or bytes) or an iterable of names.
+std::vector<std::string> names_from_python(const py::handle& names) {
+  if (PyUnicode_Check(names.ptr()) || PyBytes_Check(names.ptr())) {
+    return {name_from_python(names)};
+  }
+  std::vector<std::string> out;
+  for (const py::handle& name : py::iter(names)) out.push_back(name_from_python(name));
+  return out;
+}
+
+py::list names_to_python(const std::vector<std::string>& names) {
+  py::list list;
+  for (const std::string& name : names) list.append(name_to_python(name));
+  return list;
+}
+
+// [(name, score)]
+py::list to_tuples(const std::vector<autocat::Category>& categories) {
+  py::list tuples;
   for (const autocat::Category& category : categories) {
-    tuples.emplace_back(category.name, category.score);
+    tuples.append(py::make_tuple(name_to_python(category.name), category.score));
   }
   return tuples;
 }
 
-std::vector<autocat::Category> from_tuples(const std::vector<CategoryTuple>& tuples) {
+std::vector<autocat::Category> from_tuples(const py::iterable& tuples) {
   std::vector<autocat::Category> categories;
-  for (const auto& [name, score] : tuples) categories.push_back({name, score});
+  for (const py::handle& item : tuples) {
+    const py::tuple pair = py::reinterpret_borrow<py::object>(item).cast<py::tuple>();
+    if (pair.size() != 2) throw py::value_error("a category is a (name, score) pair");
+    categories.push_back({name_from_python(pair[0]), pair[1].cast<double>()});
+  }
   return categories;
 }
 
@@ -79,7 +122,6 @@ autocat::IndexOptions make_options(const std::optional<std::string>& method, int
 // What CategoryIndexer::index changed in a document: terms to remove, terms
 // to add (wdf increase and new positions), values to set (empty = remove).
 struct DocumentChanges {
-  std::vector<CategoryTuple> categories;
   std::vector<py::bytes> removed_terms;
   std::vector<TermChange> added_terms;
   std::vector<std::pair<Xapian::valueno, py::bytes>> values;
@@ -157,9 +199,9 @@ py::tuple index_changes(const autocat::CategoryIndexer& indexer, std::string_vie
 
 // The terms autocat::category_filter matches for `names`, so Python filters
 // follow whatever term convention the C++ library writes.
-std::vector<py::bytes> category_terms(const std::vector<std::string>& names,
-                                      const std::string& prefix) {
-  const Xapian::Query query = autocat::category_filter(Xapian::Query::MatchAll, names, prefix);
+std::vector<py::bytes> category_terms(const py::object& names, const std::string& prefix) {
+  const Xapian::Query query =
+      autocat::category_filter(Xapian::Query::MatchAll, names_from_python(names), prefix);
   std::vector<py::bytes> terms;
   for (auto it = query.get_unique_terms_begin(); it != query.get_unique_terms_end(); ++it) {
     if (!(*it).empty()) terms.emplace_back(*it);
@@ -170,7 +212,11 @@ std::vector<py::bytes> category_terms(const std::vector<std::string>& names,
 }  // namespace
 
 PYBIND11_MODULE(_autocat, module) {
-  module.doc() = "autocat: automatic text categorization for Xapian indexes (compiled part)";
+  module.doc() =
+      "autocat: automatic text categorization for Xapian indexes (compiled part).\n\n"
+      "Category names are str; a name that is not valid UTF-8 comes back with its invalid "
+      "bytes as lone surrogates (errors=\"surrogateescape\"). Name arguments take a str "
+      "(such names included) or bytes.";
   module.attr("__version__") = AUTOCAT_VERSION_STRING;
   module.attr("DEFAULT_CATEGORY_PREFIX") = autocat::kDefaultCategoryPrefix;
   module.attr("DEFAULT_CATEGORY_SLOT") = autocat::kDefaultCategorySlot;
@@ -184,21 +230,30 @@ PYBIND11_MODULE(_autocat, module) {
   static py::exception<autocat::ModelFormatError> model_format(module, "ModelFormatError",
                                                                error.ptr());
   static py::exception<autocat::IOError> io_error(module, "IOError", error.ptr());
+  // A message may quote an id or name that is not UTF-8: its bytes show as
+  // \xHH instead of the message being lost.
   py::register_exception_translator([](std::exception_ptr thrown) {
+    auto raise = [](const py::handle& type, const std::string& message) {
+      PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                            "backslashreplace");
+      if (text == nullptr) return;  // the decoding error stays set
+      PyErr_SetObject(type.ptr(), text);
+      Py_DECREF(text);
+    };
     try {
       if (thrown) std::rethrow_exception(thrown);
     } catch (const autocat::InvalidArgumentError& e) {
-      invalid_argument(e.what());
+      raise(invalid_argument, e.what());
     } catch (const autocat::NotFoundError& e) {
-      not_found(e.what());
+      raise(not_found, e.what());
     } catch (const autocat::ModelFormatError& e) {
-      model_format(e.what());
+      raise(model_format, e.what());
     } catch (const autocat::IOError& e) {
-      io_error(e.what());
+      raise(io_error, e.what());
     } catch (const autocat::Error& e) {
-      error(e.what());
+      raise(error, e.what());
     } catch (const Xapian::Error& e) {
-      error(e.get_description().c_str());
+      raise(error, e.get_description());
     }
   });
 
@@ -220,7 +275,10 @@ PYBIND11_MODULE(_autocat, module) {
            py::arg("category_prefix") = autocat::kDefaultCategoryPrefix,
            py::arg("category_slot") = autocat::kDefaultCategorySlot, py::arg("categorize") = true,
            py::arg("index_text") = true)
-      .def_property_readonly("categories", &autocat::CategoryIndexer::categories)
+      .def_property_readonly("categories",
+                             [](const autocat::CategoryIndexer& indexer) {
+                               return names_to_python(indexer.categories());
+                             })
       .def_property_readonly("default_method",
                              [](const autocat::CategoryIndexer& indexer) {
                                return autocat::method_name(indexer.default_method());
@@ -234,26 +292,36 @@ PYBIND11_MODULE(_autocat, module) {
       .def(
           "score",
           [](const autocat::CategoryIndexer& indexer, std::string_view text) {
-            py::gil_scoped_release release;
-            return to_tuples(indexer.score(text));
+            std::vector<autocat::Category> categories;
+            {
+              py::gil_scoped_release release;
+              categories = indexer.score(text);
+            }
+            return to_tuples(categories);
           },
           py::arg("text"), "Every category's score for text, best first: [(name, score)].")
       .def(
           "categorize",
           [](const autocat::CategoryIndexer& indexer, std::string_view text) {
-            py::gil_scoped_release release;
-            return to_tuples(indexer.categorize(text));
+            std::vector<autocat::Category> categories;
+            {
+              py::gil_scoped_release release;
+              categories = indexer.categorize(text);
+            }
+            return to_tuples(categories);
           },
           py::arg("text"), "The categories assigned to text: [(name, score)].")
       .def(
           "learn",
           [](autocat::CategoryIndexer& indexer, const std::string& id, std::string_view text,
-             const std::vector<std::string>& labels) {
+             const py::object& labels) {
+            const std::vector<std::string> names = names_from_python(labels);
             py::gil_scoped_release release;
-            indexer.learn(id, text, labels);
+            indexer.learn(id, text, names);
           },
           py::arg("id"), py::arg("text"), py::arg("labels"),
-          "Adds a training document to the open model (journaled; kNN, Rocchio and Naive "
+          "Adds a training document with these labels (category names, or one name) to the "
+          "open model (journaled; kNN, Rocchio and Naive "
           "Bayes see it at once, svm, logreg and combo's weights after autocat train --add).")
       .def(
           "forget",
@@ -281,11 +349,12 @@ PYBIND11_MODULE(_autocat, module) {
       py::arg("value"), "Decodes the category value slot: [(name, score)].");
   module.def(
       "encode_categories",
-      [](const std::vector<CategoryTuple>& categories) {
+      [](const py::iterable& categories) {
         return py::bytes(autocat::encode_categories(from_tuples(categories)));
       },
       py::arg("categories"));
   module.def("category_terms", &category_terms, py::arg("names"),
              py::arg("prefix") = autocat::kDefaultCategoryPrefix,
-             "The index terms a filter on these category names matches.");
+             "The index terms a filter on these category names (an iterable, or one name as a "
+             "str or bytes) matches.");
 }

@@ -625,25 +625,34 @@ TEST_F(CliErrorsTest, OversizedInputNamesFileAndLine) {
 }
 
 TEST_F(CliErrorsTest, InvalidUtf8IdsAndLabelsLeaveJsonOutputValid) {
+  // A label that is not UTF-8 would be a category name no output (nor the
+  // Python module) can decode: training refuses it, naming the line.
   const std::string train = scratch_.file("bytes.jsonl");
   write_file(train,
              "{\"id\": \"1\", \"labels\": [\"caf\xC3\"], \"text\": \"espresso beans roasted\"}\n"
              "{\"id\": \"2\", \"labels\": [\"sports\"], \"text\": \"the team won the match\"}\n");
-  const CliResult trained = run_autocat({"train", "--model", scratch_.file("m"), train});
-  ASSERT_EQ(trained.exit_code, 0) << trained.err;
-  EXPECT_TRUE(contains(trained.err, train + ":1: id or label is not valid UTF-8")) << trained.err;
+  const CliResult refused = run_autocat({"train", "--model", scratch_.file("m"), train});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(one_line(refused.err), "autocat: " + train +
+                                       ":1: label \"caf\\xc3\" is not valid UTF-8; category "
+                                       "names must be UTF-8 (convert the input, e.g. with iconv) "
+                                       "(use --skip-malformed to skip it)");
+  EXPECT_FALSE(fs::exists(scratch_.file("m")) && fs::exists(model_file_in(scratch_.file("m"))));
 
+  // A model trained before labels were checked (tests/data/latin1_label_model,
+  // label b"caf\xE9") and an id that is not UTF-8: JSON shows U+FFFD.
+  const std::string old_model = scratch_.file("latin1_label_model");
+  fs::copy(test_data("latin1_label_model"), old_model, fs::copy_options::recursive);
   const std::string input = scratch_.file("doc.jsonl");
   write_file(input, "{\"id\": \"doc\xFF\", \"text\": \"roasted espresso\"}\n");
-  const CliResult result =
-      run_autocat({"classify", "--model", scratch_.file("m"), "--json", input});
+  const CliResult result = run_autocat({"classify", "--model", old_model, "--json", input});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(one_line(result.err), "autocat: warning: " + input +
-                                      ":1: id or label is not valid UTF-8; JSON output shows "
+                                      ":1: id is not valid UTF-8; JSON output shows "
                                       "U+FFFD in place of the invalid bytes");
   // No raw invalid byte reaches the output; U+FFFD stands in for each.
   EXPECT_EQ(result.out.find('\xFF'), std::string::npos) << result.out;
-  EXPECT_EQ(result.out.find("caf\xC3\""), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("caf\xE9\""), std::string::npos) << result.out;
   const internal::JsonValue line = testing_util::json(lines_of(result.out).at(0));
   EXPECT_EQ(testing_util::string_at(line, "id"), "doc\xEF\xBF\xBD");
   EXPECT_TRUE(contains(result.out, "\"caf\xEF\xBF\xBD\"")) << result.out;

@@ -173,5 +173,59 @@ TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
   EXPECT_EQ(comet_category(), "cooking");
 }
 
+// A label that is not UTF-8 is refused as in train, naming the line.
+TEST_F(CliLearnTest, LabelThatIsNotUtf8IsRefused) {
+  const std::string input =
+      jsonl("bytes.jsonl",
+            "{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"soup\"}\n"
+            "{\"id\": \"live-2\", \"labels\": [\"cook\xE9\"], \"text\": \"stew\"}\n");
+  const CliResult refused = run_autocat({"learn", "--model", model_, input});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(contains(refused.err, input + ":2: label \"cook\\xe9\" is not valid UTF-8"))
+      << refused.err;
+  EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << refused.err;
+}
+
+// Without --store-text, autocat index keeps only the title or the first 200
+// bytes of a text as data: learn refuses to learn that snippet in place of
+// the document unless told where the text is to come from.
+TEST_F(CliLearnTest, FromDbWithoutStoredTextRefusesTheSnippet) {
+  const std::string db = dir_.file("db");
+  std::string long_text = kComet;
+  while (long_text.size() < 600) long_text += std::string(" ") + kComet;
+  const std::string docs =
+      jsonl("docs.jsonl", "{\"id\": \"doc-1\", \"text\": \"" + long_text + "\"}\n");
+  ASSERT_EQ(run_autocat({"index", "--model", model_, "--db", db, docs}).exit_code, 0);
+  {
+    Xapian::WritableDatabase writable(db, Xapian::DB_OPEN);
+    const Xapian::docid id = *writable.postlist_begin("Qdoc-1");
+    Xapian::Document doc = writable.get_document(id);
+    ASSERT_NO_THROW(doc.remove_term(category_term("astronomy")));
+    doc.add_boolean_term(category_term("cooking"));
+    writable.replace_document(id, doc);
+    writable.commit();
+  }
+  const CliResult refused =
+      run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_EQ(refused.err.find('\n'), refused.err.size() - 1) << refused.err;  // one line
+  EXPECT_TRUE(contains(refused.err, db + ": indexed without --store-text")) << refused.err;
+  EXPECT_TRUE(contains(refused.err, "--text-from terms")) << refused.err;
+  EXPECT_EQ(comet_category(), "astronomy");  // nothing learned
+
+  const CliResult learned = run_autocat(
+      {"learn", "--model", model_, "--from-db", db, "--ids", "doc-1", "--text-from", "terms"});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  EXPECT_EQ(comet_category(), "cooking");
+  EXPECT_EQ(run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1",
+                         "--text-from", "data"})
+                .exit_code,
+            0);
+  EXPECT_EQ(run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1",
+                         "--text-from", "bogus"})
+                .exit_code,
+            2);
+}
+
 }  // namespace
 }  // namespace autocat

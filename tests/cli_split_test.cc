@@ -70,6 +70,16 @@ TEST(CliSplitTest, CutsAStreamIntoDocuments) {
             std::string::npos)
       << json.out;
 
+  // Page ids are the input's: their control bytes are shown escaped.
+  write_file(dir.file("escape.jsonl"), page("e\\u001b[2J1", "", "dear friend the striker scored") +
+                                           page("e2\\u0007", "", "the goal kind regards goodbye"));
+  const CliResult escaped = run_autocat({"split", "--model", dir.file("types"), "--role-model",
+                                         dir.file("roles"), dir.file("escape.jsonl")});
+  ASSERT_EQ(escaped.exit_code, 0) << escaped.err;
+  EXPECT_EQ(escaped.out.find('\x1b'), std::string::npos) << escaped.out;
+  EXPECT_EQ(escaped.out.find('\x07'), std::string::npos) << escaped.out;
+  EXPECT_EQ(escaped.out.rfind("e\\x1b[2J1..e2\\x07\t", 0), 0u) << escaped.out;
+
   // A role model without the role categories is refused.
   const CliResult bad = run_autocat({"split", "--model", dir.file("types"), "--role-model",
                                      dir.file("types"), dir.file("stream.jsonl")});

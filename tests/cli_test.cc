@@ -535,6 +535,50 @@ TEST_F(CliTest, MultiLabelTrainingDetectsAnyOf) {
   EXPECT_EQ(string_at(json(lines_of(result.out)[0]), "decision"), "one-of");
 }
 
+// True if `text` holds a control byte other than a line break or a tab (the
+// column separator of human output): ESC [ ... would drive the terminal.
+bool has_control_byte(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    return (u < 0x20 && c != '\n' && c != '\t') || u == 0x7F;
+  });
+}
+
+// Ids, titles and text are the input's: human output and messages show their
+// control bytes escaped (\x1b), --json escapes them as JSON does.
+TEST_F(CliTest, ControlBytesAreEscapedInHumanOutput) {
+  const std::string input = scratch_.file("escape.jsonl");
+  write_file(input,
+             "{\"id\": \"evil\\u001b[2J\\u0000x\", \"title\": \"T\\u001b]0;pwn\\u0007\", "
+             "\"text\": \"The striker scored a goal \\u001b[31m\"}\n");
+  const CliResult classified = run_autocat({"classify", "--model", model_, input});
+  ASSERT_EQ(classified.exit_code, 0) << classified.err;
+  EXPECT_FALSE(has_control_byte(classified.out)) << classified.out;
+  EXPECT_EQ(classified.out.rfind("evil\\x1b[2J\\x00x\tsports ", 0), 0u) << classified.out;
+  const CliResult classified_json = run_autocat({"classify", "--model", model_, "--json", input});
+  ASSERT_EQ(classified_json.exit_code, 0) << classified_json.err;
+  EXPECT_EQ(string_at(json(lines_of(classified_json.out).at(0)), "id"),
+            std::string("evil\x1b[2J\0x", 10));
+
+  const std::string db = scratch_.file("escape-db");
+  ASSERT_EQ(run_autocat({"index", "--model", model_, "--db", db, input}).exit_code, 0);
+  const CliResult searched = run_autocat({"search", "--db", db, "--facets", "striker"});
+  ASSERT_EQ(searched.exit_code, 0) << searched.err;
+  EXPECT_FALSE(has_control_byte(searched.out)) << searched.out;
+  EXPECT_NE(searched.out.find("1. evil\\x1b[2J\\x00x  [sports"), std::string::npos) << searched.out;
+  EXPECT_NE(searched.out.find("   T\\x1b]0;pwn\\x07"), std::string::npos) << searched.out;
+
+  // An error message quoting the input.
+  const std::string twice = scratch_.file("twice.jsonl");
+  write_file(twice,
+             "{\"id\": \"dup\\u001b[5m\", \"labels\": [\"sports\"], \"text\": \"a goal\"}\n"
+             "{\"id\": \"dup\\u001b[5m\", \"labels\": [\"food\"], \"text\": \"a sauce\"}\n");
+  const CliResult refused = run_autocat({"train", "--model", scratch_.file("m"), twice});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_FALSE(has_control_byte(refused.err)) << refused.err;
+  EXPECT_NE(refused.err.find("duplicate id \"dup\\x1b[5m\""), std::string::npos) << refused.err;
+}
+
 TEST_F(CliTest, IndexSearchAndFacets) {
   const std::string db = scratch_.file("db");
   const CliResult indexed = index_fixtures(db);

@@ -439,20 +439,30 @@ TEST_F(DocumentReaderTest, IdsLongerThanXapianAllowsAreMalformed) {
   EXPECT_TRUE(contains(warnings_[0], path + ":2: skipped: id is 245 bytes")) << warnings_[0];
 }
 
-TEST_F(DocumentReaderTest, WarnsAboutInvalidUtf8InIdsAndLabels) {
+TEST_F(DocumentReaderTest, WarnsAboutInvalidUtf8IdsAndRefusesSuchLabels) {
   TempDir dir;
   const std::string path = dir.file("bytes.jsonl");
   write_file(path,
              "{\"id\": \"ok\", \"text\": \"t\", \"labels\": [\"caf\xC3\xA9\"]}\n"
              "{\"id\": \"bad\xFF\", \"text\": \"t\"}\n"
-             "{\"id\": \"ok2\", \"text\": \"t\", \"labels\": [\"x\xC3\"]}\n");
-  EXPECT_EQ(read({path}), 3u);
+             "{\"id\": \"ok2\", \"text\": \"t\", \"labels\": [\"good\", \"caf\xE9\"]}\n");
+  // A label is a category name: it must decode everywhere, so it is refused,
+  // naming the line and showing the bad byte.
+  EXPECT_EQ(error_of<InvalidArgumentError>({path}),
+            path +
+                ":3: label \"caf\\xe9\" is not valid UTF-8; category names must be UTF-8 "
+                "(convert the input, e.g. with iconv) (use --skip-malformed to skip it)");
+  warnings_.clear();
+  docs_.clear();
+  ReadOptions options;
+  options.skip_malformed = true;
+  EXPECT_EQ(read({path}, options), 2u);
   EXPECT_EQ(warnings_,
             std::vector<std::string>(
-                {path + ":2: id or label is not valid UTF-8; JSON output shows U+FFFD in place "
-                        "of the invalid bytes",
-                 path + ":3: id or label is not valid UTF-8; JSON output shows U+FFFD in place "
-                        "of the invalid bytes"}));
+                {path + ":2: id is not valid UTF-8; JSON output shows U+FFFD in place of the "
+                        "invalid bytes",
+                 path + ":3: skipped: label \"caf\\xe9\" is not valid UTF-8; category names "
+                        "must be UTF-8 (convert the input, e.g. with iconv)"}));
   EXPECT_EQ(docs_[1].id, "bad\xFF");  // the id itself is kept, byte for byte
 }
 

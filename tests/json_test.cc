@@ -118,6 +118,32 @@ TEST_F(JsonTest, WritesEscapedStrings) {
   EXPECT_EQ(object.dump(), R"({"k\"ey":"line\nbreak"})");
 }
 
+// What a terminal or message may show: no control character nor invalid byte
+// of the input (ESC [ ... would drive the terminal).
+TEST_F(JsonTest, PrintableEscapesControlsAndInvalidBytes) {
+  const struct {
+    std::string input;
+    std::string shown;
+  } cases[] = {
+      {"plain caf\xC3\xA9 \xE6\x96\x99", "plain caf\xC3\xA9 \xE6\x96\x99"},
+      {"red\x1B[31m", "red\\x1b[31m"},
+      {std::string("nul\0x", 5), "nul\\x00x"},
+      {"bell\a del\x7F", "bell\\x07 del\\x7f"},
+      {"tab\tline\n", "tab\\x09line\\x0a"},
+      {"csi\xC2\x9B"
+       "2J",
+       "csi\\u009b2J"},  // U+009B, the one-byte CSI
+      {"nbsp\xC2\xA0", "nbsp\xC2\xA0"},
+      {"latin1 caf\xE9", "latin1 caf\\xe9"},
+      {"raw\x9B", "raw\\x9b"},
+      {"back\\slash", "back\\slash"},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(printable(c.input), c.shown) << c.input;
+    EXPECT_TRUE(is_valid_utf8(printable(c.input)));
+  }
+}
+
 TEST_F(JsonTest, ReplacesInvalidUtf8SoOutputParses) {
   const std::string kReplacement = "\xEF\xBF\xBD";
   struct Case {

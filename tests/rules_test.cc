@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -87,6 +88,77 @@ TEST(RulesTest, QueriesMatchStemsPhrasesBooleansAndTitle) {
   EXPECT_EQ(rules.matching("a loss, net of tax", ""), (std::vector<size_t>{2, 3}));
   EXPECT_EQ(rules.matching("quarterly figures", ""), (std::vector<size_t>{}));
   EXPECT_EQ(rules.matching("figures", "Quarterly results"), (std::vector<size_t>{4}));
+}
+
+// Rules are parsed once at load; matching a document must not parse them again
+// nor hand the matcher thousands of terms the document lacks.
+TEST(RulesTest, ManyOrTermsCostLittlePerDocument) {
+  std::string big;
+  for (int i = 0; i < 5000; ++i) big += (i == 0 ? "" : " OR ") + ("word" + std::to_string(i));
+  const RuleSet rules = parse("a\tassign\t" + big +
+                              "\n"
+                              "b\tassign\t(alpha OR beta) AND NOT gamma\n"
+                              "c\tassign\talpha OR (beta AND delta) OR \"net profit\"\n");
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < 10; ++round) {
+    EXPECT_EQ(rules.matching("it said word4321 twice", ""), (std::vector<size_t>{0}));
+    EXPECT_EQ(rules.matching("nothing at all", ""), (std::vector<size_t>{}));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 2.0) << "20 documents against a rule of 5000 OR'd terms";
+  // Pruning keeps the meaning of the other operators.
+  EXPECT_EQ(rules.matching("alpha", ""), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(rules.matching("alpha gamma", ""), (std::vector<size_t>{2}));
+  EXPECT_EQ(rules.matching("beta gamma", ""), (std::vector<size_t>{}));
+  EXPECT_EQ(rules.matching("beta delta", ""), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(rules.matching("profit net", ""), (std::vector<size_t>{}));
+  EXPECT_EQ(rules.matching("net profit word7", ""), (std::vector<size_t>{0, 2}));
+}
+
+// What a document lacks is left out of each query before matching: the
+// result must be what the whole query gives.
+TEST(RulesTest, MatchingIsUnchangedByWhatTheDocumentLacks) {
+  const RuleSet rules = parse(
+      "a\tassign\tcomet NOT gamma NOT delta\n"
+      "a\tassign\t(alpha OR beta) AND (gamma OR delta)\n"
+      "a\tassign\tcomet OR (gamma NOT delta)\n"
+      "a\tassign\talpha XOR beta\n"
+      "a\tassign\t(alpha OR zeta) NOT (gamma OR \"net profit\")\n");
+  EXPECT_EQ(rules.matching("comet", ""), (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(rules.matching("comet delta", ""), (std::vector<size_t>{2}));
+  EXPECT_EQ(rules.matching("beta gamma", ""), (std::vector<size_t>{1, 2, 3}));
+  EXPECT_EQ(rules.matching("alpha beta", ""), (std::vector<size_t>{4}));
+  EXPECT_EQ(rules.matching("zeta", ""), (std::vector<size_t>{4}));
+  EXPECT_EQ(rules.matching("zeta net profit", ""), (std::vector<size_t>{}));
+  EXPECT_EQ(rules.matching("zeta profit net", ""), (std::vector<size_t>{4}));
+}
+
+// An oversized or deeply nested query is one short line naming the rule.
+TEST(RulesTest, QuerySizeAndNestingAreBounded) {
+  std::string long_query;
+  while (long_query.size() <= kMaxRuleQueryBytes) long_query += "apple OR ";
+  long_query += "pear";
+  const std::string too_long = parse_error("a\tassign\tapple\na\tassign\t" + long_query + "\n");
+  EXPECT_EQ(too_long.rfind("my.rules:2: query 'apple OR apple", 0), 0u) << too_long.substr(0, 300);
+  EXPECT_NE(too_long.find("is longer than " + std::to_string(kMaxRuleQueryBytes) + " bytes"),
+            std::string::npos)
+      << too_long.substr(0, 300);
+
+  const std::string deep = std::string(20000, '(') + "apple" + std::string(20000, ')');
+  const std::string too_deep = parse_error("a\tassign\t" + deep + "\n");
+  EXPECT_EQ(too_deep.rfind("my.rules:1: query '(((", 0), 0u) << too_deep.substr(0, 300);
+  EXPECT_NE(too_deep.find("nests parentheses more than"), std::string::npos)
+      << too_deep.substr(0, 300);
+  for (const std::string& message : {too_long, too_deep}) {
+    EXPECT_LT(message.size(), 300u);
+    EXPECT_EQ(message.find('\n'), std::string::npos);
+  }
+  // Within the bounds, nesting still works.
+  std::string nested = "apple";
+  for (int i = 0; i < 50; ++i) nested = "(pear" + std::to_string(i) + " OR " + nested + ")";
+  EXPECT_EQ(parse("a\tassign\t" + nested + "\n").matching("apple pie", ""),
+            (std::vector<size_t>{0}));
 }
 
 std::unique_ptr<Categorizer> fitted(bool multi_label) {

@@ -11,6 +11,13 @@ Python API only::
     parser = xapian.QueryParser()
     autocat.add_category_prefix(parser)              # category:sports
     spy = autocat.CategoryFacetSpy()                 # facet counts of an Enquire
+
+Category names are str. A name that is not valid UTF-8 (a model trained
+before training refused such labels, or a category slot written by another
+program) is returned with each invalid byte as a lone surrogate
+(errors="surrogateescape"): name.encode("utf-8", "surrogateescape") gives the
+bytes back. Wherever a category name is taken, a str (such names included)
+or bytes is accepted.
 """
 
 import xapian
@@ -101,11 +108,14 @@ def configure_query_parser(parser, stemmer="english", prefix=DEFAULT_CATEGORY_PR
 
 
 def category_filter(query, names, prefix=DEFAULT_CATEGORY_PREFIX):
-    """`query` restricted to documents in any of the categories `names`
-    (OP_FILTER: weights unchanged). No names: `query` itself."""
+    """`query` restricted to documents in any of the categories `names` (an
+    iterable of names, or one name as a str or bytes) (OP_FILTER: weights
+    unchanged). No names: `query` itself."""
     if not names:
         return query
-    terms = [xapian.Query(term) for term in category_terms(list(names), prefix)]
+    if not isinstance(names, (str, bytes)):
+        names = list(names)
+    terms = [xapian.Query(term) for term in category_terms(names, prefix)]
     return xapian.Query(xapian.Query.OP_FILTER, query, xapian.Query(xapian.Query.OP_OR, terms))
 
 

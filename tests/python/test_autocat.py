@@ -160,6 +160,48 @@ class AutocatPythonTest(unittest.TestCase):
             indexer.forget("live-1")
         self.assertIn("live-1", str(raised.exception))
 
+    def test_category_filter_takes_one_name_as_a_string(self):
+        # A str is one category, not a sequence of one-letter categories.
+        for names in ("astronomy", b"astronomy", ["astronomy"]):
+            query = autocat.category_filter(xapian.Query(""), names)
+            self.assertEqual(sorted(set(query)), [b"XCastronomy"], names)
+        self.assertEqual(sorted(set(autocat.category_filter(xapian.Query(""), ["a", "b"]))),
+                         [b"XCa", b"XCb"])
+
+    def test_names_that_are_not_utf8(self):
+        # tests/data/latin1_label_model was trained (before training refused
+        # such labels) on tests/data/latin1_label_model.jsonl, whose coffee
+        # documents have the Latin-1 label b"caf\xe9". The bytes come back with
+        # errors="surrogateescape" and go in again the same way.
+        model = os.path.join(self.tmp, "latin1-model")
+        shutil.copytree(os.path.join(SOURCE_DIR, "tests", "data", "latin1_label_model"), model)
+        indexer = autocat.CategoryIndexer(model)
+        cafe = b"caf\xe9".decode("utf-8", "surrogateescape")
+        self.assertEqual(sorted(indexer.categories), sorted(["astronomy", "cooking", cafe]))
+        self.assertEqual(indexer.categorize("simmer the garlic sauce")[0][0], "cooking")
+        self.assertEqual(indexer.categorize("espresso coffee beans")[0][0], cafe)
+        self.assertEqual(sorted(name for name, _ in indexer.score("comet")),
+                         sorted(indexer.categories))
+
+        db = xapian.WritableDatabase("", xapian.DB_BACKEND_INMEMORY)
+        self.assertEqual(indexer.index_document(db, "c1", "espresso coffee beans")[0][0], cafe)
+        indexer.index_document(db, "s1", "a comet and the telescope")
+        self.assertIn(b"XCcaf\xe9", [item.term for item in db.get_document(1).termlist()])
+        enquire = xapian.Enquire(db)
+        enquire.set_query(xapian.Query(""))
+        _, counts = autocat.facet_counts(enquire)
+        self.assertIn((cafe, 1), counts)
+        for names in ([cafe], cafe, [b"caf\xe9"]):
+            enquire.set_query(autocat.category_filter(xapian.Query(""), names))
+            self.assertEqual(self.ids(enquire.get_mset(0, 10)), {"c1"}, names)
+        # An error quoting such bytes keeps its message.
+        with self.assertRaises(autocat.NotFoundError) as raised:
+            indexer.forget(b"doc\xe9")
+        self.assertIn("doc\\xe9", str(raised.exception))
+        value = autocat.encode_categories([(cafe, 0.5)])
+        self.assertIn(b"caf\xe9", value)
+        self.assertEqual(autocat.decode_categories(value), [(cafe, 0.5)])
+
     def test_errors_name_the_model(self):
         missing = os.path.join(self.tmp, "no-such-model")
         with self.assertRaises(autocat.NotFoundError) as raised:
