@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <optional>
 #include <thread>
 
@@ -363,6 +364,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
                      const RefineModel& refine = nullptr,
                      std::optional<SampleTuning> tuned = std::nullopt) {
   const auto fit_start = Clock::now();
+  const bool kept = tuned && tuned->kept;
   ModelState model;
   {
     const Xapian::Database db(writer->next().training_db);
@@ -385,6 +387,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       if (!keep.empty()) {
         const TrainingCorpus sample = load_training_corpus(db, keep);
         sample_tuning = SampleTuning{tune_settings(sample, options, decision), sample.num_docs()};
+        if (!sample_tuning->settings.thresholds.empty()) ++report->cross_validations;
       }
       release_free_memory();
     }
@@ -405,6 +408,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     write_model_file_as_fitted(model_file, [&](const WritePart& write_part) -> const ModelState& {
       model = fit_model(corpus, settings, options, /*fit_linear=*/false, write_and_drop(write_part),
                         sample_tuning ? &*sample_tuning : nullptr);
+      if (!sample_tuning && !model.thresholds.empty()) ++report->cross_validations;
       if (refine) {
         refine(corpus, &model);
         write_part(ModelPart::kMultinomialNb, model);
@@ -455,8 +459,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->knn_concentration = model.knn_concentration;
   report->rocchio_gamma = model.rocchio_gamma;
   report->tuned = !model.thresholds.empty();
+  report->settings_kept = kept;
   report->tuned_on_documents = report->tuned ? model.tuned_on_documents : 0;
-  report->tuned_on_sample = report->tuned && model.tuned_on_documents < model.num_docs;
+  report->tuned_on_sample = report->tuned && !kept && model.tuned_on_documents < model.num_docs;
   report->tuned_copied_documents = report->tuned ? model.tuned_copied_documents : 0;
   report->threshold_folds = std::max(model.training.threshold_folds, 2);
   report->knn_objective = model.knn_objective;
@@ -531,10 +536,12 @@ struct AnalysisChoice {
 };
 
 TunedSettings tune_collection(const std::string& training_db, const TrainOptions& options,
-                              uint64_t* documents) {
+                              uint64_t* documents, TrainReport* report) {
   const TrainingCorpus corpus = load_training_corpus(Xapian::Database(training_db));
   *documents = corpus.num_docs();
-  return tune_settings(corpus, options, model_decision(corpus, options));
+  TunedSettings tuned = tune_settings(corpus, options, model_decision(corpus, options));
+  if (!tuned.thresholds.empty()) ++report->cross_validations;
+  return tuned;
 }
 
 // Cross-validates the kept texts under the given analysis (its collection
@@ -545,7 +552,7 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
                                const TrainOptions& options, const std::string& training_db,
                                TrainReport* report) {
   AnalysisChoice best{given, {}};
-  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents);
+  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents, report);
   const double given_objective = analysis_objective(best.tuning.settings, options);
   double best_objective = given_objective;
   report->analysis_objective.emplace_back(analysis_name(given), given_objective);
@@ -569,7 +576,7 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
         writer.commit();
       }
       SampleTuning tuning;
-      tuning.settings = tune_collection(candidate_db, options, &tuning.documents);
+      tuning.settings = tune_collection(candidate_db, options, &tuning.documents, report);
       const double objective = analysis_objective(tuning.settings, options);
       report->analysis_objective.emplace_back(analysis_name(settings), objective);
       if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
@@ -584,6 +591,94 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
   }
   report->analysis_chosen = true;
   return best;
+}
+
+// The settings, thresholds and calibrations `model` (the core `file`
+// opened) was trained with, as fit_model() takes them from
+// cross-validation, for a refit on the collection at `training_db` that
+// keeps them. Returns nullopt if there is nothing to keep (no tuning) or, with the
+// reason in `reason`, if they do not fit the new collection.
+std::optional<SampleTuning> kept_tuning(const ModelFile& file, ModelState* model,
+                                        const std::string& training_db, std::string* reason) {
+  const TrainOptions& options = model->training;
+  if (!options.tune_thresholds) return std::nullopt;  // defaults: nothing cross-validated
+  if (model->thresholds.empty()) {
+    *reason = "the model had too few documents to cross-validate";
+    return std::nullopt;
+  }
+  {
+    const TrainingCorpus labels = load_training_labels(Xapian::Database(training_db));
+    if (labels.categories != model->categories) {
+      std::vector<std::string> added, removed;
+      std::set_difference(labels.categories.begin(), labels.categories.end(),
+                          model->categories.begin(), model->categories.end(),
+                          std::back_inserter(added));
+      std::set_difference(model->categories.begin(), model->categories.end(),
+                          labels.categories.begin(), labels.categories.end(),
+                          std::back_inserter(removed));
+      *reason = "the categories changed:";
+      if (!added.empty())
+        *reason += " " + std::to_string(added.size()) + " new (" + added[0] +
+                   (added.size() > 1 ? ", ...)" : ")");
+      if (!removed.empty())
+        *reason += " " + std::to_string(removed.size()) + " without documents (" + removed[0] +
+                   (removed.size() > 1 ? ", ...)" : ")");
+      return std::nullopt;
+    }
+    const Decision decision = model_decision(labels, options);
+    if (decision != model->decision) {
+      *reason = std::string("the decision mode changed to ") +
+                (decision == Decision::kAnyOf ? "any-of (a document has several labels or none)"
+                                              : "one-of");
+      return std::nullopt;
+    }
+  }
+  // Files older than the calibrations lack settings a model of today needs.
+  if (model->calibration.empty() || model->method_objective.empty()) {
+    *reason = "the model file predates some of today's settings";
+    return std::nullopt;
+  }
+  SampleTuning kept;
+  kept.kept = true;
+  TunedSettings& tuned = kept.settings;
+  // Each part is decoded for its settings and dropped again (its weights
+  // are refitted), so that no two are in memory at once.
+  for (const ModelPart part :
+       {ModelPart::kMultinomialNb, ModelPart::kBernoulliNb, ModelPart::kComplementNb}) {
+    file.load(part, model);
+    NaiveBayesModel& nb = part == ModelPart::kMultinomialNb ? model->multinomial_nb
+                          : part == ModelPart::kBernoulliNb ? model->bernoulli_nb
+                                                            : model->complement_nb;
+    tuned.nb_alpha.push_back(nb.alpha);
+    tuned.nb_tfidf.push_back(nb.tfidf());
+    nb = NaiveBayesModel();
+  }
+  file.load(ModelPart::kSvm, model);
+  tuned.svm_c = model->svm.c;
+  tuned.svm_slope = std::move(model->svm.slope);
+  tuned.svm_intercept = std::move(model->svm.intercept);
+  model->svm = LinearModel();
+  file.load(ModelPart::kLogreg, model);
+  tuned.logreg_c = model->logreg.c;
+  model->logreg = LinearModel();
+  if (!(tuned.svm_c > 0) || !(tuned.logreg_c > 0)) {
+    *reason = "the model file predates the linear models";
+    return std::nullopt;
+  }
+  tuned.thresholds = model->thresholds;
+  tuned.knn_k = model->knn_k;
+  tuned.knn_similarity_power = model->knn_similarity_power;
+  tuned.knn_concentration = model->knn_concentration;
+  tuned.rocchio_gamma = model->rocchio_gamma;
+  tuned.knn_objective = model->knn_objective;
+  tuned.rocchio_gamma_objective = model->rocchio_gamma_objective;
+  tuned.svm_c_objective = model->svm_c_objective;
+  tuned.logreg_c_objective = model->logreg_c_objective;
+  tuned.nb_alpha_objective = model->nb_alpha_objective;
+  tuned.method_objective = model->method_objective;
+  tuned.calibration = model->calibration;
+  tuned.combo = model->combo;
+  return kept;
 }
 
 }  // namespace
@@ -664,7 +759,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning,
-                         const ReadProgressCallback& on_read) {
+                         const ReadProgressCallback& on_read, bool retune) {
   const auto start = Clock::now();
   const std::string no_model = model_dir +
                                ": no model here to add to; train one with: autocat train "
@@ -678,9 +773,9 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   ModelDirWriter model_writer(model_dir, on_warning);
   if (!model_writer.has_model()) throw NotFoundError(no_model);
   // Settings come from the model, so new documents are analyzed and the
-  // classifiers fitted exactly as before. Only its core is read (every
-  // method is fitted again): at a million documents, seconds and a gigabyte
-  // less.
+  // classifiers fitted exactly as before. Only its core is read at once
+  // (every method is fitted again), and the parts one at a time for the
+  // settings kept: at a million documents, seconds and a gigabyte less.
   ModelState old_model;
   const ModelFile old_file(model_writer.current().model_file, &old_model);
   const TrainOptions& options = old_model.training;
@@ -733,7 +828,13 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
                   model_dir + " was trained; it is unchanged"
             : "no document with text to add; " + model_dir + " is unchanged");
   }
-  fit_and_install(&model_writer, old_model.analyzer, options, &report);
+  // Cross-validation is most of a training's time, and a few more
+  // documents hardly move what it chose: keep its choices unless asked.
+  std::optional<SampleTuning> kept;
+  if (!retune) {
+    kept = kept_tuning(old_file, &old_model, new_db.string(), &report.retune_reason);
+  }
+  fit_and_install(&model_writer, old_model.analyzer, options, &report, nullptr, std::move(kept));
   report.total_seconds = seconds_since(start);
   return report;
 }

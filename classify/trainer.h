@@ -61,6 +61,17 @@ struct TrainReport {
   double svm_c = 0.0;
   double logreg_c = 0.0;
   bool tuned = false;  // thresholds (and the above) tuned by cross-validation
+  // add_to_model: the settings above, the thresholds and the calibrations
+  // are the previous generation's, kept as cross-validation chose them
+  // then; only the models were fitted again.
+  bool settings_kept = false;
+  // add_to_model without `retune`: why it cross-validated all the same
+  // (the categories or the decision mode changed, ...); empty otherwise.
+  std::string retune_reason;
+  // Cross-validations this run ran (each fits every method on every fold:
+  // most of a training's time): one per analysis compared, one for the
+  // model; 0 when the settings were kept or not tuned.
+  uint32_t cross_validations = 0;
   // Documents that cross-validation ran on: all, or a sample of a large
   // collection (TrainOptions::tuning_sample); 0 without tuning.
   uint64_t tuned_on_documents = 0;
@@ -106,6 +117,9 @@ using PartFitted = std::function<void(ModelPart, ModelState*)>;
 struct SampleTuning {
   TunedSettings settings;
   uint64_t documents = 0;
+  // The settings of the model a refit replaces (add_to_model), not
+  // cross-validated on this collection; `documents` is then 0.
+  bool kept = false;
 };
 
 // The terms feature selection keeps (ModelState::selected; empty: all).
@@ -147,6 +161,13 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 // Adds (or replaces, by id) documents in an existing model's training
 // collection and fits every classifier again, with the analyzer and options
 // stored in the model; documents already there are not analyzed again.
+// Unless `retune`, the model's settings (default method, k, gamma, alpha,
+// C, features), thresholds and calibrations are kept and the classifiers
+// are only refitted on the new collection, skipping the cross-validation
+// that is most of a training's time; they are cross-validated again (and
+// TrainReport::retune_reason says why) when they cannot be kept: the
+// categories or the decision mode changed, the model was too small to tune,
+// or its file predates some of them.
 // The installed generation's journal (documents learned and forgotten since
 // it was trained) is applied first, so the new generation holds them and
 // starts without a journal; with no inputs, that is all it adds (a refit).
@@ -155,6 +176,6 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 // if the journal is damaged.
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning,
-                         const ReadProgressCallback& on_read = {});
+                         const ReadProgressCallback& on_read = {}, bool retune = false);
 
 }  // namespace autocat::internal

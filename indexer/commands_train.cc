@@ -19,7 +19,7 @@ namespace {
 const char kUsage[] =
     "usage: autocat train --model DIR [OPTIONS] INPUT...\n"
     "       autocat train --model DIR --from-db DB --label-prefix P [OPTIONS] [INPUT...]\n"
-    "       autocat train --model DIR --add [INPUT...]\n"
+    "       autocat train --model DIR --add [--retune] [INPUT...]\n"
     "\n"
     "Trains every classifier on the labelled documents of INPUT (JSON Lines with\n"
     "\"labels\", or a folder tree whose subfolder names are the labels) and writes\n"
@@ -33,6 +33,9 @@ const char kUsage[] =
     "replace) and every classifier is fitted again with DIR's own settings; the\n"
     "documents learned and forgotten since (autocat learn / forget, kept in DIR's\n"
     "journal) are folded in first. --add without INPUT does only that: a refit.\n"
+    "--add keeps DIR's cross-validated choices (default method, k, gamma, alpha,\n"
+    "C, thresholds, calibrations) and only refits the classifiers, unless the\n"
+    "categories or the decision mode changed; --retune cross-validates again.\n"
     "Decision thresholds are tuned per category by 5-fold cross-validation.\n"
     "\n"
     "options:\n"
@@ -40,6 +43,8 @@ const char kUsage[] =
     "                       in it is replaced; a non-empty DIR that is not a model\n"
     "                       directory is refused)\n"
     "  --add                add INPUT to the model in DIR instead of replacing it\n"
+    "  --retune             --add: cross-validate the settings again (as train\n"
+    "                       does) instead of keeping the model's\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
@@ -98,6 +103,7 @@ const std::vector<OptionSpec>& command_options() {
           {"max-document-bytes", true},
           {"json", false},
           {"add", false},
+          {"retune", false},
           {"unlabelled", true, true},
           {"unlabelled-db", true, true},
           {"em-lambda", true},
@@ -219,18 +225,29 @@ std::string default_method_text(const internal::TrainReport& report) {
 // "5-fold cross-validation on all 11314 documents", or on a sample of a
 // large collection, or "none"; and how many of them are copies.
 std::string tuning_text(const internal::TrainReport& report) {
+  if (report.settings_kept) {
+    return "kept from the model (no cross-validation; train --add --retune runs it)";
+  }
   if (!report.tuned) return "none (defaults, no thresholds)";
   std::string text = std::to_string(report.threshold_folds) + "-fold cross-validation on ";
   text += report.tuned_on_sample
               ? "a sample of " + std::to_string(report.tuned_on_documents) +
                     " documents (--tuning-sample)"
               : "all " + std::to_string(report.tuned_on_documents) + " documents";
+  if (!report.retune_reason.empty()) text += "; settings not kept: " + report.retune_reason;
   if (report.tuned_copied_documents != 0) {
     text += "; " + std::to_string(report.tuned_copied_documents) +
             " repeat an earlier one's terms, so its scores are optimistic for new text "
             "(eval --folds holds copies out together)";
   }
   return text;
+}
+
+// How a tuned setting was chosen: " (cross-validated)", " (kept)" by
+// train --add, or nothing (a default or an option).
+std::string tuned_suffix(const internal::TrainReport& report) {
+  if (report.settings_kept) return " (kept)";
+  return report.tuned ? " (cross-validated)" : "";
 }
 
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
@@ -241,7 +258,7 @@ std::string knn_text(const internal::TrainReport& report) {
   if (report.knn_concentration > 0) {
     text += ", terms weigh idf x concentration^" + format_number(report.knn_concentration);
   }
-  return text + (report.tuned ? " (cross-validated)" : "");
+  return text + tuned_suffix(report);
 }
 
 std::string nb_alpha_text(const internal::TrainReport& report) {
@@ -254,7 +271,11 @@ std::string nb_alpha_text(const internal::TrainReport& report) {
   }
   const bool tried = std::any_of(report.nb_alpha_objective.begin(), report.nb_alpha_objective.end(),
                                  [](const auto& tried) { return tried.size() > 1; });
-  if (tried) text += " (cross-validated)";
+  if (report.settings_kept) {
+    text += " (kept)";
+  } else if (tried) {
+    text += " (cross-validated)";
+  }
   return text;
 }
 
@@ -291,6 +312,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                      " needs --unlabelled INPUT or --unlabelled-db DB");
   }
   internal::TrainReport report;
+  if (args.has("retune") && !args.has("add")) {
+    throw UsageError("--retune goes with --add; train without --add always cross-validates");
+  }
   if (args.has("add")) {
     if (!unlabelled.empty()) {
       throw UsageError(
@@ -304,7 +328,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                          " needs a new model (train without --add)");
       }
     }
-    report = internal::add_to_model(args.positional(), model_dir, read, warn_to(messages), on_read);
+    report = internal::add_to_model(args.positional(), model_dir, read, warn_to(messages), on_read,
+                                    args.has("retune"));
   } else {
     report = internal::train_model(args.positional(), model_dir, options, read, warn_to(messages),
                                    unlabelled, on_read);
@@ -343,6 +368,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
     json.set("decision", internal::JsonValue::string(decision_name(report.decision)));
     json.set("tuned", internal::JsonValue::boolean(report.tuned));
+    json.set("settings_kept", internal::JsonValue::boolean(report.settings_kept));
+    json.set("retune_reason", internal::JsonValue::string(report.retune_reason));
+    json.set("cross_validations", internal::JsonValue::number(report.cross_validations));
     json.set("tuned_on_sample", internal::JsonValue::boolean(report.tuned_on_sample));
     json.set("tuned_on_documents",
              internal::JsonValue::number(static_cast<double>(report.tuned_on_documents)));
@@ -457,25 +485,24 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                   format_fixed(report.analysis_objective[i].second, 3);
     }
   }
-  print_table(out,
-              {{"  documents", std::to_string(report.documents) + skipped},
-               {"  categories", std::to_string(report.categories)},
-               {"  terms", terms},
-               {"  analysis", analysis},
-               {"  default method", default_method_text(report)},
-               {"  decision", decision_name(report.decision)},
-               {"  knn", knn_text(report)},
-               {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) +
-                                 (report.tuned ? " (cross-validated)" : "")},
-               {"  naive bayes", nb_alpha_text(report)},
-               {"  linear", "svm C = " + format_number(report.svm_c) +
-                                ", logreg C = " + format_number(report.logreg_c) +
-                                (report.tuned ? " (cross-validated)" : "")},
-               {"  tuning", tuning_text(report)},
-               {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
-                                 format_fixed(report.analyze_seconds, 3) + ", fit " +
-                                 format_fixed(report.fit_seconds, 3) + ")"}},
-              {});
+  print_table(
+      out,
+      {{"  documents", std::to_string(report.documents) + skipped},
+       {"  categories", std::to_string(report.categories)},
+       {"  terms", terms},
+       {"  analysis", analysis},
+       {"  default method", default_method_text(report)},
+       {"  decision", decision_name(report.decision)},
+       {"  knn", knn_text(report)},
+       {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) + tuned_suffix(report)},
+       {"  naive bayes", nb_alpha_text(report)},
+       {"  linear", "svm C = " + format_number(report.svm_c) +
+                        ", logreg C = " + format_number(report.logreg_c) + tuned_suffix(report)},
+       {"  tuning", tuning_text(report)},
+       {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
+                         format_fixed(report.analyze_seconds, 3) + ", fit " +
+                         format_fixed(report.fit_seconds, 3) + ")"}},
+      {});
   if (!unlabelled.empty()) print_em(out, report);
   // Categories the thresholds shut out deserve a word: any-of will never
   // assign them with the default method.

@@ -173,5 +173,58 @@ TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
   EXPECT_EQ(comet_category(), "cooking");
 }
 
+// The boolean member `key` of `object` (false if absent).
+bool bool_at(const internal::JsonValue& object, const std::string& key) {
+  const internal::JsonValue* value = object.find(key);
+  return value != nullptr && value->type() == internal::JsonValue::Type::kBool && value->as_bool();
+}
+
+// train --add keeps the model's cross-validated settings and says so;
+// --retune cross-validates again.
+TEST_F(CliLearnTest, AddKeepsTheSettingsAndRetuneCrossValidates) {
+  const CliResult trained =
+      run_autocat({"train", "--model", dir_.file("other"), "--quiet", "--json", kTrain});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  EXPECT_EQ(testing_util::number_at(json(trained.out), "cross_validations"), 1);
+  EXPECT_FALSE(bool_at(json(trained.out), "settings_kept"));
+
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  const CliResult kept = run_autocat({"train", "--model", model_, "--add", "--json"});
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  const internal::JsonValue report = json(kept.out);
+  EXPECT_TRUE(bool_at(report, "settings_kept"));
+  EXPECT_EQ(testing_util::number_at(report, "cross_validations"), 0);
+  EXPECT_EQ(testing_util::string_at(report, "retune_reason"), "");
+  EXPECT_EQ(testing_util::number_at(report, "tuned_on_documents"), 0);
+  // The stored choices are reported as they were.
+  const internal::JsonValue first = json(trained.out);
+  for (const char* key : {"knn_k", "rocchio_gamma", "svm_c", "logreg_c", "knn_similarity_power"}) {
+    EXPECT_EQ(testing_util::number_at(report, key), testing_util::number_at(first, key)) << key;
+  }
+  EXPECT_EQ(testing_util::string_at(report, "default_method"),
+            testing_util::string_at(first, "default_method"));
+  EXPECT_EQ(comet_category(), "cooking");
+
+  ASSERT_EQ(run_autocat({"forget", "--model", model_, "live-1"}).exit_code, 0);
+  const CliResult human = run_autocat({"train", "--model", model_, "--add"});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_TRUE(contains(human.out, "kept from the model (no cross-validation")) << human.out;
+
+  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  const CliResult retuned =
+      run_autocat({"train", "--model", model_, "--add", "--retune", "--json"});
+  ASSERT_EQ(retuned.exit_code, 0) << retuned.err;
+  EXPECT_FALSE(bool_at(json(retuned.out), "settings_kept"));
+  EXPECT_EQ(testing_util::number_at(json(retuned.out), "cross_validations"), 1);
+  EXPECT_EQ(testing_util::number_at(json(retuned.out), "tuned_on_documents"), 113);
+
+  const CliResult alone = run_autocat({"train", "--model", model_, "--retune", kTrain});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_TRUE(contains(alone.err, "--retune goes with --add")) << alone.err;
+}
+
 }  // namespace
 }  // namespace autocat
