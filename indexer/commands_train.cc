@@ -80,9 +80,11 @@ const char kUsage[] =
     "  --em-iterations N    at most N EM iterations (default 20; stops earlier when\n"
     "                       the log-likelihood changes by less than 0.01%)\n"
     "  --json               print the summary as one JSON object\n"
-    "  --progress           print documents read and rate to stderr every 2 s while\n"
-    "                       reading, and a last line when done (default: when\n"
-    "                       stderr is a terminal)\n"
+    "  --progress           print each phase (reading, each analysis compared,\n"
+    "                       cross-validation, fitting, writing) to stderr: its\n"
+    "                       count, rate and time left every 2 s, and a line with\n"
+    "                       its time when it ends (default: when stderr is a\n"
+    "                       terminal)\n"
     "  --quiet              no progress lines\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -283,10 +285,16 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   const ParsedArgs args = parse_args(words, command_options());
   apply_progress_options(args, messages, stderr_is_terminal());
   const Stopwatch clock;
-  uint64_t documents_read = 0;
-  const internal::ReadProgressCallback on_read = [&](uint64_t read) {
-    documents_read = read;
-    messages.progress("read", read, clock.seconds());
+  // Each phase: throttled lines while it runs, one when it ends.
+  const internal::TrainProgressCallback on_progress = [&](const internal::TrainProgress& at) {
+    if (!messages.progress_on()) return;
+    if (at.finished) {
+      messages.progress_note(phase_done_line(at.phase, at.unit, at.done, at.seconds, at.detail),
+                             clock.seconds());
+    } else {
+      messages.progress_text(
+          phase_line(at.phase, at.unit, at.done, at.total, at.seconds, at.detail), clock.seconds());
+    }
   };
   const std::string model_dir = args.required("model");
   internal::ReadOptions read = read_options(args);
@@ -328,13 +336,14 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                          " needs a new model (train without --add)");
       }
     }
-    report = internal::add_to_model(args.positional(), model_dir, read, warn_to(messages), on_read,
-                                    args.has("retune"));
+    report = internal::add_to_model(args.positional(), model_dir, read, warn_to(messages),
+                                    on_progress, args.has("retune"));
   } else {
     report = internal::train_model(args.positional(), model_dir, options, read, warn_to(messages),
-                                   unlabelled, on_read);
+                                   unlabelled, on_progress);
   }
-  messages.progress_done("trained on", documents_read, clock.seconds());
+  // The collection trained on (with --add, more than this run read).
+  messages.progress_done("trained on", report.documents, clock.seconds());
   if (report.skipped_unlabelled != 0) {
     messages.warning("skipped " + std::to_string(report.skipped_unlabelled) +
                      " documents without labels");
@@ -447,11 +456,22 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
     json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
     json.set("seconds", internal::JsonValue::number(report.total_seconds));
+    internal::JsonValue phases = internal::JsonValue::array();
+    for (const internal::TrainPhase& phase : report.phases) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("phase", internal::JsonValue::string(phase.phase));
+      entry.set("detail", internal::JsonValue::string(phase.detail));
+      entry.set("count", internal::JsonValue::number(static_cast<double>(phase.count)));
+      entry.set("unit", internal::JsonValue::string(phase.unit));
+      entry.set("seconds", internal::JsonValue::number(phase.seconds));
+      phases.push_back(std::move(entry));
+    }
+    json.set("phases", std::move(phases));
     out << json_output(json) << '\n';
     return 0;
   }
 
-  out << (args.has("add") ? "added " + std::to_string(report.added) + " documents to model "
+  out << (args.has("add") ? "added " + count_of(report.added, "documents") + " to model "
                           : std::string("trained model "))
       << model_dir << '\n';
   if (report.journal_learned != 0 || report.journal_forgotten != 0) {

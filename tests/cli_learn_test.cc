@@ -66,7 +66,7 @@ TEST_F(CliLearnTest, LearnForgetAndRefit) {
 
   const CliResult text = run_autocat({"forget", "--model", model_, "live-1"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_TRUE(contains(text.out, "forgot 1 documents")) << text.out;
+  EXPECT_TRUE(contains(text.out, "forgot 1 document of model")) << text.out;
   EXPECT_EQ(comet_category(), "astronomy");
 
   ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
@@ -191,7 +191,9 @@ TEST_F(CliLearnTest, AddKeepsTheSettingsAndRetuneCrossValidates) {
   const std::string input = jsonl(
       "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
                          kComet + "\"}\n");
-  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  const CliResult learned = run_autocat({"learn", "--model", model_, input});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  EXPECT_TRUE(contains(learned.out, "learned 1 document into model")) << learned.out;
   const CliResult kept = run_autocat({"train", "--model", model_, "--add", "--json"});
   ASSERT_EQ(kept.exit_code, 0) << kept.err;
   const internal::JsonValue report = json(kept.out);
@@ -209,9 +211,15 @@ TEST_F(CliLearnTest, AddKeepsTheSettingsAndRetuneCrossValidates) {
   EXPECT_EQ(comet_category(), "cooking");
 
   ASSERT_EQ(run_autocat({"forget", "--model", model_, "live-1"}).exit_code, 0);
-  const CliResult human = run_autocat({"train", "--model", model_, "--add"});
+  const CliResult human = run_autocat({"train", "--model", model_, "--add", "--progress"});
   ASSERT_EQ(human.exit_code, 0) << human.err;
   EXPECT_TRUE(contains(human.out, "kept from the model (no cross-validation")) << human.out;
+  // Progress names the phases and counts the collection trained on, not
+  // the documents this run read (none).
+  EXPECT_TRUE(contains(human.err, "fold journal: 1 document in ")) << human.err;
+  EXPECT_TRUE(contains(human.err, "keep settings: ")) << human.err;
+  EXPECT_FALSE(contains(human.err, "cross-validate")) << human.err;
+  EXPECT_TRUE(contains(human.err, "trained on 112 documents (")) << human.err;
 
   ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
   const CliResult retuned =

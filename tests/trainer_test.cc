@@ -21,6 +21,13 @@ using testing_util::read_file;
 using testing_util::test_data;
 using testing_util::write_file;
 
+// The phases of a training run, in order.
+std::vector<std::string> phase_names(const TrainReport& report) {
+  std::vector<std::string> names;
+  for (const TrainPhase& phase : report.phases) names.push_back(phase.phase);
+  return names;
+}
+
 // The names in `dir`, sorted.
 std::vector<std::string> entries_of(const std::string& dir) {
   std::vector<std::string> names;
@@ -313,12 +320,30 @@ TEST_F(TrainerTest, AddKeepsTheTunedSettingsUnlessRetuned) {
   ASSERT_FALSE(before.thresholds.empty());
 
   // The test fixture's documents: the same three categories.
+  std::vector<TrainProgress> events;
   const TrainReport added =
-      add_to_model({test_data("fixture_test.jsonl")}, model_dir, ReadOptions(), nullptr);
+      add_to_model({test_data("fixture_test.jsonl")}, model_dir, ReadOptions(), nullptr,
+                   [&](const TrainProgress& progress) { events.push_back(progress); });
   EXPECT_TRUE(added.settings_kept);
   EXPECT_EQ(added.cross_validations, 0u);
   EXPECT_EQ(added.retune_reason, "");
   EXPECT_TRUE(added.tuned);
+  // No cross-validation phase; every phase reported as it begins (done 0)
+  // and ends.
+  EXPECT_EQ(phase_names(added),
+            (std::vector<std::string>{"copy collection", "fold journal", "read", "keep settings",
+                                      "load collection", "fit", "write"}));
+  std::vector<std::string> begun, ended;
+  for (const TrainProgress& event : events) {
+    if (event.finished) {
+      ended.push_back(event.phase);
+    } else if (begun.empty() || begun.back() != event.phase) {
+      EXPECT_EQ(event.done, 0u) << event.phase;
+      begun.push_back(event.phase);
+    }
+  }
+  EXPECT_EQ(begun, phase_names(added));
+  EXPECT_EQ(ended, phase_names(added));
   const ModelState after = model_in(model_dir);
   EXPECT_GT(after.num_docs, before.num_docs);
   EXPECT_EQ(after.categories, before.categories);
@@ -362,6 +387,9 @@ TEST_F(TrainerTest, AddKeepsTheTunedSettingsUnlessRetuned) {
                                            nullptr, {}, /*retune=*/true);
   EXPECT_FALSE(retuned.settings_kept);
   EXPECT_EQ(retuned.cross_validations, 1u);
+  EXPECT_EQ(phase_names(retuned),
+            (std::vector<std::string>{"copy collection", "fold journal", "read", "load collection",
+                                      "cross-validate", "fit", "write"}));
   const ModelState tuned = model_in(model_dir);
   const TrainingCorpus corpus =
       load_training_corpus(Xapian::Database(resolve_model_dir(model_dir).training_db));
