@@ -396,5 +396,23 @@ TEST_F(TrainerTest, AddKeepsTheTunedSettingsUnlessRetuned) {
   EXPECT_EQ(tuned.thresholds, tune_settings(corpus, tuned.training, tuned.decision).thresholds);
 }
 
+// A document with two labels turns a detected one-of model into any-of:
+// its one-of thresholds cannot serve, so --add cross-validates again.
+TEST_F(TrainerTest, AddRetunesWhenTheDecisionModeChanges) {
+  const std::string model_dir = dir_.file("model");
+  train_model({fixture_}, model_dir, TrainOptions(), ReadOptions(), nullptr);
+  ASSERT_EQ(model_in(model_dir).decision, Decision::kOneOf);
+  write_file(dir_.file("two.jsonl"),
+             "{\"id\": \"both\", \"labels\": [\"food\", \"science\"], \"text\": \"The "
+             "chemistry of baking bread.\"}\n");
+  const TrainReport report =
+      add_to_model({dir_.file("two.jsonl")}, model_dir, ReadOptions(), nullptr);
+  EXPECT_FALSE(report.settings_kept);
+  EXPECT_EQ(report.cross_validations, 1u);
+  EXPECT_NE(report.retune_reason.find("decision mode changed to any-of"), std::string::npos)
+      << report.retune_reason;
+  EXPECT_EQ(model_in(model_dir).decision, Decision::kAnyOf);
+}
+
 }  // namespace
 }  // namespace autocat::internal
