@@ -270,7 +270,7 @@ void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbou
 }  // namespace
 
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
-                            Decision decision) {
+                            Decision decision, const TuneProgressCallback& on_progress) {
   TunedSettings tuned;
   tuned.knn_k = options.knn_k > 0 ? options.knn_k : kDefaultKnnK;
   tuned.knn_similarity_power = options.knn_similarity_power > 0 ? options.knn_similarity_power : 1;
@@ -340,6 +340,17 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   }
   std::vector<uint8_t> scored(corpus.num_docs(), 0);  // held out with a term its fold knows
 
+  // Progress: each fold's five kinds of fit (rocchio, knn, svm, logreg,
+  // naive bayes), then the calibrations.
+  constexpr uint64_t kStepsPerFold = 5;
+  const uint64_t total_steps = uint64_t{num_folds} * kStepsPerFold + 1;
+  uint64_t steps_done = 0;
+  std::mutex progress_mutex;
+  const auto step_done = [&](const std::string& step) {
+    if (!on_progress) return;
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    on_progress(++steps_done, total_steps, step);
+  };
   TrainOptions fold_options = options;
   fold_options.tune_thresholds = false;
   fold_options.rocchio_gamma = 0.0;
@@ -349,6 +360,8 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   // Folds are independent and write disjoint documents' entries: run them
   // on every core (training is otherwise single-threaded).
   auto run_fold = [&](uint32_t f) {
+    const std::string of_fold =
+        ", fold " + std::to_string(f + 1) + " of " + std::to_string(num_folds);
     std::vector<double> fold_scores(num_categories);
     std::vector<uint8_t> keep(corpus.num_docs());
     std::vector<uint32_t> original;  // fold-corpus document -> corpus document
@@ -382,6 +395,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       scored[d] = 1;
       held_out.emplace_back(d, doc);
     }
+    step_done("rocchio" + of_fold);
     // kNN: one index per term weighting, built and searched in turn.
     for (size_t b = 0; b < concentration_candidates.size(); ++b) {
       const KnnIndex knn(fitted_on, knn_term_weights(fitted_on, idf, concentration_candidates[b]));
@@ -391,6 +405,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
         for (KnnIndex::Neighbour& neighbour : found) neighbour.doc = original[neighbour.doc];
       }
     }
+    step_done("knn" + of_fold);
     // The linear methods: each C's model scores the held-out documents as
     // soon as it is fitted and is dropped (each is terms x categories).
     {
@@ -406,6 +421,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
                           linear_values[m][k].begin() + ptrdiff_t(d) * num_categories);
               }
             });
+        step_done(method_name(linear_methods[m]) + of_fold);
       }
     }
     // Naive Bayes: the fold's category sums are made once per kind of
@@ -437,6 +453,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
         }
       }
     }
+    step_done("naive bayes" + of_fold);
   };
   std::atomic<uint32_t> next_fold{0};
   std::exception_ptr failure;
@@ -655,6 +672,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     }
   }
   fit_calibrations(corpus, scored, decision, member_scores, &tuned);
+  step_done("calibrations");
   return tuned;
 }
 

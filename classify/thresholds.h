@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -95,6 +97,13 @@ const std::vector<double>& nb_alpha_candidates();
 // C tried for svm and logreg (ascending) when TrainOptions leave it 0.
 const std::vector<double>& linear_c_candidates(Method method);
 
+// Called by tune_settings() as its work advances: `done` of `total` steps
+// (each method's fits on one fold, then the calibrations), `step` the one
+// just done ("svm, fold 3 of 5"). Calls come from the fold threads one at a
+// time, never at once.
+using TuneProgressCallback =
+    std::function<void(uint64_t done, uint64_t total, const std::string& step)>;
+
 // Cross-validates every method over options.threshold_folds folds: chooses
 // kNN's k, Rocchio's gamma, the linear methods' C and each Naive Bayes
 // method's alpha (when options leave them unset) by the
@@ -102,7 +111,7 @@ const std::vector<double>& linear_c_candidates(Method method);
 // Without tuning (too few documents, or options.tune_thresholds false) the
 // options' values or the defaults are returned with no thresholds.
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
-                            Decision decision);
+                            Decision decision, const TuneProgressCallback& on_progress = {});
 
 // Folds over the out-of-fold scores on which combo's own objective is
 // cross-fitted (TunedSettings::method_objective).

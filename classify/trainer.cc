@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <optional>
 #include <thread>
 
@@ -58,6 +59,69 @@ void check_label(const std::string& label, const std::string& source) {
     throw InvalidArgumentError(source + ": label \"" + printable(label) + "\" is not valid UTF-8");
   }
 }
+
+// Reports training's phases to a TrainProgressCallback and records each in
+// TrainReport::phases as it ends. One phase at a time: begin() ends the one
+// before. Not thread-safe; tune_settings() calls tune_progress()'s callback
+// from one thread at a time.
+class PhaseTracker {
+ public:
+  PhaseTracker(const TrainProgressCallback& on_progress, TrainReport* report)
+      : on_progress_(on_progress), report_(report) {}
+
+  void begin(const std::string& phase, const std::string& unit = {}, uint64_t total = 0,
+             const std::string& detail = {}) {
+    end();
+    progress_ = TrainProgress();
+    progress_.phase = phase;
+    progress_.unit = unit;
+    progress_.total = total;
+    progress_.detail = detail;
+    detail_ = detail;
+    start_ = Clock::now();
+    open_ = true;
+    notify();
+  }
+  void advance(uint64_t done) {
+    progress_.done = done;
+    notify();
+  }
+  void advance(uint64_t done, uint64_t total, const std::string& detail) {
+    progress_.total = total;
+    progress_.detail = detail;
+    advance(done);
+  }
+  // Ends the phase begun last, if not ended yet.
+  void end() {
+    if (!open_) return;
+    open_ = false;
+    progress_.finished = true;
+    progress_.detail = detail_;
+    notify();
+    report_->phases.push_back(
+        {progress_.phase, detail_, progress_.unit, progress_.done, progress_.seconds});
+  }
+  // Progress of a tune_settings() run in this phase; each step is named
+  // after `prefix`, if any.
+  TuneProgressCallback tune_progress(const std::string& prefix = {}) {
+    return [this, prefix](uint64_t done, uint64_t total, const std::string& step) {
+      advance(done, total, prefix.empty() ? step : prefix + ": " + step);
+    };
+  }
+
+ private:
+  void notify() {
+    progress_.seconds = seconds_since(start_);
+    if (on_progress_) on_progress_(progress_);
+  }
+
+  const TrainProgressCallback& on_progress_;
+  TrainReport* report_;
+  TrainProgress progress_;
+  std::string detail_;  // the phase's own, as begun
+  Clock::time_point start_;
+  bool open_ = false;
+};
 
 }  // namespace
 
@@ -300,7 +364,7 @@ constexpr size_t kTrainingChunkDocuments = 256;
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
-                       const WarningCallback& on_warning, const ReadProgressCallback& on_read,
+                       const WarningCallback& on_warning, PhaseTracker* phases,
                        KeptTexts* kept = nullptr) {
   uint64_t labelled = 0;
   uint64_t read = 0;
@@ -338,7 +402,7 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
   read_documents(
       inputs, read_options,
       [&](InputDocument&& doc) {
-        if (on_read) on_read(++read);
+        phases->advance(++read);
         // "labels": [] says "none of these categories"; no labels at all
         // says nothing, unless keep_unlabelled reads it the same way.
         if (doc.labels.empty() && !doc.labels_given && !keep_unlabelled) {
@@ -364,10 +428,11 @@ using RefineModel = std::function<void(const TrainingCorpus&, ModelState*)>;
 // holds, writes the model file beside it and installs the generation.
 // `tuned`: settings cross-validated already on this collection, if any.
 void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
-                     const TrainOptions& options, TrainReport* report,
+                     const TrainOptions& options, TrainReport* report, PhaseTracker* phases,
                      const RefineModel& refine = nullptr,
                      std::optional<SampleTuning> tuned = std::nullopt) {
   const auto fit_start = Clock::now();
+  const bool kept = tuned && tuned->kept;
   ModelState model;
   {
     const Xapian::Database db(writer->next().training_db);
@@ -388,22 +453,42 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         }
       }
       if (!keep.empty()) {
+        const std::string sample_of =
+            "a sample of " +
+            std::to_string(std::count_if(keep.begin(), keep.end(), [](uint8_t k) { return k; })) +
+            " documents";
+        phases->begin("cross-validate", "fits", 0, sample_of);
         const TrainingCorpus sample = load_training_corpus(db, keep);
-        sample_tuning = SampleTuning{tune_settings(sample, options, decision), sample.num_docs()};
+        sample_tuning =
+            SampleTuning{tune_settings(sample, options, decision, phases->tune_progress(sample_of)),
+                         sample.num_docs()};
+        if (!sample_tuning->settings.thresholds.empty()) ++report->cross_validations;
       }
       release_free_memory();
     }
+    phases->begin("load collection");
     TrainingCorpus corpus = load_training_corpus(db);
+    if (!sample_tuning && options.tune_thresholds) {
+      // Cross-validation here rather than in fit_model(), as its own phase.
+      phases->begin("cross-validate", "fits");
+      sample_tuning = SampleTuning{
+          tune_settings(corpus, options, model_decision(corpus, options), phases->tune_progress()),
+          corpus.num_docs()};
+      if (!sample_tuning->settings.thresholds.empty()) ++report->cross_validations;
+    }
+    phases->begin("fit", "models", kNumModelParts);
+    uint64_t parts_written = 0;
     const std::string model_file = writer->next().model_file;
     // Each method's part goes to the model file as soon as it is fitted and
     // its weights are dropped, keeping what the report reads: at a million
     // documents each part is 0.2 GB, and only one lives at a time.
     const auto write_and_drop = [&](const WritePart& write_part) {
-      return [&write_part, &refine](ModelPart part, ModelState* fitted) {
+      return [&write_part, &refine, &parts_written, phases](ModelPart part, ModelState* fitted) {
         // EM refits multinomial NB after the fits: written after it.
         if (refine && part == ModelPart::kMultinomialNb) return;
         write_part(part, *fitted);
         drop_part_weights(part, fitted);
+        phases->advance(++parts_written, kNumModelParts, model_part_name(part));
       };
     };
     std::vector<float> idf;  // the model's; the linear fits' and kNN's
@@ -414,6 +499,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         refine(corpus, &model);
         write_part(ModelPart::kMultinomialNb, model);
         drop_part_weights(ModelPart::kMultinomialNb, &model);
+        phases->advance(++parts_written, kNumModelParts, "nb (EM)");
       }
       release_free_memory();
       // The linear methods fit on a document-major copy of the postings:
@@ -432,6 +518,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     });
     report->fit_seconds = seconds_since(fit_start);
     crash_point("model-written");
+    phases->begin("write");
     report->nb_alpha = {model.multinomial_nb.alpha, model.bernoulli_nb.alpha,
                         model.complement_nb.alpha};
     report->nb_tfidf = {model.multinomial_nb.tfidf(), model.bernoulli_nb.tfidf(),
@@ -444,6 +531,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     write_knn_index(corpus, model.knn_weights(idf), writer->next().knn_index);
   }
   writer->install();
+  phases->end();
 
   report->categories = static_cast<uint32_t>(model.categories.size());
   report->default_method = model.training.default_method;
@@ -460,8 +548,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->knn_concentration = model.knn_concentration;
   report->rocchio_gamma = model.rocchio_gamma;
   report->tuned = !model.thresholds.empty();
+  report->settings_kept = kept;
   report->tuned_on_documents = report->tuned ? model.tuned_on_documents : 0;
-  report->tuned_on_sample = report->tuned && model.tuned_on_documents < model.num_docs;
+  report->tuned_on_sample = report->tuned && !kept && model.tuned_on_documents < model.num_docs;
   report->tuned_copied_documents = report->tuned ? model.tuned_copied_documents : 0;
   report->threshold_folds = std::max(model.training.threshold_folds, 2);
   report->knn_objective = model.knn_objective;
@@ -536,10 +625,14 @@ struct AnalysisChoice {
 };
 
 TunedSettings tune_collection(const std::string& training_db, const TrainOptions& options,
-                              uint64_t* documents) {
+                              uint64_t* documents, TrainReport* report, PhaseTracker* phases,
+                              const std::string& analysis) {
   const TrainingCorpus corpus = load_training_corpus(Xapian::Database(training_db));
   *documents = corpus.num_docs();
-  return tune_settings(corpus, options, model_decision(corpus, options));
+  TunedSettings tuned = tune_settings(corpus, options, model_decision(corpus, options),
+                                      phases->tune_progress(analysis));
+  if (!tuned.thresholds.empty()) ++report->cross_validations;
+  return tuned;
 }
 
 // Cross-validates the kept texts under the given analysis (its collection
@@ -548,9 +641,11 @@ TunedSettings tune_collection(const std::string& training_db, const TrainOptions
 // `training_db`.
 AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
                                const TrainOptions& options, const std::string& training_db,
-                               TrainReport* report) {
+                               TrainReport* report, PhaseTracker* phases) {
   AnalysisChoice best{given, {}};
-  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents);
+  phases->begin("compare analyses", "fits", 0, analysis_name(given));
+  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents, report,
+                                         phases, analysis_name(given));
   const double given_objective = analysis_objective(best.tuning.settings, options);
   double best_objective = given_objective;
   report->analysis_objective.emplace_back(analysis_name(given), given_objective);
@@ -562,6 +657,7 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
       settings.stemmer = stemmer;
       settings.ngrams = ngrams;
       if (settings.stemmer == given.stemmer && settings.ngrams == given.ngrams) continue;
+      phases->begin("compare analyses", "fits", 0, analysis_name(settings));
       {
         const Analyzer analyzer(settings);
         TrainingCollectionWriter writer(candidate_db, options.commit_batch);
@@ -574,7 +670,8 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
         writer.commit();
       }
       SampleTuning tuning;
-      tuning.settings = tune_collection(candidate_db, options, &tuning.documents);
+      tuning.settings = tune_collection(candidate_db, options, &tuning.documents, report, phases,
+                                        analysis_name(settings));
       const double objective = analysis_objective(tuning.settings, options);
       report->analysis_objective.emplace_back(analysis_name(settings), objective);
       if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
@@ -587,8 +684,97 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
       }
     }
   }
+  phases->end();
   report->analysis_chosen = true;
   return best;
+}
+
+// The settings, thresholds and calibrations `model` (the core `file`
+// opened) was trained with, as fit_model() takes them from
+// cross-validation, for a refit on the collection at `training_db` that
+// keeps them. Returns nullopt if there is nothing to keep (no tuning) or, with the
+// reason in `reason`, if they do not fit the new collection.
+std::optional<SampleTuning> kept_tuning(const ModelFile& file, ModelState* model,
+                                        const std::string& training_db, std::string* reason) {
+  const TrainOptions& options = model->training;
+  if (!options.tune_thresholds) return std::nullopt;  // defaults: nothing cross-validated
+  if (model->thresholds.empty()) {
+    *reason = "the model had too few documents to cross-validate";
+    return std::nullopt;
+  }
+  {
+    const TrainingCorpus labels = load_training_labels(Xapian::Database(training_db));
+    if (labels.categories != model->categories) {
+      std::vector<std::string> added, removed;
+      std::set_difference(labels.categories.begin(), labels.categories.end(),
+                          model->categories.begin(), model->categories.end(),
+                          std::back_inserter(added));
+      std::set_difference(model->categories.begin(), model->categories.end(),
+                          labels.categories.begin(), labels.categories.end(),
+                          std::back_inserter(removed));
+      *reason = "the categories changed:";
+      if (!added.empty())
+        *reason += " " + std::to_string(added.size()) + " new (" + added[0] +
+                   (added.size() > 1 ? ", ...)" : ")");
+      if (!removed.empty())
+        *reason += " " + std::to_string(removed.size()) + " without documents (" + removed[0] +
+                   (removed.size() > 1 ? ", ...)" : ")");
+      return std::nullopt;
+    }
+    const Decision decision = model_decision(labels, options);
+    if (decision != model->decision) {
+      *reason = std::string("the decision mode changed to ") +
+                (decision == Decision::kAnyOf ? "any-of (a document has several labels or none)"
+                                              : "one-of");
+      return std::nullopt;
+    }
+  }
+  // Files older than the calibrations lack settings a model of today needs.
+  if (model->calibration.empty() || model->method_objective.empty()) {
+    *reason = "the model file predates some of today's settings";
+    return std::nullopt;
+  }
+  SampleTuning kept;
+  kept.kept = true;
+  TunedSettings& tuned = kept.settings;
+  // Each part is decoded for its settings and dropped again (its weights
+  // are refitted), so that no two are in memory at once.
+  for (const ModelPart part :
+       {ModelPart::kMultinomialNb, ModelPart::kBernoulliNb, ModelPart::kComplementNb}) {
+    file.load(part, model);
+    NaiveBayesModel& nb = part == ModelPart::kMultinomialNb ? model->multinomial_nb
+                          : part == ModelPart::kBernoulliNb ? model->bernoulli_nb
+                                                            : model->complement_nb;
+    tuned.nb_alpha.push_back(nb.alpha);
+    tuned.nb_tfidf.push_back(nb.tfidf());
+    nb = NaiveBayesModel();
+  }
+  file.load(ModelPart::kSvm, model);
+  tuned.svm_c = model->svm.c;
+  tuned.svm_slope = std::move(model->svm.slope);
+  tuned.svm_intercept = std::move(model->svm.intercept);
+  model->svm = LinearModel();
+  file.load(ModelPart::kLogreg, model);
+  tuned.logreg_c = model->logreg.c;
+  model->logreg = LinearModel();
+  if (!(tuned.svm_c > 0) || !(tuned.logreg_c > 0)) {
+    *reason = "the model file predates the linear models";
+    return std::nullopt;
+  }
+  tuned.thresholds = model->thresholds;
+  tuned.knn_k = model->knn_k;
+  tuned.knn_similarity_power = model->knn_similarity_power;
+  tuned.knn_concentration = model->knn_concentration;
+  tuned.rocchio_gamma = model->rocchio_gamma;
+  tuned.knn_objective = model->knn_objective;
+  tuned.rocchio_gamma_objective = model->rocchio_gamma_objective;
+  tuned.svm_c_objective = model->svm_c_objective;
+  tuned.logreg_c_objective = model->logreg_c_objective;
+  tuned.nb_alpha_objective = model->nb_alpha_objective;
+  tuned.method_objective = model->method_objective;
+  tuned.calibration = model->calibration;
+  tuned.combo = model->combo;
+  return kept;
 }
 
 }  // namespace
@@ -596,9 +782,10 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
                         const WarningCallback& on_warning, const UnlabelledInputs& unlabelled,
-                        const ReadProgressCallback& on_read) {
+                        const TrainProgressCallback& on_progress) {
   const auto start = Clock::now();
   TrainReport report;
+  PhaseTracker phases(on_progress, &report);
   const AnalyzerSettings settings = resolve_analyzer_options(options.analyzer);
   const Analyzer analyzer(settings);
 
@@ -626,10 +813,12 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   kept.max_documents = static_cast<size_t>(
       options.tuning_sample > 0 ? options.tuning_sample : TrainOptions().tuning_sample);
   {
+    phases.begin("read", "documents");
     TrainingCollectionWriter writer(model_writer.next().training_db, options.commit_batch);
     labelled = add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer,
-                             &report, on_warning, on_read, may_choose_analysis ? &kept : nullptr);
+                             &report, on_warning, &phases, may_choose_analysis ? &kept : nullptr);
   }
+  phases.end();
   crash_point("collection-written");
   report.mean_tokens = kept.mean_tokens();
   report.analyze_seconds = seconds_since(start);
@@ -647,7 +836,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
       kept.mean_tokens() <= kShortTextMeanTokens) {
     const auto choice_start = Clock::now();
     AnalysisChoice choice =
-        choose_analysis(kept, settings, options, model_writer.next().training_db, &report);
+        choose_analysis(kept, settings, options, model_writer.next().training_db, &report, &phases);
     choice_seconds = seconds_since(choice_start);
     model_settings = choice.settings;
     tuning = std::move(choice.tuning);
@@ -661,7 +850,8 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
       fit_unlabelled(unlabelled, read_options, model_analyzer, corpus, model, &report, on_warning);
     };
   }
-  fit_and_install(&model_writer, model_settings, options, &report, run_em, std::move(tuning));
+  fit_and_install(&model_writer, model_settings, options, &report, &phases, run_em,
+                  std::move(tuning));
   report.fit_seconds += choice_seconds;  // the comparison is fitting too
   report.total_seconds = seconds_since(start);
   return report;
@@ -669,8 +859,10 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning,
-                         const ReadProgressCallback& on_read) {
+                         const TrainProgressCallback& on_progress, bool retune) {
   const auto start = Clock::now();
+  TrainReport report;
+  PhaseTracker phases(on_progress, &report);
   const std::string no_model = model_dir +
                                ": no model here to add to; train one with: autocat train "
                                "--model " +
@@ -683,15 +875,16 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   ModelDirWriter model_writer(model_dir, on_warning);
   if (!model_writer.has_model()) throw NotFoundError(no_model);
   // Settings come from the model, so new documents are analyzed and the
-  // classifiers fitted exactly as before. Only its core is read (every
-  // method is fitted again): at a million documents, seconds and a gigabyte
-  // less.
+  // classifiers fitted exactly as before. Only its core is read at once
+  // (every method is fitted again), and the parts one at a time for the
+  // settings kept: at a million documents, seconds and a gigabyte less.
   ModelState old_model;
   const ModelFile old_file(model_writer.current().model_file, &old_model);
   const TrainOptions& options = old_model.training;
   const Analyzer analyzer(old_model.analyzer);
   // Read once before copying, so a damaged collection is named as such
   // instead of failing later with Xapian's bare "EOF reading block 2".
+  phases.begin("copy collection");
   read_training_corpus(model_writer.current().training_db, model_dir);
 
   // Add to a copy in the new generation, so a failed run leaves the model
@@ -706,11 +899,12 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   const JournalContents journal = read_journal(model_writer.current().journal);
   if (!journal.torn.empty() && on_warning) on_warning(journal.torn);
 
-  TrainReport report;
   {
+    phases.begin("fold journal", "documents", journal.records.size());
     TrainingCollectionWriter writer(new_db.string(), options.commit_batch, /*overwrite=*/false);
     std::vector<Token> tokens;
     for (const JournalRecord& record : journal.records) {
+      phases.advance(report.journal_learned + report.journal_forgotten + 1);
       if (record.kind == JournalRecord::Kind::kForget) {
         writer.remove(record.id);
         ++report.journal_forgotten;
@@ -724,11 +918,13 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
       ++report.journal_learned;
     }
     if (!inputs.empty() || !read_options.databases.empty()) {
+      phases.begin("read", "documents");
       add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer, &report,
-                    on_warning, on_read);
+                    on_warning, &phases);
     }
     writer.commit();
   }
+  phases.end();
   crash_point("collection-written");
   report.analyze_seconds = seconds_since(start);
   if (report.added == 0 && journal.records.empty()) {
@@ -738,7 +934,15 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
                   model_dir + " was trained; it is unchanged"
             : "no document with text to add; " + model_dir + " is unchanged");
   }
-  fit_and_install(&model_writer, old_model.analyzer, options, &report);
+  // Cross-validation is most of a training's time, and a few more
+  // documents hardly move what it chose: keep its choices unless asked.
+  std::optional<SampleTuning> kept;
+  if (!retune) {
+    phases.begin("keep settings");
+    kept = kept_tuning(old_file, &old_model, new_db.string(), &report.retune_reason);
+  }
+  fit_and_install(&model_writer, old_model.analyzer, options, &report, &phases, nullptr,
+                  std::move(kept));
   report.total_seconds = seconds_since(start);
   return report;
 }

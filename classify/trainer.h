@@ -22,6 +22,31 @@
 
 namespace autocat::internal {
 
+// Where a training run is, for progress lines. Training runs in phases, one
+// after another; a phase is reported when it starts (done 0), as its units
+// are done, and when it ends (finished, with its seconds).
+struct TrainProgress {
+  // "read", "copy collection", "fold journal", "compare analyses",
+  // "keep settings", "load collection", "cross-validate", "fit", "write".
+  std::string phase;
+  std::string detail;  // which part of it: "svm, fold 3 of 5", an analysis; may be empty
+  std::string unit;    // what done and total count ("documents", "fits", "models"); may be empty
+  uint64_t done = 0;
+  uint64_t total = 0;  // 0: not known in advance
+  bool finished = false;
+  double seconds = 0;  // since the phase started
+};
+using TrainProgressCallback = std::function<void(const TrainProgress&)>;
+
+// One phase of a training run, as it ended (TrainProgress with finished).
+struct TrainPhase {
+  std::string phase;
+  std::string detail;  // the analysis of a "compare analyses" phase, ...
+  std::string unit;
+  uint64_t count = 0;  // units done
+  double seconds = 0;
+};
+
 struct TrainReport {
   uint64_t documents = 0;  // documents in the collection
   uint64_t added = 0;      // documents this run added (or replaced, by id)
@@ -61,6 +86,17 @@ struct TrainReport {
   double svm_c = 0.0;
   double logreg_c = 0.0;
   bool tuned = false;  // thresholds (and the above) tuned by cross-validation
+  // add_to_model: the settings above, the thresholds and the calibrations
+  // are the previous generation's, kept as cross-validation chose them
+  // then; only the models were fitted again.
+  bool settings_kept = false;
+  // add_to_model without `retune`: why it cross-validated all the same
+  // (the categories or the decision mode changed, ...); empty otherwise.
+  std::string retune_reason;
+  // Cross-validations this run ran (each fits every method on every fold:
+  // most of a training's time): one per analysis compared, one for the
+  // model; 0 when the settings were kept or not tuned.
+  uint32_t cross_validations = 0;
   // Documents that cross-validation ran on: all, or a sample of a large
   // collection (TrainOptions::tuning_sample); 0 without tuning.
   uint64_t tuned_on_documents = 0;
@@ -77,6 +113,7 @@ struct TrainReport {
   uint32_t terms = 0;
   uint32_t selected_terms = 0;
   double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;
+  std::vector<TrainPhase> phases;  // in the order they ran
   // Semi-supervised EM (train --unlabelled): documents read from those
   // inputs, and what EM did (em.iterations 0 = not run or not chosen).
   uint64_t unlabelled_read = 0;
@@ -106,6 +143,9 @@ using PartFitted = std::function<void(ModelPart, ModelState*)>;
 struct SampleTuning {
   TunedSettings settings;
   uint64_t documents = 0;
+  // The settings of the model a refit replaces (add_to_model), not
+  // cross-validated on this collection; `documents` is then 0.
+  bool kept = false;
 };
 
 // The terms feature selection keeps (ModelState::selected; empty: all).
@@ -132,9 +172,6 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
                        ModelState* model, const PartFitted& part_fitted = {});
 
-// Called with the number of input documents read so far (for progress lines).
-using ReadProgressCallback = std::function<void(uint64_t documents_read)>;
-
 // Trains a model directory from inputs (see read_documents). Documents
 // without labels are skipped and counted. Throws InvalidArgumentError if no
 // labelled document with terms remains. With `unlabelled` inputs (read with
@@ -142,11 +179,18 @@ using ReadProgressCallback = std::function<void(uint64_t documents_read)>;
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
                         const WarningCallback& on_warning, const UnlabelledInputs& unlabelled = {},
-                        const ReadProgressCallback& on_read = {});
+                        const TrainProgressCallback& on_progress = {});
 
 // Adds (or replaces, by id) documents in an existing model's training
 // collection and fits every classifier again, with the analyzer and options
 // stored in the model; documents already there are not analyzed again.
+// Unless `retune`, the model's settings (default method, k, gamma, alpha,
+// C, features), thresholds and calibrations are kept and the classifiers
+// are only refitted on the new collection, skipping the cross-validation
+// that is most of a training's time; they are cross-validated again (and
+// TrainReport::retune_reason says why) when they cannot be kept: the
+// categories or the decision mode changed, the model was too small to tune,
+// or its file predates some of them.
 // The installed generation's journal (documents learned and forgotten since
 // it was trained) is applied first, so the new generation holds them and
 // starts without a journal; with no inputs, that is all it adds (a refit).
@@ -155,6 +199,6 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
 // if the journal is damaged.
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning,
-                         const ReadProgressCallback& on_read = {});
+                         const TrainProgressCallback& on_progress = {}, bool retune = false);
 
 }  // namespace autocat::internal

@@ -186,7 +186,8 @@ int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages
     out << json_output(json) << '\n';
     return 0;
   }
-  out << "learned " << documents.size() << " documents into model " << model_dir << '\n'
+  out << "learned " << documents.size() << (documents.size() == 1 ? " document" : " documents")
+      << " into model " << model_dir << '\n'
       << "  " << seen_by(categorizer, model_dir) << '\n';
   return 0;
 }
@@ -207,7 +208,8 @@ int run_forget(const std::vector<std::string>& words, std::ostream& out, Message
     out << json_output(json) << '\n';
     return 0;
   }
-  out << "forgot " << forgotten << " documents of model " << model_dir << '\n'
+  out << "forgot " << forgotten << (forgotten == 1 ? " document" : " documents") << " of model "
+      << model_dir << '\n'
       << "  knn, rocchio, nb, bnb and cnb stop using them now; svm, logreg and combo's "
          "weights after a refit: autocat train --add --model "
       << model_dir << '\n';

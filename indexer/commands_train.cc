@@ -19,7 +19,7 @@ namespace {
 const char kUsage[] =
     "usage: autocat train --model DIR [OPTIONS] INPUT...\n"
     "       autocat train --model DIR --from-db DB --label-prefix P [OPTIONS] [INPUT...]\n"
-    "       autocat train --model DIR --add [INPUT...]\n"
+    "       autocat train --model DIR --add [--retune] [INPUT...]\n"
     "\n"
     "Trains every classifier on the labelled documents of INPUT (JSON Lines with\n"
     "\"labels\", or a folder tree whose subfolder names are the labels) and writes\n"
@@ -33,6 +33,9 @@ const char kUsage[] =
     "replace) and every classifier is fitted again with DIR's own settings; the\n"
     "documents learned and forgotten since (autocat learn / forget, kept in DIR's\n"
     "journal) are folded in first. --add without INPUT does only that: a refit.\n"
+    "--add keeps DIR's cross-validated choices (default method, k, gamma, alpha,\n"
+    "C, thresholds, calibrations) and only refits the classifiers, unless the\n"
+    "categories or the decision mode changed; --retune cross-validates again.\n"
     "Decision thresholds are tuned per category by 5-fold cross-validation.\n"
     "\n"
     "options:\n"
@@ -40,6 +43,8 @@ const char kUsage[] =
     "                       in it is replaced; a non-empty DIR that is not a model\n"
     "                       directory is refused)\n"
     "  --add                add INPUT to the model in DIR instead of replacing it\n"
+    "  --retune             --add: cross-validate the settings again (as train\n"
+    "                       does) instead of keeping the model's\n"
     "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
     "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
     "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
@@ -75,9 +80,11 @@ const char kUsage[] =
     "  --em-iterations N    at most N EM iterations (default 20; stops earlier when\n"
     "                       the log-likelihood changes by less than 0.01%)\n"
     "  --json               print the summary as one JSON object\n"
-    "  --progress           print documents read and rate to stderr every 2 s while\n"
-    "                       reading, and a last line when done (default: when\n"
-    "                       stderr is a terminal)\n"
+    "  --progress           print each phase (reading, each analysis compared,\n"
+    "                       cross-validation, fitting, writing) to stderr: its\n"
+    "                       count, rate and time left every 2 s, and a line with\n"
+    "                       its time when it ends (default: when stderr is a\n"
+    "                       terminal)\n"
     "  --quiet              no progress lines\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -98,6 +105,7 @@ const std::vector<OptionSpec>& command_options() {
           {"max-document-bytes", true},
           {"json", false},
           {"add", false},
+          {"retune", false},
           {"unlabelled", true, true},
           {"unlabelled-db", true, true},
           {"em-lambda", true},
@@ -219,18 +227,29 @@ std::string default_method_text(const internal::TrainReport& report) {
 // "5-fold cross-validation on all 11314 documents", or on a sample of a
 // large collection, or "none"; and how many of them are copies.
 std::string tuning_text(const internal::TrainReport& report) {
+  if (report.settings_kept) {
+    return "kept from the model (no cross-validation; train --add --retune runs it)";
+  }
   if (!report.tuned) return "none (defaults, no thresholds)";
   std::string text = std::to_string(report.threshold_folds) + "-fold cross-validation on ";
   text += report.tuned_on_sample
               ? "a sample of " + std::to_string(report.tuned_on_documents) +
                     " documents (--tuning-sample)"
               : "all " + std::to_string(report.tuned_on_documents) + " documents";
+  if (!report.retune_reason.empty()) text += "; settings not kept: " + report.retune_reason;
   if (report.tuned_copied_documents != 0) {
     text += "; " + std::to_string(report.tuned_copied_documents) +
             " repeat an earlier one's terms, so its scores are optimistic for new text "
             "(eval --folds holds copies out together)";
   }
   return text;
+}
+
+// How a tuned setting was chosen: " (cross-validated)", " (kept)" by
+// train --add, or nothing (a default or an option).
+std::string tuned_suffix(const internal::TrainReport& report) {
+  if (report.settings_kept) return " (kept)";
+  return report.tuned ? " (cross-validated)" : "";
 }
 
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
@@ -241,7 +260,7 @@ std::string knn_text(const internal::TrainReport& report) {
   if (report.knn_concentration > 0) {
     text += ", terms weigh idf x concentration^" + format_number(report.knn_concentration);
   }
-  return text + (report.tuned ? " (cross-validated)" : "");
+  return text + tuned_suffix(report);
 }
 
 std::string nb_alpha_text(const internal::TrainReport& report) {
@@ -254,7 +273,11 @@ std::string nb_alpha_text(const internal::TrainReport& report) {
   }
   const bool tried = std::any_of(report.nb_alpha_objective.begin(), report.nb_alpha_objective.end(),
                                  [](const auto& tried) { return tried.size() > 1; });
-  if (tried) text += " (cross-validated)";
+  if (report.settings_kept) {
+    text += " (kept)";
+  } else if (tried) {
+    text += " (cross-validated)";
+  }
   return text;
 }
 
@@ -262,10 +285,16 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   const ParsedArgs args = parse_args(words, command_options());
   apply_progress_options(args, messages, stderr_is_terminal());
   const Stopwatch clock;
-  uint64_t documents_read = 0;
-  const internal::ReadProgressCallback on_read = [&](uint64_t read) {
-    documents_read = read;
-    messages.progress("read", read, clock.seconds());
+  // Each phase: throttled lines while it runs, one when it ends.
+  const internal::TrainProgressCallback on_progress = [&](const internal::TrainProgress& at) {
+    if (!messages.progress_on()) return;
+    if (at.finished) {
+      messages.progress_note(phase_done_line(at.phase, at.unit, at.done, at.seconds, at.detail),
+                             clock.seconds());
+    } else {
+      messages.progress_text(
+          phase_line(at.phase, at.unit, at.done, at.total, at.seconds, at.detail), clock.seconds());
+    }
   };
   const std::string model_dir = args.required("model");
   internal::ReadOptions read = read_options(args);
@@ -291,6 +320,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                      " needs --unlabelled INPUT or --unlabelled-db DB");
   }
   internal::TrainReport report;
+  if (args.has("retune") && !args.has("add")) {
+    throw UsageError("--retune goes with --add; train without --add always cross-validates");
+  }
   if (args.has("add")) {
     if (!unlabelled.empty()) {
       throw UsageError(
@@ -304,12 +336,14 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                          " needs a new model (train without --add)");
       }
     }
-    report = internal::add_to_model(args.positional(), model_dir, read, warn_to(messages), on_read);
+    report = internal::add_to_model(args.positional(), model_dir, read, warn_to(messages),
+                                    on_progress, args.has("retune"));
   } else {
     report = internal::train_model(args.positional(), model_dir, options, read, warn_to(messages),
-                                   unlabelled, on_read);
+                                   unlabelled, on_progress);
   }
-  messages.progress_done("trained on", documents_read, clock.seconds());
+  // The collection trained on (with --add, more than this run read).
+  messages.progress_done("trained on", report.documents, clock.seconds());
   if (report.skipped_unlabelled != 0) {
     messages.warning("skipped " + std::to_string(report.skipped_unlabelled) +
                      " documents without labels");
@@ -343,6 +377,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
     json.set("decision", internal::JsonValue::string(decision_name(report.decision)));
     json.set("tuned", internal::JsonValue::boolean(report.tuned));
+    json.set("settings_kept", internal::JsonValue::boolean(report.settings_kept));
+    json.set("retune_reason", internal::JsonValue::string(report.retune_reason));
+    json.set("cross_validations", internal::JsonValue::number(report.cross_validations));
     json.set("tuned_on_sample", internal::JsonValue::boolean(report.tuned_on_sample));
     json.set("tuned_on_documents",
              internal::JsonValue::number(static_cast<double>(report.tuned_on_documents)));
@@ -419,11 +456,22 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
     json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
     json.set("seconds", internal::JsonValue::number(report.total_seconds));
+    internal::JsonValue phases = internal::JsonValue::array();
+    for (const internal::TrainPhase& phase : report.phases) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("phase", internal::JsonValue::string(phase.phase));
+      entry.set("detail", internal::JsonValue::string(phase.detail));
+      entry.set("count", internal::JsonValue::number(static_cast<double>(phase.count)));
+      entry.set("unit", internal::JsonValue::string(phase.unit));
+      entry.set("seconds", internal::JsonValue::number(phase.seconds));
+      phases.push_back(std::move(entry));
+    }
+    json.set("phases", std::move(phases));
     out << json_output(json) << '\n';
     return 0;
   }
 
-  out << (args.has("add") ? "added " + std::to_string(report.added) + " documents to model "
+  out << (args.has("add") ? "added " + count_of(report.added, "documents") + " to model "
                           : std::string("trained model "))
       << model_dir << '\n';
   if (report.journal_learned != 0 || report.journal_forgotten != 0) {
@@ -457,25 +505,24 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
                   format_fixed(report.analysis_objective[i].second, 3);
     }
   }
-  print_table(out,
-              {{"  documents", std::to_string(report.documents) + skipped},
-               {"  categories", std::to_string(report.categories)},
-               {"  terms", terms},
-               {"  analysis", analysis},
-               {"  default method", default_method_text(report)},
-               {"  decision", decision_name(report.decision)},
-               {"  knn", knn_text(report)},
-               {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) +
-                                 (report.tuned ? " (cross-validated)" : "")},
-               {"  naive bayes", nb_alpha_text(report)},
-               {"  linear", "svm C = " + format_number(report.svm_c) +
-                                ", logreg C = " + format_number(report.logreg_c) +
-                                (report.tuned ? " (cross-validated)" : "")},
-               {"  tuning", tuning_text(report)},
-               {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
-                                 format_fixed(report.analyze_seconds, 3) + ", fit " +
-                                 format_fixed(report.fit_seconds, 3) + ")"}},
-              {});
+  print_table(
+      out,
+      {{"  documents", std::to_string(report.documents) + skipped},
+       {"  categories", std::to_string(report.categories)},
+       {"  terms", terms},
+       {"  analysis", analysis},
+       {"  default method", default_method_text(report)},
+       {"  decision", decision_name(report.decision)},
+       {"  knn", knn_text(report)},
+       {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) + tuned_suffix(report)},
+       {"  naive bayes", nb_alpha_text(report)},
+       {"  linear", "svm C = " + format_number(report.svm_c) +
+                        ", logreg C = " + format_number(report.logreg_c) + tuned_suffix(report)},
+       {"  tuning", tuning_text(report)},
+       {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
+                         format_fixed(report.analyze_seconds, 3) + ", fit " +
+                         format_fixed(report.fit_seconds, 3) + ")"}},
+      {});
   if (!unlabelled.empty()) print_em(out, report);
   // Categories the thresholds shut out deserve a word: any-of will never
   // assign them with the default method.

@@ -103,6 +103,18 @@ void Messages::progress_done(const std::string& verb, uint64_t done, double elap
   if (progress_on_) err_ << progress_line(verb, done, 0, elapsed_seconds) << '\n' << std::flush;
 }
 
+void Messages::progress_text(const std::string& line, double now) {
+  if (!progress_on_ || now - last_progress_ < kProgressIntervalSeconds) return;
+  last_progress_ = now;
+  err_ << line << '\n' << std::flush;
+}
+
+void Messages::progress_note(const std::string& line, double now) {
+  if (!progress_on_) return;
+  last_progress_ = now;
+  err_ << line << '\n' << std::flush;
+}
+
 void Messages::finish() {
   if (warnings_ > static_cast<uint64_t>(max_warnings_)) {
     err_ << "autocat: warning: " << (warnings_ - static_cast<uint64_t>(max_warnings_))

@@ -47,6 +47,11 @@ class Messages {
   void progress(const std::string& verb, uint64_t done, double elapsed_seconds, uint64_t total = 0);
   // The last progress line, "VERB N documents (R/s)", when progress is on.
   void progress_done(const std::string& verb, uint64_t done, double elapsed_seconds);
+  // A progress line made by the caller (phase_line()), throttled as
+  // progress() is; `now` on the clock of the other calls.
+  void progress_text(const std::string& line, double now);
+  // A progress line written at once (phase_done_line()), when progress is on.
+  void progress_note(const std::string& line, double now);
   // Progress lines on or off (default on; see apply_progress_options()).
   void set_progress(bool on) { progress_on_ = on; }
   bool progress_on() const { return progress_on_; }

@@ -66,7 +66,7 @@ TEST_F(CliLearnTest, LearnForgetAndRefit) {
 
   const CliResult text = run_autocat({"forget", "--model", model_, "live-1"});
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_TRUE(contains(text.out, "forgot 1 documents")) << text.out;
+  EXPECT_TRUE(contains(text.out, "forgot 1 document of model")) << text.out;
   EXPECT_EQ(comet_category(), "astronomy");
 
   ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
@@ -225,6 +225,67 @@ TEST_F(CliLearnTest, FromDbWithoutStoredTextRefusesTheSnippet) {
                          "--text-from", "bogus"})
                 .exit_code,
             2);
+}
+
+// The boolean member `key` of `object` (false if absent).
+bool bool_at(const internal::JsonValue& object, const std::string& key) {
+  const internal::JsonValue* value = object.find(key);
+  return value != nullptr && value->type() == internal::JsonValue::Type::kBool && value->as_bool();
+}
+
+// train --add keeps the model's cross-validated settings and says so;
+// --retune cross-validates again.
+TEST_F(CliLearnTest, AddKeepsTheSettingsAndRetuneCrossValidates) {
+  const CliResult trained =
+      run_autocat({"train", "--model", dir_.file("other"), "--quiet", "--json", kTrain});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  EXPECT_EQ(testing_util::number_at(json(trained.out), "cross_validations"), 1);
+  EXPECT_FALSE(bool_at(json(trained.out), "settings_kept"));
+
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  const CliResult learned = run_autocat({"learn", "--model", model_, input});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+  EXPECT_TRUE(contains(learned.out, "learned 1 document into model")) << learned.out;
+  const CliResult kept = run_autocat({"train", "--model", model_, "--add", "--json"});
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  const internal::JsonValue report = json(kept.out);
+  EXPECT_TRUE(bool_at(report, "settings_kept"));
+  EXPECT_EQ(testing_util::number_at(report, "cross_validations"), 0);
+  EXPECT_EQ(testing_util::string_at(report, "retune_reason"), "");
+  EXPECT_EQ(testing_util::number_at(report, "tuned_on_documents"), 0);
+  // The stored choices are reported as they were.
+  const internal::JsonValue first = json(trained.out);
+  for (const char* key : {"knn_k", "rocchio_gamma", "svm_c", "logreg_c", "knn_similarity_power"}) {
+    EXPECT_EQ(testing_util::number_at(report, key), testing_util::number_at(first, key)) << key;
+  }
+  EXPECT_EQ(testing_util::string_at(report, "default_method"),
+            testing_util::string_at(first, "default_method"));
+  EXPECT_EQ(comet_category(), "cooking");
+
+  ASSERT_EQ(run_autocat({"forget", "--model", model_, "live-1"}).exit_code, 0);
+  const CliResult human = run_autocat({"train", "--model", model_, "--add", "--progress"});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_TRUE(contains(human.out, "kept from the model (no cross-validation")) << human.out;
+  // Progress names the phases and counts the collection trained on, not
+  // the documents this run read (none).
+  EXPECT_TRUE(contains(human.err, "fold journal: 1 document in ")) << human.err;
+  EXPECT_TRUE(contains(human.err, "keep settings: ")) << human.err;
+  EXPECT_FALSE(contains(human.err, "cross-validate")) << human.err;
+  EXPECT_TRUE(contains(human.err, "trained on 112 documents (")) << human.err;
+
+  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  const CliResult retuned =
+      run_autocat({"train", "--model", model_, "--add", "--retune", "--json"});
+  ASSERT_EQ(retuned.exit_code, 0) << retuned.err;
+  EXPECT_FALSE(bool_at(json(retuned.out), "settings_kept"));
+  EXPECT_EQ(testing_util::number_at(json(retuned.out), "cross_validations"), 1);
+  EXPECT_EQ(testing_util::number_at(json(retuned.out), "tuned_on_documents"), 113);
+
+  const CliResult alone = run_autocat({"train", "--model", model_, "--retune", kTrain});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_TRUE(contains(alone.err, "--retune goes with --add")) << alone.err;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "autocat/types.h"
 #include "indexer/output.h"
+#include "indexer/progress.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 
@@ -136,7 +137,41 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
   const JsonValue* never = summary.find("never_assigned");
   ASSERT_TRUE(never != nullptr && never->is_object());
   EXPECT_EQ(never->members().size(), all_methods().size());  // one list per method
+  // Every phase in the order it ran, with its time; the cross-validation's
+  // count is its fits: five kinds on each of 5 folds, then the calibrations.
+  const JsonValue* phases = summary.find("phases");
+  ASSERT_TRUE(phases != nullptr && phases->is_array());
+  std::vector<std::string> names;
+  for (const JsonValue& phase : phases->as_array()) {
+    names.push_back(string_at(phase, "phase"));
+    EXPECT_GE(number_at(phase, "seconds"), 0) << names.back();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"read", "load collection", "cross-validate", "fit",
+                                             "write"}));
+  EXPECT_EQ(number_at(phases->as_array()[0], "count"), 24);
+  EXPECT_EQ(string_at(phases->as_array()[0], "unit"), "documents");
+  EXPECT_EQ(number_at(phases->as_array()[2], "count"), 5 * 5 + 1);
+  EXPECT_EQ(number_at(phases->as_array()[3], "count"), 6);
+  EXPECT_EQ(number_at(summary, "cross_validations"), 1);
   EXPECT_EQ(train_result_->err, "");
+}
+
+// --progress: a line as each phase ends, then the collection's size.
+TEST_F(CliTest, TrainProgressShowsEveryPhase) {
+  TempDir dir;
+  const CliResult result = run_autocat(
+      {"train", "--model", dir.file("m"), "--progress", test_data("fixture_train.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (const char* line :
+       {"read: 24 documents in ", "load collection: ", "cross-validate: 26 fits in ",
+        "fit: 6 models in ", "write: ", "trained on 24 documents ("}) {
+    EXPECT_NE(("\n" + result.err).find(std::string("\n") + line), std::string::npos)
+        << line << result.err;
+  }
+  const CliResult quiet =
+      run_autocat({"train", "--model", dir.file("q"), "--quiet", test_data("fixture_train.jsonl")});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
 }
 
 TEST_F(CliTest, TrainHumanSummaryWithOptions) {
@@ -241,6 +276,19 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_LT(number_at(analyses, "words"), 0.6);
   EXPECT_GT(number_at(analyses, "words and bigrams"), 0.95);
   EXPECT_EQ(number_at(summary, "ngrams"), 2);
+  // Each analysis compared is a phase of its own; the winner's
+  // cross-validation serves the model, so none runs after them.
+  EXPECT_EQ(number_at(summary, "cross_validations"), 4);
+  std::vector<std::string> phases;
+  for (const JsonValue& phase : summary.find("phases")->as_array()) {
+    const std::string detail = string_at(phase, "detail");
+    phases.push_back(string_at(phase, "phase") + (detail.empty() ? "" : " " + detail));
+  }
+  EXPECT_EQ(phases,
+            (std::vector<std::string>{
+                "read", "compare analyses words", "compare analyses words and bigrams",
+                "compare analyses stems (english)", "compare analyses stems (english) and bigrams",
+                "load collection", "fit", "write"}));
   const std::string messages = scratch_.file("ordered-in.jsonl");
   write_file(messages,
              "{\"id\": \"up\", \"text\": \"basil ember kelp raven\"}\n"
@@ -951,6 +999,29 @@ TEST(CliMessagesTest, ProgressAtMostEveryTwoSeconds) {
   EXPECT_EQ(err.str(), "indexed 500 documents (200/s)\n");
   messages.progress("indexed", 1800, 4.5);
   EXPECT_EQ(err.str(), "indexed 500 documents (200/s)\nindexed 1800 documents (400/s)\n");
+}
+
+TEST(CliMessagesTest, PhaseLines) {
+  EXPECT_EQ(cli::phase_line("cross-validate", "fits", 5, 26, 10.0, "svm, fold 2 of 5"),
+            "cross-validate 5/26 fits (0.5/s, ETA 42s): svm, fold 2 of 5");
+  EXPECT_EQ(cli::phase_line("read", "documents", 5000, 0, 2.0, ""), "read 5000 documents (2500/s)");
+  EXPECT_EQ(cli::phase_line("write", "", 0, 0, 12.2, ""), "write (12s)");
+  EXPECT_EQ(cli::phase_done_line("read", "documents", 5000, 2.0, ""),
+            "read: 5000 documents in 2.0s (2500/s)");
+  EXPECT_EQ(cli::phase_done_line("compare analyses", "fits", 26, 31.25, "words and bigrams"),
+            "compare analyses (words and bigrams): 26 fits in 31.2s");
+  EXPECT_EQ(cli::phase_done_line("write", "", 0, 0.84, ""), "write: 0.8s");
+  EXPECT_EQ(cli::phase_done_line("fold journal", "documents", 1, 0.1, ""),
+            "fold journal: 1 document in 0.1s (10/s)");
+
+  // Lines while a phase runs are throttled; a phase's end is not.
+  std::ostringstream err;
+  cli::Messages messages(err);
+  messages.progress_text("a", 1.0);
+  messages.progress_note("b", 1.5);
+  messages.progress_text("c", 2.0);
+  messages.progress_text("d", 3.6);
+  EXPECT_EQ(err.str(), "b\nd\n");
 }
 
 TEST(CliMessagesTest, WarningsStayOnOneLine) {

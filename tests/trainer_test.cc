@@ -21,6 +21,13 @@ using testing_util::read_file;
 using testing_util::test_data;
 using testing_util::write_file;
 
+// The phases of a training run, in order.
+std::vector<std::string> phase_names(const TrainReport& report) {
+  std::vector<std::string> names;
+  for (const TrainPhase& phase : report.phases) names.push_back(phase.phase);
+  return names;
+}
+
 // The names in `dir`, sorted.
 std::vector<std::string> entries_of(const std::string& dir) {
   std::vector<std::string> names;
@@ -59,6 +66,12 @@ TEST_F(TrainerTest, AddingInTwoStepsEqualsTrainingAtOnce) {
       add_to_model({dir_.file("second.jsonl")}, in_steps, ReadOptions(), nullptr);
   EXPECT_EQ(report.added, 9u);
   EXPECT_EQ(report.documents, 24u);
+  // The second part brings a category: the first part's thresholds cannot
+  // be kept, so --add cross-validates as a new training would.
+  EXPECT_FALSE(report.settings_kept);
+  EXPECT_NE(report.retune_reason.find("categories changed: 1 new (food)"), std::string::npos)
+      << report.retune_reason;
+  EXPECT_EQ(report.cross_validations, 1u);
 
   const ModelState a = model_in(at_once), b = model_in(in_steps);
   EXPECT_EQ(a.categories, b.categories);
@@ -292,6 +305,113 @@ TEST_F(TrainerTest, DocumentsCrossingManyAnalysisChunksAreWrittenInInputOrder) {
   for (Xapian::docid docid = 1; docid <= db.get_lastdocid(); ++docid) {
     EXPECT_EQ(db.get_document(docid).get_data(), expected_ids[docid - 1]) << docid;
   }
+}
+
+// train --add keeps the settings cross-validation chose (and the
+// thresholds and calibrations) and refits the classifiers on the grown
+// collection without cross-validating; --retune cross-validates again.
+TEST_F(TrainerTest, AddKeepsTheTunedSettingsUnlessRetuned) {
+  const std::string model_dir = dir_.file("model");
+  const TrainReport trained =
+      train_model({fixture_}, model_dir, TrainOptions(), ReadOptions(), nullptr);
+  EXPECT_EQ(trained.cross_validations, 1u);
+  EXPECT_FALSE(trained.settings_kept);
+  const ModelState before = model_in(model_dir);
+  ASSERT_FALSE(before.thresholds.empty());
+
+  // The test fixture's documents: the same three categories.
+  std::vector<TrainProgress> events;
+  const TrainReport added =
+      add_to_model({test_data("fixture_test.jsonl")}, model_dir, ReadOptions(), nullptr,
+                   [&](const TrainProgress& progress) { events.push_back(progress); });
+  EXPECT_TRUE(added.settings_kept);
+  EXPECT_EQ(added.cross_validations, 0u);
+  EXPECT_EQ(added.retune_reason, "");
+  EXPECT_TRUE(added.tuned);
+  // No cross-validation phase; every phase reported as it begins (done 0)
+  // and ends.
+  EXPECT_EQ(phase_names(added),
+            (std::vector<std::string>{"copy collection", "fold journal", "read", "keep settings",
+                                      "load collection", "fit", "write"}));
+  std::vector<std::string> begun, ended;
+  for (const TrainProgress& event : events) {
+    if (event.finished) {
+      ended.push_back(event.phase);
+    } else if (begun.empty() || begun.back() != event.phase) {
+      EXPECT_EQ(event.done, 0u) << event.phase;
+      begun.push_back(event.phase);
+    }
+  }
+  EXPECT_EQ(begun, phase_names(added));
+  EXPECT_EQ(ended, phase_names(added));
+  const ModelState after = model_in(model_dir);
+  EXPECT_GT(after.num_docs, before.num_docs);
+  EXPECT_EQ(after.categories, before.categories);
+  EXPECT_EQ(after.thresholds, before.thresholds);
+  EXPECT_EQ(after.training.default_method, before.training.default_method);
+  EXPECT_EQ(after.decision, before.decision);
+  EXPECT_EQ(after.knn_k, before.knn_k);
+  EXPECT_EQ(after.knn_similarity_power, before.knn_similarity_power);
+  EXPECT_EQ(after.knn_concentration, before.knn_concentration);
+  EXPECT_EQ(after.rocchio_gamma, before.rocchio_gamma);
+  for (const auto& [a, b] : {std::pair{&after.multinomial_nb, &before.multinomial_nb},
+                             {&after.bernoulli_nb, &before.bernoulli_nb},
+                             {&after.complement_nb, &before.complement_nb}}) {
+    EXPECT_EQ(a->alpha, b->alpha);
+    EXPECT_EQ(a->tfidf(), b->tfidf());
+  }
+  EXPECT_EQ(after.svm.c, before.svm.c);
+  EXPECT_EQ(after.logreg.c, before.logreg.c);
+  EXPECT_EQ(after.svm.slope, before.svm.slope);
+  EXPECT_EQ(after.svm.intercept, before.svm.intercept);
+  ASSERT_EQ(after.calibration.size(), before.calibration.size());
+  for (size_t m = 0; m < after.calibration.size(); ++m) {
+    EXPECT_EQ(after.calibration[m].slope, before.calibration[m].slope) << m;
+    EXPECT_EQ(after.calibration[m].intercept, before.calibration[m].intercept) << m;
+  }
+  EXPECT_EQ(after.combo.weights, before.combo.weights);
+  EXPECT_EQ(after.method_objective, before.method_objective);
+  // The classifiers themselves are fitted on the new collection.
+  EXPECT_NE(after.terms, before.terms);
+  EXPECT_NE(after.rocchio.entry_weight, before.rocchio.entry_weight);
+  EXPECT_NE(after.svm.entry_weight, before.svm.entry_weight);
+  const Categorizer categorizer(model_dir);
+  EXPECT_EQ(categorizer.knn_index().num_docs(), after.num_docs);
+
+  // --retune: the thresholds are those cross-validation gives on the new
+  // collection, as a new training's.
+  write_file(dir_.file("one.jsonl"),
+             "{\"id\": \"extra-1\", \"labels\": [\"food\"], \"text\": \"Simmer the soup "
+             "with garlic and basil.\"}\n");
+  const TrainReport retuned = add_to_model({dir_.file("one.jsonl")}, model_dir, ReadOptions(),
+                                           nullptr, {}, /*retune=*/true);
+  EXPECT_FALSE(retuned.settings_kept);
+  EXPECT_EQ(retuned.cross_validations, 1u);
+  EXPECT_EQ(phase_names(retuned),
+            (std::vector<std::string>{"copy collection", "fold journal", "read", "load collection",
+                                      "cross-validate", "fit", "write"}));
+  const ModelState tuned = model_in(model_dir);
+  const TrainingCorpus corpus =
+      load_training_corpus(Xapian::Database(resolve_model_dir(model_dir).training_db));
+  EXPECT_EQ(tuned.thresholds, tune_settings(corpus, tuned.training, tuned.decision).thresholds);
+}
+
+// A document with two labels turns a detected one-of model into any-of:
+// its one-of thresholds cannot serve, so --add cross-validates again.
+TEST_F(TrainerTest, AddRetunesWhenTheDecisionModeChanges) {
+  const std::string model_dir = dir_.file("model");
+  train_model({fixture_}, model_dir, TrainOptions(), ReadOptions(), nullptr);
+  ASSERT_EQ(model_in(model_dir).decision, Decision::kOneOf);
+  write_file(dir_.file("two.jsonl"),
+             "{\"id\": \"both\", \"labels\": [\"food\", \"science\"], \"text\": \"The "
+             "chemistry of baking bread.\"}\n");
+  const TrainReport report =
+      add_to_model({dir_.file("two.jsonl")}, model_dir, ReadOptions(), nullptr);
+  EXPECT_FALSE(report.settings_kept);
+  EXPECT_EQ(report.cross_validations, 1u);
+  EXPECT_NE(report.retune_reason.find("decision mode changed to any-of"), std::string::npos)
+      << report.retune_reason;
+  EXPECT_EQ(model_in(model_dir).decision, Decision::kAnyOf);
 }
 
 }  // namespace
