@@ -150,6 +150,7 @@ TEST_F(CliWriteSafetyTest, TrainOnAFullDiskKeepsTheOldModel) {
         run_with_file_limit(limit, {"train", "--model", model_, test_data("fixture_train.jsonl")});
     expect_one_line_naming(result, model_);
     EXPECT_TRUE(contains(result.err, file)) << result.err;
+    EXPECT_TRUE(contains(result.err, "free space")) << result.err;
     EXPECT_EQ(current_generation(model_), generation);
     EXPECT_EQ(read_file(model_file), model_bytes);
   }
