@@ -493,35 +493,56 @@ bool wait_until_connected(pid_t pid) {
   return false;
 }
 
-// A remote shard whose server goes away between opening and the query: the
-// error names the stub file and what to do.
-TEST_F(CliWriteSafetyTest, ARemoteLostMidQueryNamesTheStub) {
-  if (!fs::exists("/usr/bin/xapian-tcpsrv")) GTEST_SKIP() << "xapian-tcpsrv is not installed";
-  const std::string db = dir_.file("db");
-  ASSERT_EQ(run_autocat(index_args(db)).exit_code, 0);
+// Serves `db` with a stock xapian-tcpsrv, runs the CLI with `args` (given
+// the stub file naming the remote) paused at crash point `step` once it has
+// opened it, kills the server there and returns the CLI's exit code and
+// stderr. Empty `err` if xapian-tcpsrv is not installed.
+CliResult run_losing_the_remote(const std::string& db, const std::string& stub,
+                                const std::vector<std::string>& args, const std::string& step,
+                                const std::string& err_file) {
+  CliResult result;
   pid_t server = -1;
   int port = -1;
   for (int attempt = 0; attempt < 5 && server <= 0; ++attempt) {
     port = free_port();
     if (port > 0) server = start_tcp_server(db, port);
   }
-  ASSERT_GT(server, 0) << "xapian-tcpsrv did not start";
-  const std::string stub = dir_.file("shards.stub");
+  if (server <= 0) {
+    ADD_FAILURE() << "xapian-tcpsrv did not start";
+    return result;
+  }
   write_file(stub, "remote 127.0.0.1:" + std::to_string(port) + "\n");
-  const std::string err = dir_.file("search.err");
-  ::setenv("AUTOCAT_CRASH_AT", "search-opened:pause", 1);
-  const pid_t search = spawn_autocat({"search", "--db", stub, "goal"}, "/dev/null", err);
+  ::setenv("AUTOCAT_CRASH_AT", (step + ":pause").c_str(), 1);
+  const pid_t pid = spawn_autocat(args, "/dev/null", err_file);
   ::unsetenv("AUTOCAT_CRASH_AT");
-  ASSERT_GT(search, 0);
-  EXPECT_TRUE(wait_until_connected(search));
+  EXPECT_GT(pid, 0);
+  EXPECT_TRUE(wait_until_connected(pid));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the open completes
   ::kill(server, SIGTERM);  // and its connection handlers with it (its process group)
   ::waitpid(server, nullptr, 0);
-  EXPECT_EQ(wait_for(search), 1);
-  const std::string message = read_file(err);
-  EXPECT_EQ(lines_of(message).size(), 1U) << message;
-  EXPECT_TRUE(contains(message, stub)) << message;
-  EXPECT_TRUE(contains(message, "xapian-tcpsrv")) << message;
+  result.exit_code = wait_for(pid);
+  result.err = read_file(err_file);
+  return result;
+}
+
+// A remote whose server goes away between opening and reading: the error
+// names the stub file and what to do.
+TEST_F(CliWriteSafetyTest, ARemoteLostMidQueryNamesTheStub) {
+  if (!fs::exists("/usr/bin/xapian-tcpsrv")) GTEST_SKIP() << "xapian-tcpsrv is not installed";
+  const std::string db = dir_.file("db");
+  ASSERT_EQ(run_autocat(index_args(db)).exit_code, 0);
+  const std::string stub = dir_.file("shards.stub");
+  const CliResult searched = run_losing_the_remote(db, stub, {"search", "--db", stub, "goal"},
+                                                   "search-opened", dir_.file("search.err"));
+  expect_one_line_naming(searched, stub);
+  EXPECT_TRUE(contains(searched.err, "xapian-tcpsrv")) << searched.err;
+
+  const std::string trained = dir_.file("model-from-db");
+  const CliResult training = run_losing_the_remote(
+      db, stub, {"train", "--model", trained, "--from-db", stub, "--label-prefix", "XC"},
+      "from-db-opened", dir_.file("train.err"));
+  expect_one_line_naming(training, stub);
+  EXPECT_TRUE(contains(training.err, "xapian-tcpsrv")) << training.err;
 }
 
 }  // namespace
