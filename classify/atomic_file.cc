@@ -146,6 +146,7 @@ void write_file_atomically(const std::string& path,
   crash_point("rename:" + target.filename().string());
   if (::rename(temporary.c_str(), path.c_str()) != 0) fail(path, what, errno);
   file.release();
+  crash_point("renamed:" + target.filename().string());
   sync_directory(parent.string());
 }
 

@@ -186,6 +186,20 @@ TEST_F(CliWriteSafetyTest, TrainAddOnAFullDiskKeepsTheOldModel) {
   }
 }
 
+// An error after CURRENT was renamed (its directory's fsync failing) leaves
+// the new model installed: its generation must not be removed under it.
+TEST_F(CliWriteSafetyTest, AnErrorAfterTheSwitchKeepsTheInstalledModelWhole) {
+  ::setenv("AUTOCAT_CRASH_AT", "renamed:CURRENT:fail", 1);
+  const CliResult failed =
+      run_autocat({"train", "--model", model_, test_data("fixture_train.jsonl")});
+  ::unsetenv("AUTOCAT_CRASH_AT");
+  EXPECT_EQ(failed.exit_code, 1) << failed.err;
+  EXPECT_TRUE(fs::exists(model_ + "/" + current_generation(model_) + "/model.autocat"));
+  const CliResult classified =
+      run_autocat({"classify", "--model", model_, test_data("fixture_test.jsonl")});
+  EXPECT_EQ(classified.exit_code, 0) << classified.err;
+}
+
 // learn's journal append on a full disk: nothing learned, the journal as it was.
 TEST_F(CliWriteSafetyTest, LearnOnAFullDiskLearnsNothing) {
   std::string words;
