@@ -175,12 +175,15 @@ TEST_F(CliWriteSafetyTest, TrainAddOnAFullDiskKeepsTheOldModel) {
   ASSERT_LT(training + 4096, model_size) << "the fixture's model outgrew the test";
 
   for (const auto& [limit, file] : std::vector<std::pair<uint64_t, std::string>>{
-           {training - 1, "training"}, {(training + model_size) / 2, "model.autocat"}}) {
+           {4096, "training"},  // copying the training database
+           {training - 1, "training"},
+           {(training + model_size) / 2, "model.autocat"}}) {
     SCOPED_TRACE("file size limit " + std::to_string(limit));
     const CliResult result = run_with_file_limit(
         limit, {"train", "--add", "--model", model_, test_data("fixture_test.jsonl")});
     expect_one_line_naming(result, model_);
     EXPECT_TRUE(contains(result.err, file)) << result.err;
+    EXPECT_TRUE(contains(result.err, "free space")) << result.err;
     EXPECT_EQ(current_generation(model_), generation);
     EXPECT_EQ(read_file(model_file), model_bytes);
   }
