@@ -191,47 +191,45 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
   const bool all = args.has("all");
   uint64_t visited = 0;
   uint64_t since_commit = 0;
-  {
-    for (size_t start = 0; start < docids.size(); start += chunk_size) {
-      std::vector<Xapian::docid> todo;
-      std::vector<std::string> texts;
-      const size_t stop = std::min(docids.size(), start + chunk_size);
-      for (size_t i = start; i < stop; ++i) {
-        ++visited;
-        const Xapian::Document doc = db.get_document(docids[i]);
-        if (!all && has_term(doc, indexer.model_term())) {
-          ++counts.already;
-        } else if (counts.recategorized + todo.size() >= limit) {
-          ++counts.left_by_limit;
-        } else if (std::string text = doc.get_value(text_slot); text.empty()) {
-          ++counts.without_text;
-        } else {
-          todo.push_back(docids[i]);
-          texts.push_back(std::move(text));
-        }
+  for (size_t start = 0; start < docids.size(); start += chunk_size) {
+    std::vector<Xapian::docid> todo;
+    std::vector<std::string> texts;
+    const size_t stop = std::min(docids.size(), start + chunk_size);
+    for (size_t i = start; i < stop; ++i) {
+      ++visited;
+      const Xapian::Document doc = db.get_document(docids[i]);
+      if (!all && has_term(doc, indexer.model_term())) {
+        ++counts.already;
+      } else if (counts.recategorized + todo.size() >= limit) {
+        ++counts.left_by_limit;
+      } else if (std::string text = doc.get_value(text_slot); text.empty()) {
+        ++counts.without_text;
+      } else {
+        todo.push_back(docids[i]);
+        texts.push_back(std::move(text));
       }
-      const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
-      for (size_t i = 0; i < todo.size(); ++i) {
-        Xapian::Document doc = db.get_document(todo[i]);
-        indexer.set_categories(doc, assigned[i]);  // and its model term
-        db.replace_document(todo[i], doc);
-        ++counts.recategorized;
-        for (const Category& category : assigned[i]) ++counts.categories[category.name];
-        if (++since_commit == batch) {
-          db.commit();
-          since_commit = 0;
-        }
-        // Xapian also commits by itself after many changes.
-        if (db.get_revision() != revision) {
-          revision = db.get_revision();
-          counts.committed = counts.recategorized;
-        }
-      }
-      messages.progress("recategorized", visited, clock.seconds(), counts.documents);
     }
-    db.commit();
-    counts.committed = counts.recategorized;
+    const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      Xapian::Document doc = db.get_document(todo[i]);
+      indexer.set_categories(doc, assigned[i]);  // and its model term
+      db.replace_document(todo[i], doc);
+      ++counts.recategorized;
+      for (const Category& category : assigned[i]) ++counts.categories[category.name];
+      if (++since_commit == batch) {
+        db.commit();
+        since_commit = 0;
+      }
+      // Xapian also commits by itself after many changes.
+      if (db.get_revision() != revision) {
+        revision = db.get_revision();
+        counts.committed = counts.recategorized;
+      }
+    }
+    messages.progress("recategorized", visited, clock.seconds(), counts.documents);
   }
+  db.commit();
+  counts.committed = counts.recategorized;
   messages.progress_done("recategorized", visited, clock.seconds());
   if (counts.without_text != 0) {
     messages.warning(db_path + ": " + std::to_string(counts.without_text) +
@@ -248,8 +246,8 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
   try {
     recategorize_open_db(db, db_path, args, model_dir, messages, &counts);
   } catch (const Xapian::Error& e) {
-    // A commit that failed drops what it was writing: only DB's revision
-    // on disk says whether the documents since the last commit are there.
+    // Only the commits seen to succeed count: a failed commit drops what it
+    // was writing, and the next one succeeds without it.
     std::string committed = "none of this run's";
     if (counts.committed != 0) {
       committed = "the first " + std::to_string(counts.committed) + " of this run's";
