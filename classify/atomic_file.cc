@@ -71,7 +71,10 @@ bool write_all(int fd, std::string_view data) {
 }
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, int error) {
-  throw IOError(path + ": cannot write " + what + ": " + std::strerror(error));
+  // A full disk (or a file size limit, or a quota) is the usual cause: say what to do.
+  const bool no_room = error == ENOSPC || error == EFBIG || error == EDQUOT;
+  throw IOError(path + ": cannot write " + what + ": " + std::strerror(error) +
+                (no_room ? "; free space (or raise the limit) and run again" : ""));
 }
 
 void sync_path(const std::string& path, bool directory) {
@@ -143,6 +146,7 @@ void write_file_atomically(const std::string& path,
   crash_point("rename:" + target.filename().string());
   if (::rename(temporary.c_str(), path.c_str()) != 0) fail(path, what, errno);
   file.release();
+  crash_point("renamed:" + target.filename().string());
   sync_directory(parent.string());
 }
 

@@ -41,7 +41,9 @@ class AtomicFileSink {
 
 // The same atomic replacement, for a file too large to build in memory
 // first: `write` streams the content into the sink. An exception from
-// `write` leaves `path` as it was and removes the temporary file.
+// `write` leaves `path` as it was and removes the temporary file; an
+// IOError from the directory's fsync comes after the rename (`path` is
+// the new file then).
 void write_file_atomically(const std::string& path,
                            const std::function<void(AtomicFileSink&)>& write,
                            const std::string& what);

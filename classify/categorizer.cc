@@ -147,6 +147,7 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   knn_replay_ = std::make_shared<const std::vector<JournalRecord>>(std::move(journal.records));
   live_replay_ = knn_replay_;
   journal_end_ = journal.valid_bytes;
+  journal_bytes_at_open_ = journal.valid_bytes;
   if (!journal.torn.empty()) status_.warnings.push_back(journal.torn);
   try {
     training_db_ = Xapian::Database(paths_.training_db);

@@ -110,6 +110,9 @@ class Categorizer {
   const std::string& model_dir() const { return model_dir_; }
   // The files this categorizer loaded (empty for a model fitted in memory).
   const ModelPaths& paths() const { return paths_; }
+  // Where the journal ended when the model was opened (0: no journal): with
+  // the model file, the identity of the model this object classifies with.
+  uint64_t journal_bytes_at_open() const { return journal_bytes_at_open_; }
   const Analyzer& analyzer() const { return *analyzer_; }
   // The whole model: decodes every method's state not decoded yet (see
   // ModelFile), which at a million documents takes seconds and gigabytes;
@@ -254,6 +257,7 @@ class Categorizer {
   // Serializes learn() and forget(); guards what follows.
   mutable std::mutex learn_mutex_;
   uint64_t journal_end_ = 0;  // where this object last saw the journal end
+  uint64_t journal_bytes_at_open_ = 0;
   mutable LiveStatus status_;
 };
 

@@ -13,6 +13,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "autocat/types.h"
+#include "classify/atomic_file.h"
 
 namespace autocat::internal {
 
@@ -167,6 +168,9 @@ void read_database_ids(const std::string& path, const std::vector<std::string>& 
     }
   } catch (const Xapian::DatabaseModifiedError& e) {
     throw IOError(path + ": changed while being read (" + e.get_msg() + "); run learn again");
+  } catch (const Xapian::NetworkError& e) {
+    throw IOError(path + ": lost a remote database (" + e.get_msg() +
+                  "); check that its server (xapian-tcpsrv) is running and run again");
   } catch (const Xapian::Error& e) {
     throw IOError(path + ": " + e.get_description());
   }
@@ -183,6 +187,7 @@ void read_database(const DatabaseInput& database, const DocumentCallback& on_doc
   }
   try {
     Xapian::Database db = open_database(database.path);
+    crash_point("from-db-opened");  // a remote may go away now
     const std::optional<Xapian::valueno> stored_slot = stored_text_slot(db);
     if (database.labelled &&
         db.allterms_begin(database.label_prefix) == db.allterms_end(database.label_prefix)) {
@@ -250,6 +255,9 @@ void read_database(const DatabaseInput& database, const DocumentCallback& on_doc
   } catch (const Xapian::DatabaseModifiedError& e) {
     throw IOError(database.path + ": changed while being read (" + e.get_msg() +
                   "); run train again, or from a copy of the database");
+  } catch (const Xapian::NetworkError& e) {
+    throw IOError(database.path + ": lost a remote database (" + e.get_msg() +
+                  "); check that its server (xapian-tcpsrv) is running and run again");
   } catch (const Xapian::Error& e) {
     throw IOError(database.path + ": " + e.get_description());
   }

@@ -267,8 +267,19 @@ void ModelDirWriter::install() {
   // Everything of the new model reaches the disk before the pointer to it.
   sync_tree((dir / generation).string());
   crash_point("generation-synced");
-  write_file_atomically((dir / kCurrentFileName).string(), {generation + "\n"},
-                        "the model pointer");
+  try {
+    write_file_atomically((dir / kCurrentFileName).string(), {generation + "\n"},
+                          "the model pointer");
+  } catch (const std::exception&) {
+    // An error after the rename (the directory's fsync): CURRENT names the
+    // new generation, which must then stay.
+    try {
+      installed_ = read_current(dir) == next_generation_;
+    } catch (const std::exception&) {
+      // CURRENT unreadable: the error above says enough.
+    }
+    throw;
+  }
   installed_ = true;
   crash_point("switched");
 

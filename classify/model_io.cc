@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -141,24 +142,26 @@ std::string section_name(uint32_t kind) {
 
 // An output buffer in front of an AtomicFileSink that keeps the CRC-32
 // and count of the bytes that pass through it.
+//
+// Boost's archive syncs its stream in its destructor, where an exception
+// ends the process (std::terminate): so the stream callbacks never throw.
+// A write error is kept, every later write is dropped, and flush() throws
+// it once the archive is gone.
 class SinkBuffer : public std::streambuf {
  public:
   explicit SinkBuffer(AtomicFileSink* sink) : sink_(sink), buffer_(1 << 20) {
     setp(buffer_.data(), buffer_.data() + buffer_.size());
   }
-  // Hands what is buffered to the sink.
+  // Hands what is buffered to the sink; throws the first write error.
   void flush() {
-    const std::string_view bytes(pbase(), static_cast<size_t>(pptr() - pbase()));
-    crc_ = static_cast<uint32_t>(
-        crc32(crc_, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
-    sink_->append(bytes);
-    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    hand_over();
+    if (error_) std::rethrow_exception(error_);
   }
   uint32_t crc() const { return crc_; }
 
  protected:
   int_type overflow(int_type ch) override {
-    flush();
+    if (!hand_over()) return traits_type::eof();
     if (!traits_type::eq_int_type(ch, traits_type::eof())) {
       *pptr() = traits_type::to_char_type(ch);
       pbump(1);
@@ -168,7 +171,7 @@ class SinkBuffer : public std::streambuf {
   std::streamsize xsputn(const char* data, std::streamsize count) override {
     std::streamsize done = 0;
     while (done < count) {
-      if (pptr() == epptr()) flush();
+      if (pptr() == epptr() && !hand_over()) return done;
       const std::streamsize room = epptr() - pptr();
       const std::streamsize n = std::min(room, count - done);
       std::memcpy(pptr(), data + done, static_cast<size_t>(n));
@@ -177,13 +180,29 @@ class SinkBuffer : public std::streambuf {
     }
     return done;
   }
-  int sync() override {
-    flush();
-    return 0;
-  }
+  int sync() override { return hand_over() ? 0 : -1; }
 
  private:
+  // False once a write has failed (the error is kept for flush()).
+  bool hand_over() noexcept {
+    if (error_) {
+      setp(buffer_.data(), buffer_.data() + buffer_.size());
+      return false;
+    }
+    const std::string_view bytes(pbase(), static_cast<size_t>(pptr() - pbase()));
+    try {
+      crc_ = static_cast<uint32_t>(crc32(crc_, reinterpret_cast<const Bytef*>(bytes.data()),
+                                         static_cast<uInt>(bytes.size())));
+      if (!bytes.empty()) sink_->append(bytes);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    return !error_;
+  }
+
   AtomicFileSink* sink_;
+  std::exception_ptr error_;
   std::vector<char> buffer_;
   uint32_t crc_ = static_cast<uint32_t>(crc32(0L, Z_NULL, 0));
 };
@@ -218,10 +237,15 @@ void write_model_file_as_fitted(const std::string& path, const FitForWriting& fi
           sink.append(std::string((8 - sink.size() % 8) % 8, '\0'));
           const uint64_t offset = sink.size();
           SinkBuffer buffer(&sink);
-          {
+          try {
             std::ostream stream(&buffer);
             boost::archive::binary_oarchive archive(stream);
             archive << object;
+            // Written out here, not in the archive's destructor (see SinkBuffer).
+            stream.flush();
+          } catch (const boost::archive::archive_exception&) {
+            buffer.flush();  // the write error that stopped the archive, naming the file
+            throw;
           }
           buffer.flush();
           std::string& entry = entries[kind];

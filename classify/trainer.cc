@@ -891,7 +891,10 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   // as it was.
   const fs::path new_db = model_writer.next().training_db;
   fs::copy(model_writer.current().training_db, new_db, fs::copy_options::recursive, ec);
-  if (ec) throw IOError(new_db.string() + ": cannot copy the training database: " + ec.message());
+  if (ec) {
+    throw IOError(new_db.string() + ": cannot copy the training database: " + ec.message() +
+                  "; free space (or fix what stopped the copy) and run again");
+  }
   // Xapian's lock file is no part of the data.
   fs::remove(new_db / "flintlock", ec);
 

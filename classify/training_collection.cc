@@ -237,10 +237,35 @@ void SpilledPostings::restore() {
           num_postings_ * sizeof(uint32_t));
 }
 
+namespace {
+
+// Xapian's write errors name a block, not the database ("Error writing
+// block 102 (No space left on device)"): this one names it.
+[[noreturn]] void training_db_write_error(const std::string& path, const Xapian::Error& e) {
+  const char* reason = e.get_error_string();
+  throw IOError(path + ": cannot write the training database: " + e.get_msg() +
+                (reason != nullptr && *reason != '\0' ? std::string(" (") + reason + ")" : "") +
+                "; free space (or raise the file size limit) and run again");
+}
+
+Xapian::WritableDatabase open_training_db(const std::string& path, bool overwrite) {
+  try {
+    return Xapian::WritableDatabase(
+        path, (overwrite ? Xapian::DB_CREATE_OR_OVERWRITE : Xapian::DB_CREATE_OR_OPEN) |
+                  Xapian::DB_NO_SYNC);
+  } catch (const Xapian::DatabaseLockError&) {
+    throw;  // the caller says who holds it
+  } catch (const Xapian::Error& e) {
+    training_db_write_error(path, e);
+  }
+}
+
+}  // namespace
+
 TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int commit_batch,
                                                    bool overwrite)
-    : db_(path, (overwrite ? Xapian::DB_CREATE_OR_OVERWRITE : Xapian::DB_CREATE_OR_OPEN) |
-                    Xapian::DB_NO_SYNC),
+    : path_(path),
+      db_(open_training_db(path, overwrite)),
       commit_batch_(commit_batch > 0 ? commit_batch : 2000) {}
 
 void TrainingCollectionWriter::add(const std::string& id, const std::vector<Token>& tokens,
@@ -251,18 +276,30 @@ void TrainingCollectionWriter::add(const std::string& id, const std::vector<Toke
   const std::string id_term = kIdPrefix + id;
   doc.add_boolean_term(id_term);
   doc.set_data(id);
-  db_.replace_document(id_term, doc);
+  try {
+    db_.replace_document(id_term, doc);
+  } catch (const Xapian::Error& e) {
+    training_db_write_error(path_, e);  // Xapian flushes by itself now and then
+  }
   ++added_;
   if (++pending_ >= static_cast<uint64_t>(commit_batch_)) commit();
 }
 
 void TrainingCollectionWriter::remove(const std::string& id) {
-  db_.delete_document(kIdPrefix + id);
+  try {
+    db_.delete_document(kIdPrefix + id);
+  } catch (const Xapian::Error& e) {
+    training_db_write_error(path_, e);
+  }
   if (++pending_ >= static_cast<uint64_t>(commit_batch_)) commit();
 }
 
 void TrainingCollectionWriter::commit() {
-  db_.commit();
+  try {
+    db_.commit();
+  } catch (const Xapian::Error& e) {
+    training_db_write_error(path_, e);
+  }
   pending_ = 0;
 }
 

@@ -111,7 +111,8 @@ class TrainingCollectionWriter {
  public:
   // Creates or overwrites (or, with overwrite false, opens or creates) the
   // database at `path`.
-  // Throws Xapian::DatabaseLockError if another writer holds it.
+  // Throws Xapian::DatabaseLockError if another writer holds it. Every
+  // other Xapian error (opening, a full disk) is an IOError naming `path`.
   explicit TrainingCollectionWriter(const std::string& path, int commit_batch = 2000,
                                     bool overwrite = true);
   // Adds (or replaces, by id) one document; its text terms carry wdf only.
@@ -124,6 +125,7 @@ class TrainingCollectionWriter {
   uint64_t documents_added() const { return added_; }
 
  private:
+  std::string path_;
   Xapian::WritableDatabase db_;
   int commit_batch_;
   uint64_t added_ = 0;

@@ -23,6 +23,7 @@
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "classify/analyzer.h"
+#include "classify/atomic_file.h"
 #include "classify/json.h"
 #include "classify/model_dir.h"
 #include "classify/model_io.h"
@@ -44,7 +45,10 @@ const char kUsage[] =
     "value slot with the categories and scores.\n"
     "Each categorized document also gets the boolean term XAUTOCATMODEL<crc>-<bytes>\n"
     "naming the model file that categorized it (a plain Xapian filter; after\n"
-    "--switch-model it shows which documents still carry the earlier model's).\n"
+    "--switch-model it shows which documents still carry the earlier model's),\n"
+    "then -j<N> once documents were learned on it (autocat learn): the same model\n"
+    "after learning needs no --switch-model, but documents indexed before keep\n"
+    "their categories until autocat recategorize does them again.\n"
     "A document whose id is already in DB is replaced (the summary counts them).\n"
     "Documents with empty text are indexed without categories. DB records the model\n"
     "(and its fingerprint), prefix, slot and stemmer; indexing into it with another\n"
@@ -73,7 +77,8 @@ const char kUsageTail[] =
     "  --batch N            commit every N documents (default 1000)\n"
     "  --store-text         also store each document's full text in value slot 201\n"
     "                       (recorded in DB), so autocat recategorize can categorize\n"
-    "                       it again with another model without the inputs\n"
+    "                       it again with another model without the inputs; a DB\n"
+    "                       that records it keeps storing the text without the flag\n"
     "  --threads N          categorize on N threads (default: one per core); one\n"
     "                       thread writes DB, in input order, so DB is the same\n"
     "                       whatever N\n"
@@ -176,7 +181,7 @@ void create_database_atomically(const std::string& db_path) {
     db.close();
   } catch (const Xapian::Error& e) {
     fs::remove_all(fresh, ec);
-    throw IOError(db_path + ": cannot create the database: " + e.get_msg());
+    throw IOError(db_path + ": cannot create the database: " + xapian_reason(e));
   }
   // Fails if another run created DB meanwhile: then that one is used.
   if (std::rename(fresh.c_str(), target.c_str()) != 0) fs::remove_all(fresh, ec);
@@ -201,18 +206,21 @@ Xapian::WritableDatabase open_writable(const std::string& path) {
     // database: find out read-only first.
     Xapian::Database(path).close();
     return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
-  } catch (const Xapian::DatabaseLockError&) {
-    throw IOError(path +
-                  ": database is locked by another writer; wait for it to finish or close it");
+  } catch (const Xapian::DatabaseLockError& e) {
+    throw IOError(database_lock_message(path, e));
   } catch (const Xapian::DatabaseNotFoundError& e) {
     throw IOError(creation_interrupted(path)
-                      ? path + ": cannot open the database: " + e.get_msg() + kInterrupted
+                      ? path + ": cannot open the database: " + xapian_reason(e) + kInterrupted
                       : path +
                             ": is not a Xapian database (it holds other files); give --db a "
                             "new or empty directory, or a database written by autocat index");
   } catch (const Xapian::DatabaseError& e) {
-    throw IOError(path + ": cannot open the database: " + e.get_msg() +
-                  (creation_interrupted(path) ? kInterrupted : ""));
+    const std::string reason = xapian_reason(e);
+    throw IOError(path + ": cannot open the database: " + reason +
+                  (creation_interrupted(path) ? kInterrupted
+                   : too_many_open_files(reason)
+                       ? "; raise the limit of open files (ulimit -n) and run again"
+                       : ""));
   }
 }
 
@@ -260,31 +268,37 @@ Xapian::valueno recorded_slot(const std::string& text, Xapian::valueno fallback)
 
 struct IndexCounts {
   uint64_t documents = 0;
-  uint64_t committed = 0;  // documents known to be in DB's last commit
-  uint64_t replaced = 0;   // documents whose id DB already held
+  uint64_t committed = 0;    // documents known to be in DB's last commit
+  Xapian::rev revision = 0;  // DB's revision when `committed` was counted
+  uint64_t replaced = 0;     // documents whose id DB already held
   uint64_t uncategorized = 0;
   uint64_t empty_text = 0;
   std::map<std::string, uint64_t> categories;
 };
 
 // After an error mid-run: commits the documents indexed before it (each
-// is complete) and says what DB now holds and how to finish.
+// is complete) and says what DB now holds and how to finish. After a
+// failed write to DB (`database_failed`), nothing more is committed: Xapian
+// drops what a failed commit was writing and a second commit "succeeds"
+// without it, so only the commits seen to succeed count.
 std::string after_failure(Xapian::WritableDatabase& db, const std::string& db_path,
-                          IndexCounts& counts) {
+                          IndexCounts& counts, bool database_failed) {
   if (counts.documents == 0) {
     return "nothing of this run was indexed into " + db_path;
   }
-  bool committed = true;
-  try {
-    db.commit();
-    counts.committed = counts.documents;
-  } catch (const Xapian::Error&) {
-    committed = false;  // DB keeps its last commit.
+  if (!database_failed) {
+    try {
+      db.commit();
+      counts.committed = counts.documents;
+    } catch (const Xapian::Error&) {
+      // DB keeps its last commit.
+    }
   }
+  const bool committed = counts.committed == counts.documents;
   return db_path + (committed ? " holds the " : " kept only its last commit, the first ") +
-         std::to_string(counts.committed) +
-         " documents of this run; fix the cause and run the same command again (documents " +
-         "are replaced by id, not duplicated)";
+         std::to_string(counts.committed) + " documents of this run; " +
+         (database_failed ? "free space (or fix what stopped the write)" : "fix the cause") +
+         " and run the same command again (documents are replaced by id, not duplicated)";
 }
 
 std::vector<std::pair<std::string, uint64_t>> sorted_counts(
@@ -321,11 +335,15 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
           ? static_cast<Xapian::valueno>(args.integer("slot", 0, 0, Xapian::BAD_VALUENO - 1))
           : recorded_slot(earlier.slot, kDefaultCategorySlot);
   const int64_t batch = args.integer("batch", 1000, 1, 100000000);
-  if (args.has("store-text") && options.category_slot == kDefaultTextSlot) {
-    throw UsageError("--store-text keeps the text in slot " + std::to_string(kDefaultTextSlot) +
+  // A database that keeps its documents' text goes on keeping it, so that
+  // re-indexing never erases what `recategorize` reads.
+  const bool store_text = args.has("store-text") || !earlier.text_slot.empty();
+  const Xapian::valueno text_slot = recorded_slot(earlier.text_slot, kDefaultTextSlot);
+  if (store_text && options.category_slot == text_slot) {
+    throw UsageError((args.has("store-text") ? "--store-text keeps" : db_path + " keeps") +
+                     " the text in slot " + std::to_string(text_slot) +
                      ", the categories' --slot here: choose another --slot");
   }
-  const bool store_text = args.has("store-text");
   const unsigned threads = args.has("threads")
                                ? static_cast<unsigned>(args.integer("threads", 1, 1, 1024))
                                : std::max(1U, std::thread::hardware_concurrency());
@@ -360,19 +378,23 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   // database behind.
   options.categorize = !no_categories;
   const CategoryIndexer indexer(model_dir, options);
+  internal::crash_point("index-model-opened");  // a train may install another model now
   const std::string method =
       no_categories ? "none"
                     : method_name(options.classify.method.value_or(indexer.default_method()));
   SearchMetadata wanted;
   wanted.model_dir = absolute_model_dir(model_dir);
-  wanted.model_fingerprint = model_fingerprint(model_dir);
+  wanted.model_fingerprint = indexer.model_fingerprint();
   wanted.prefix = options.category_prefix;
   wanted.slot = std::to_string(options.category_slot);
 
   Xapian::WritableDatabase db = open_writable(db_path);
   // Checked again under the writer's lock: DB may have changed meanwhile.
-  const std::vector<std::string> differences =
-      search_metadata_differences(read_search_metadata(db), wanted);
+  const SearchMetadata recorded = read_search_metadata(db);
+  if (recorded.text_slot != earlier.text_slot) {
+    throw IOError(db_path + ": changed while this run started (another writer?); run again");
+  }
+  const std::vector<std::string> differences = search_metadata_differences(recorded, wanted);
   if (!differences.empty()) {
     if (!args.has("switch-model")) {
       throw InvalidArgumentError(
@@ -385,11 +407,18 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
                      "; documents already there keep what the earlier model gave them "
                      "until re-indexed");
   }
+  if (!no_categories && learned_since_recorded(recorded, wanted)) {
+    messages.warning(db_path + ": the model learned or forgot documents since (" +
+                     recorded.model_fingerprint + " then, " + wanted.model_fingerprint +
+                     " now); documents indexed before keep their categories until `autocat "
+                     "recategorize` (which needs --store-text)");
+  }
   write_search_metadata(db, wanted);
   if (options.index_text) db.set_metadata(kStemmerKey, options.stemmer);
-  if (store_text) db.set_metadata(kTextSlotKey, std::to_string(kDefaultTextSlot));
+  if (store_text) db.set_metadata(kTextSlotKey, std::to_string(text_slot));
 
   IndexCounts counts;
+  counts.revision = db.get_revision();
   const Stopwatch clock;
   // Documents are read in chunks; the threads categorize one chunk while this
   // thread writes the previous one, in input order, so ids, docids, "later id
@@ -405,20 +434,37 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
     std::vector<PreparedDocument> documents;
   };
   std::future<PreparedChunk> pending;
+  bool db_failed = false;  // a write to DB failed: commit no more
+  auto commit = [&]() {
+    try {
+      db.commit();
+    } catch (const Xapian::Error&) {
+      db_failed = true;
+      throw;
+    }
+  };
   auto write_pending = [&]() {
     if (!pending.valid()) return;
     PreparedChunk prepared = pending.get();
     for (size_t i = 0; i < prepared.documents.size(); ++i) {
       PreparedDocument& doc = prepared.documents[i];
-      if (store_text) doc.document.add_value(kDefaultTextSlot, prepared.inputs[i].text);
-      const bool replacing = db.term_exists(doc.id_term);
-      db.replace_document(doc.id_term, doc.document);
+      if (store_text) doc.document.add_value(text_slot, prepared.inputs[i].text);
+      bool replacing = false;
+      try {
+        replacing = db.term_exists(doc.id_term);
+        db.replace_document(doc.id_term, doc.document);
+      } catch (const Xapian::Error&) {
+        db_failed = true;  // Xapian flushes by itself now and then
+        throw;
+      }
       if (replacing) ++counts.replaced;
       if (!no_categories && doc.categories.empty()) ++counts.uncategorized;
       for (const Category& category : doc.categories) ++counts.categories[category.name];
       ++counts.documents;
-      if (counts.documents % static_cast<uint64_t>(batch) == 0) {
-        db.commit();
+      if (counts.documents % static_cast<uint64_t>(batch) == 0) commit();
+      // Xapian also commits by itself after many changes (XAPIAN_FLUSH_THRESHOLD).
+      if (db.get_revision() != counts.revision) {
+        counts.revision = db.get_revision();
         counts.committed = counts.documents;
       }
       messages.progress("indexed", counts.documents, clock.seconds());
@@ -453,6 +499,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   // After an error: writes what was categorized before it, so DB holds
   // every document read before the failing one (as far as they were built).
   auto write_before_failure = [&]() {
+    if (db_failed) return;
     try {
       submit_chunk();
       write_pending();
@@ -464,16 +511,20 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
     internal::read_documents(args.positional(), read_options(args), on_document, warn_to(messages));
     submit_chunk();
     write_pending();
-    db.commit();
+    commit();
   } catch (const Error& e) {
     write_before_failure();
-    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts));
+    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts, db_failed));
   } catch (const Xapian::Error& e) {
+    // Xapian names a block, not the database: "Error writing block 102".
+    const std::string what = db_failed
+                                 ? db_path + ": cannot write the database: " + xapian_reason(e)
+                                 : e.get_description();
     write_before_failure();
-    throw Error(e.get_description() + "; " + after_failure(db, db_path, counts));
+    throw Error(what + "; " + after_failure(db, db_path, counts, db_failed));
   } catch (const std::exception& e) {
     write_before_failure();
-    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts));
+    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts, db_failed));
   }
   if (counts.documents == 0) {
     messages.warning(args.has("split") ? "no document indexed: no input record has \"split\": \"" +

@@ -18,6 +18,7 @@
 
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
+#include "classify/atomic_file.h"
 #include "classify/json.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
@@ -38,7 +39,9 @@ const char kUsage[] =
     "Resumable: documents whose model term is already DIR's are skipped, and the\n"
     "work is committed every --batch documents, so after an error or a kill the\n"
     "same command continues where it stopped. Each DB (e.g. each shard) is done in\n"
-    "turn.\n"
+    "turn. The model term names the model file and how far its journal went when\n"
+    "it was opened: after `autocat learn`, documents categorized before it are\n"
+    "done again.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
@@ -51,6 +54,8 @@ const char kUsage[] =
     "  --threads N          categorize on N threads (default: one per core)\n"
     "  --limit N            recategorize at most N documents of each DB in this run\n"
     "                       (spread a rolling model update over several runs)\n"
+    "  --all                also the documents whose model term is already DIR's\n"
+    "                       (not resumable: a re-run starts again)\n"
     "  --json               print the summary as one JSON object\n"
     "  --progress           print count, rate and ETA to stderr every 2 s and at the\n"
     "                       end (default: when stderr is a terminal)\n"
@@ -72,6 +77,7 @@ const std::vector<OptionSpec>& command_options() {
           {"batch", true},
           {"threads", true},
           {"limit", true},
+          {"all", false},
           {"json", false},
       },
       with_options(decision_option_specs(), progress_option_specs()));
@@ -85,6 +91,8 @@ struct RecategorizeCounts {
   uint64_t already = 0;        // carried the model's term already
   uint64_t without_text = 0;   // no stored text: left as they were
   uint64_t left_by_limit = 0;  // not reached because of --limit
+  uint64_t committed = 0;      // of `recategorized`, those in DB's last commit seen
+  std::string model_term;
   std::map<std::string, uint64_t> categories;
 };
 
@@ -117,21 +125,20 @@ Xapian::WritableDatabase open_existing(const std::string& path) {
   try {
     Xapian::Database(path).close();  // not a database: no lock file left behind
     return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
-  } catch (const Xapian::DatabaseLockError&) {
-    throw IOError(path +
-                  ": database is locked by another writer; wait for it to finish or close it");
+  } catch (const Xapian::DatabaseLockError& e) {
+    throw IOError(database_lock_message(path, e));
   } catch (const Xapian::DatabaseOpeningError& e) {
-    throw IOError(path + ": cannot open the database: " + e.get_msg() +
+    throw IOError(path + ": cannot open the database: " + xapian_reason(e) +
                   "; give --db a database written by autocat index --store-text");
   }
 }
 
-RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs& args,
-                                   const std::string& model_dir, const SearchMetadata& model,
-                                   Messages& messages) {
-  RecategorizeCounts counts;
-  counts.db = db_path;
-  Xapian::WritableDatabase db = open_existing(db_path);
+// Recategorizes the documents of `db` (see recategorize_db); Xapian's
+// errors pass through, with `counts` saying what is committed.
+void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_path,
+                          const ParsedArgs& args, const std::string& model_dir, Messages& messages,
+                          RecategorizeCounts* result) {
+  RecategorizeCounts& counts = *result;
   const SearchMetadata recorded = read_search_metadata(db);
   const std::string text_slot_text = db.get_metadata(kTextSlotKey);
   if (text_slot_text.empty()) {
@@ -154,17 +161,20 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
                                std::to_string(text_slot) + "; the database is damaged");
   }
   options.index_text = false;
+  internal::crash_point("recategorize-open-model");  // a train may install another model now
   const CategoryIndexer indexer(model_dir, options);
+  counts.model_term = indexer.model_term();
 
-  // DB records the new model from now on; each document's model term says
-  // whether it has been done yet.
+  // DB records the new model from now on (the one opened, not DIR/CURRENT
+  // read again); each document's model term says whether it has been done.
   SearchMetadata wanted = recorded;
-  wanted.model_dir = model.model_dir;
-  wanted.model_fingerprint = model.model_fingerprint;
+  wanted.model_dir = absolute_model_dir(model_dir);
+  wanted.model_fingerprint = indexer.model_fingerprint();
   wanted.prefix = options.category_prefix;
   wanted.slot = std::to_string(options.category_slot);
   write_search_metadata(db, wanted);
   db.commit();
+  Xapian::rev revision = db.get_revision();
 
   // The docids first: the database is changed while they are visited.
   std::vector<Xapian::docid> docids;
@@ -178,51 +188,73 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
   const uint64_t limit = static_cast<uint64_t>(args.integer("limit", INT64_MAX, 1, INT64_MAX));
   const size_t chunk_size = std::min<size_t>(batch, std::max<size_t>(64, 32 * threads));
   const Stopwatch clock;
+  const bool all = args.has("all");
   uint64_t visited = 0;
   uint64_t since_commit = 0;
-  try {
-    for (size_t start = 0; start < docids.size(); start += chunk_size) {
-      std::vector<Xapian::docid> todo;
-      std::vector<std::string> texts;
-      const size_t stop = std::min(docids.size(), start + chunk_size);
-      for (size_t i = start; i < stop; ++i) {
-        ++visited;
-        const Xapian::Document doc = db.get_document(docids[i]);
-        if (has_term(doc, indexer.model_term())) {
-          ++counts.already;
-        } else if (counts.recategorized + todo.size() >= limit) {
-          ++counts.left_by_limit;
-        } else if (std::string text = doc.get_value(text_slot); text.empty()) {
-          ++counts.without_text;
-        } else {
-          todo.push_back(docids[i]);
-          texts.push_back(std::move(text));
-        }
+  for (size_t start = 0; start < docids.size(); start += chunk_size) {
+    std::vector<Xapian::docid> todo;
+    std::vector<std::string> texts;
+    const size_t stop = std::min(docids.size(), start + chunk_size);
+    for (size_t i = start; i < stop; ++i) {
+      ++visited;
+      const Xapian::Document doc = db.get_document(docids[i]);
+      if (!all && has_term(doc, indexer.model_term())) {
+        ++counts.already;
+      } else if (counts.recategorized + todo.size() >= limit) {
+        ++counts.left_by_limit;
+      } else if (std::string text = doc.get_value(text_slot); text.empty()) {
+        ++counts.without_text;
+      } else {
+        todo.push_back(docids[i]);
+        texts.push_back(std::move(text));
       }
-      const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
-      for (size_t i = 0; i < todo.size(); ++i) {
-        Xapian::Document doc = db.get_document(todo[i]);
-        indexer.set_categories(doc, assigned[i]);  // and its model term
-        db.replace_document(todo[i], doc);
-        ++counts.recategorized;
-        for (const Category& category : assigned[i]) ++counts.categories[category.name];
-        if (++since_commit == batch) {
-          db.commit();
-          since_commit = 0;
-        }
-      }
-      messages.progress("recategorized", visited, clock.seconds(), counts.documents);
     }
-    db.commit();
-  } catch (const Xapian::Error& e) {
-    throw Error(db_path + ": " + e.get_description() + "; the documents done are committed" +
-                " as far as the database allows: run the same command again to continue");
+    const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
+    for (size_t i = 0; i < todo.size(); ++i) {
+      Xapian::Document doc = db.get_document(todo[i]);
+      indexer.set_categories(doc, assigned[i]);  // and its model term
+      db.replace_document(todo[i], doc);
+      ++counts.recategorized;
+      for (const Category& category : assigned[i]) ++counts.categories[category.name];
+      if (++since_commit == batch) {
+        db.commit();
+        since_commit = 0;
+      }
+      // Xapian also commits by itself after many changes.
+      if (db.get_revision() != revision) {
+        revision = db.get_revision();
+        counts.committed = counts.recategorized;
+      }
+    }
+    messages.progress("recategorized", visited, clock.seconds(), counts.documents);
   }
+  db.commit();
+  counts.committed = counts.recategorized;
   messages.progress_done("recategorized", visited, clock.seconds());
   if (counts.without_text != 0) {
     messages.warning(db_path + ": " + std::to_string(counts.without_text) +
                      " documents have no stored text (indexed without --store-text); they "
                      "keep their earlier categories");
+  }
+}
+
+RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs& args,
+                                   const std::string& model_dir, Messages& messages) {
+  RecategorizeCounts counts;
+  counts.db = db_path;
+  Xapian::WritableDatabase db = open_existing(db_path);
+  try {
+    recategorize_open_db(db, db_path, args, model_dir, messages, &counts);
+  } catch (const Xapian::Error& e) {
+    // Only the commits seen to succeed count: a failed commit drops what it
+    // was writing, and the next one succeeds without it.
+    std::string committed = "none of this run's";
+    if (counts.committed != 0) {
+      committed = "the first " + std::to_string(counts.committed) + " of this run's";
+    }
+    throw IOError(db_path + ": " + xapian_reason(e) + "; " + committed +
+                  " recategorized documents are committed: free space (or fix what stopped it) "
+                  "and run the same command again to continue");
   }
   return counts;
 }
@@ -237,15 +269,12 @@ int run_recategorize(const std::vector<std::string>& words, std::ostream& out, M
     throw UsageError("recategorize reads the text stored in DB; it takes no INPUT ('" +
                      args.positional().front() + "')");
   }
-  SearchMetadata model;
-  model.model_dir = absolute_model_dir(model_dir);
-  model.model_fingerprint = model_fingerprint(model_dir);
-  const std::string model_term = model_version_term(model.model_fingerprint);
-
   std::vector<RecategorizeCounts> results;
   for (const std::string& db : dbs) {
-    results.push_back(recategorize_db(db, args, model_dir, model, messages));
+    results.push_back(recategorize_db(db, args, model_dir, messages));
   }
+  // Each DB opens the model anew; normally they all name the same one.
+  const std::string model_term = results.empty() ? std::string() : results.front().model_term;
 
   if (args.has("json")) {
     internal::JsonValue list = internal::JsonValue::array();

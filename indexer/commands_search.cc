@@ -14,6 +14,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/analyzer.h"
+#include "classify/atomic_file.h"
 #include "classify/json.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
@@ -104,6 +105,7 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   // Shards combine into one Database; metadata comes from the first.
   Xapian::Database db;
   for (const std::string& path : db_paths) db.add_database(open_database(path));
+  internal::crash_point("search-opened");  // a remote may go away now
   const SearchMetadata metadata = read_search_metadata(db);
   const std::string prefix =
       args.value("prefix", metadata.prefix.empty() ? kDefaultCategoryPrefix : metadata.prefix);
@@ -231,11 +233,30 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   return 0;
 }
 
+// run_search(), with Xapian's errors after the databases opened (a remote
+// shard that went away mid-query: "Connection closed unexpectedly") naming
+// the databases searched.
+int run_search_naming_databases(const std::vector<std::string>& words, std::ostream& out,
+                                Messages& messages) {
+  try {
+    return run_search(words, out, messages);
+  } catch (const Xapian::NetworkError& e) {
+    const ParsedArgs args = parse_args(words, kOptions);
+    throw IOError(join(args.values("db"), ", ") + ": lost a remote database while searching (" +
+                  e.get_msg() +
+                  "); check that its server (xapian-tcpsrv) is running and search "
+                  "again");
+  } catch (const Xapian::Error& e) {
+    const ParsedArgs args = parse_args(words, kOptions);
+    throw IOError(join(args.values("db"), ", ") + ": " + e.get_description());
+  }
+}
+
 }  // namespace
 
 Command search_command() {
   return {"search", "search a database, filter by category, count category facets", kUsage,
-          run_search};
+          run_search_naming_databases};
 }
 
 }  // namespace autocat::cli

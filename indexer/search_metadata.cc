@@ -16,8 +16,9 @@ std::string absolute_model_dir(const std::string& model_dir) {
   return ec ? model_dir : absolute.lexically_normal().string();
 }
 
-std::string model_fingerprint(const std::string& model_dir) {
-  return internal::model_file_fingerprint(internal::resolve_model_dir(model_dir).model_file);
+std::string trained_model_fingerprint(const std::string& fingerprint) {
+  const size_t journal = fingerprint.find(" journal:");
+  return journal == std::string::npos ? fingerprint : fingerprint.substr(0, journal);
 }
 
 void write_search_metadata(Xapian::WritableDatabase& db, const SearchMetadata& metadata) {
@@ -34,6 +35,7 @@ SearchMetadata read_search_metadata(const Xapian::Database& db) {
   metadata.prefix = db.get_metadata(kPrefixKey);
   metadata.slot = db.get_metadata(kSlotKey);
   metadata.stemmer = db.get_metadata(kStemmerKey);
+  metadata.text_slot = db.get_metadata(kTextSlotKey);
   return metadata;
 }
 
@@ -42,7 +44,8 @@ std::vector<std::string> search_metadata_differences(const SearchMetadata& recor
   std::vector<std::string> differences;
   const bool same_path = recorded.model_dir == wanted.model_dir;
   const bool fingerprints = !recorded.model_fingerprint.empty();
-  if (fingerprints ? recorded.model_fingerprint != wanted.model_fingerprint
+  if (fingerprints ? trained_model_fingerprint(recorded.model_fingerprint) !=
+                         trained_model_fingerprint(wanted.model_fingerprint)
                    : !recorded.model_dir.empty() && !same_path) {
     if (same_path) {
       differences.push_back("the model " + recorded.model_dir +
@@ -65,6 +68,42 @@ std::vector<std::string> search_metadata_differences(const SearchMetadata& recor
                           wanted.slot);
   }
   return differences;
+}
+
+bool learned_since_recorded(const SearchMetadata& recorded, const SearchMetadata& wanted) {
+  return !recorded.model_fingerprint.empty() &&
+         recorded.model_fingerprint != wanted.model_fingerprint &&
+         trained_model_fingerprint(recorded.model_fingerprint) ==
+             trained_model_fingerprint(wanted.model_fingerprint);
+}
+
+bool too_many_open_files(const std::string& reason) {
+  return reason.find("Too many open files") != std::string::npos ||
+         reason.find("too many open files") != std::string::npos;
+}
+
+std::string xapian_reason(const Xapian::Error& e) {
+  const char* reason = e.get_error_string();
+  if (reason == nullptr || *reason == '\0') return e.get_msg();
+  return e.get_msg() + " (" + reason + ")";
+}
+
+std::string database_lock_message(const std::string& path, const Xapian::DatabaseLockError& e) {
+  // Xapian says why in the message only: "Unable to get write lock on DB:
+  // already locked" when another writer holds it, else the lock file's
+  // problem ("Couldn't open lockfile: Read-only file system", "too many
+  // open files", ...).
+  const std::string& message = e.get_msg();
+  if (message.find("already locked") != std::string::npos) {
+    return path + ": database is locked by another writer; wait for it to finish or close it";
+  }
+  const std::string lead = "Unable to get write lock on " + path + ": ";
+  const std::string reason =
+      message.compare(0, lead.size(), lead) == 0 ? message.substr(lead.size()) : message;
+  return path + ": cannot take the database's write lock (" + reason + "); " +
+         (too_many_open_files(reason) ? "raise the limit of open files (ulimit -n) and run again"
+                                      : "check that the database is writable by this user (not "
+                                        "on a read-only mount) and run again");
 }
 
 std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model_dir) {

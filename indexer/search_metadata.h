@@ -35,17 +35,21 @@ struct SearchMetadata {
   std::string prefix;             // category term prefix; empty if unknown
   std::string slot;               // category value slot as text; empty if unknown
   std::string stemmer;            // stemmer of the indexed text; empty if unknown
+  std::string text_slot;          // kTextSlotKey; empty if the text is not stored
 };
 
 // `model_dir` made absolute and normal (as recorded in kModelKey).
 std::string absolute_model_dir(const std::string& model_dir);
 
-// The identity of the model in `model_dir`: size and CRC-32 of its model
-// file ("crc32:1a2b3c4d bytes:81234"), so a model copied elsewhere keeps its
-// identity and one retrained in place does not (model_file_fingerprint).
-// Throws NotFoundError or ModelFormatError naming the file. Each document
-// records it as a term: autocat::model_version_term().
-std::string model_fingerprint(const std::string& model_dir);
+// A model's identity is CategoryIndexer::model_fingerprint() of the model
+// actually opened ("crc32:1a2b3c4d bytes:81234", the size and CRC-32 of its
+// model file, then " journal:N" once it has learned): a model copied
+// elsewhere keeps its identity, one retrained in place does not, and
+// reading DIR/CURRENT again could name a model installed meanwhile. Each
+// document records it as a term: autocat::model_version_term().
+//
+// The fingerprint without its journal part: the model as trained.
+std::string trained_model_fingerprint(const std::string& fingerprint);
 
 // Records `metadata` (model_dir as given; see absolute_model_dir).
 void write_search_metadata(Xapian::WritableDatabase& db, const SearchMetadata& metadata);
@@ -53,10 +57,28 @@ SearchMetadata read_search_metadata(const Xapian::Database& db);
 
 // How `wanted` differs from what a database `recorded`, one phrase per
 // difference ("model: ... was indexed with X, --model is Y"); empty if the
-// database records nothing yet or the same model (by fingerprint when both
-// have one, else by path), prefix and slot.
+// database records nothing yet or the same model (by trained fingerprint
+// when both have one, else by path), prefix and slot. The same model after
+// more learning is no difference here: see learned_since_recorded().
 std::vector<std::string> search_metadata_differences(const SearchMetadata& recorded,
                                                      const SearchMetadata& wanted);
+
+// True if `wanted` is the model `recorded` names, with documents learned or
+// forgotten since (its journal moved on).
+bool learned_since_recorded(const SearchMetadata& recorded, const SearchMetadata& wanted);
+
+// Xapian's message with the OS reason it keeps apart ("Couldn't open
+// db/postlist.glass to read (Too many open files)").
+std::string xapian_reason(const Xapian::Error& e);
+// True if `reason` is the OS's "Too many open files" (or Xapian's own words
+// for it): the advice is then to raise `ulimit -n`.
+bool too_many_open_files(const std::string& reason);
+
+// The one-line error for a writable database at `path` whose lock could
+// not be taken: "locked by another writer" only if another writer holds it;
+// otherwise the reason the lock file could not be used (a read-only mount,
+// no permission, too many open files) and what to do.
+std::string database_lock_message(const std::string& path, const Xapian::DatabaseLockError& e);
 
 // The analyzer of the model in `model_dir` (from its model file alone).
 // Throws NotFoundError or ModelFormatError.

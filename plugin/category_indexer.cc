@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -170,13 +171,30 @@ void remove_model_terms(Xapian::Document& doc) {
   for (const std::string& term : stale) doc.remove_term(term);
 }
 
+// The fingerprint of a model file ("crc32:1a2b3c4d bytes:123") with the
+// journal as it was when the model was opened: learning changes what the
+// model decides, so documents categorized before it carry another term. A
+// model with no journal keeps the file's fingerprint alone.
+std::string model_fingerprint_with_journal(const std::string& file_fingerprint,
+                                           uint64_t journal_bytes) {
+  if (journal_bytes == 0) return file_fingerprint;
+  return file_fingerprint + " journal:" + std::to_string(journal_bytes);
+}
+
 }  // namespace
 
 std::string model_version_term(const std::string& fingerprint) {
   unsigned crc = 0;
   unsigned long long bytes = 0;
-  char text[64];
-  if (std::sscanf(fingerprint.c_str(), "crc32:%8x bytes:%llu", &crc, &bytes) == 2) {
+  unsigned long long journal = 0;
+  char text[96];
+  const int fields =
+      std::sscanf(fingerprint.c_str(), "crc32:%8x bytes:%llu journal:%llu", &crc, &bytes, &journal);
+  if (fields == 3) {
+    std::snprintf(text, sizeof(text), "%08x-%llu-j%llu", crc, bytes, journal);
+    return kModelTermPrefix + text;
+  }
+  if (fields == 2) {
     std::snprintf(text, sizeof(text), "%08x-%llu", crc, bytes);
     return kModelTermPrefix + text;
   }
@@ -193,6 +211,7 @@ struct CategoryIndexer::Rep {
   IndexOptions options;
   std::vector<std::string> sorted_categories;  // for binary_search
   internal::RuleSet rules;                     // IndexOptions::rules_file
+  std::string model_fingerprint;               // of the model opened, journal included
   std::string model_term;                      // empty: options.categorize off
 
   // The learned categories with the rules applied (their title: field
@@ -215,10 +234,13 @@ CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOption
   rep_->options = options;
   check_options(rep_->options, rep_->categorizer->categories(), model_dir);
   rep_->sorted_categories = rep_->categorizer->categories();
-  if (rep_->options.categorize) {
-    rep_->model_term =
-        model_version_term(internal::model_file_fingerprint(rep_->categorizer->paths().model_file));
-  }
+  // From the generation the categorizer opened (its files never change but
+  // for journal appends), not from CURRENT again: a model installed
+  // meanwhile must not be recorded for documents this one categorizes.
+  rep_->model_fingerprint = model_fingerprint_with_journal(
+      internal::model_file_fingerprint(rep_->categorizer->paths().model_file),
+      rep_->categorizer->journal_bytes_at_open());
+  if (rep_->options.categorize) rep_->model_term = model_version_term(rep_->model_fingerprint);
   std::sort(rep_->sorted_categories.begin(), rep_->sorted_categories.end());
   if (!options.rules_file.empty()) {
     rep_->rules = internal::RuleSet::load(options.rules_file, rep_->categorizer->categories());
@@ -298,6 +320,8 @@ void CategoryIndexer::set_categories(Xapian::Document& doc,
 }
 
 const std::string& CategoryIndexer::model_term() const { return rep_->model_term; }
+
+const std::string& CategoryIndexer::model_fingerprint() const { return rep_->model_fingerprint; }
 
 void CategoryIndexer::configure_query_parser(Xapian::QueryParser& parser) const {
   autocat::configure_query_parser(parser, rep_->options.stemmer, rep_->options.category_prefix);

@@ -16,6 +16,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/model_dir.h"
+#include "classify/model_io.h"
 #include "classify/trainer.h"
 #include "tests/test_util.h"
 
@@ -304,6 +305,28 @@ TEST_F(CategoryIndexerTest, EachCategorizedDocumentRecordsTheModel) {
   Xapian::Document bare;
   text_only.index(kSportsText, bare);
   EXPECT_TRUE(terms_with_prefix(bare, kModelTermPrefix).empty());
+}
+
+// Learning changes what the model decides, so an indexer opened after it
+// names another model: documents categorized before carry the older term.
+TEST_F(CategoryIndexerTest, LearningChangesTheModelTermOfIndexersOpenedAfter) {
+  const std::string dir = temp_dir_->file("learning-model");
+  internal::train_model({testing_util::test_data("fixture_train.jsonl")}, dir, TrainOptions(),
+                        internal::ReadOptions(), [](const std::string&) {});
+  CategoryIndexer before(dir);
+  const std::string term = before.model_term();
+  EXPECT_EQ(before.model_fingerprint(),
+            internal::model_file_fingerprint(internal::resolve_model_dir(dir).model_file));
+  EXPECT_EQ(model_version_term(before.model_fingerprint()), term);
+
+  before.learn("learned-1", kSportsText, {"food"});
+  EXPECT_EQ(before.model_term(), term);  // this object's term names the model as opened
+  const CategoryIndexer after(dir);
+  EXPECT_NE(after.model_term(), term);
+  EXPECT_EQ(model_version_term(after.model_fingerprint()), after.model_term());
+  EXPECT_EQ(after.model_fingerprint().rfind(before.model_fingerprint() + " journal:", 0), 0U)
+      << after.model_fingerprint();
+  EXPECT_EQ(CategoryIndexer(dir).model_term(), after.model_term());  // nothing learned since
 }
 
 TEST_F(CategoryIndexerTest, IndexDocumentReplacesById) {

@@ -1,6 +1,8 @@
 #include "classify/model_io.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <cmath>
@@ -461,6 +463,61 @@ TEST_F(ModelIoTest, OverwriteReplacesAtomically) {
   other.training.nb_alpha = 0.25;
   write_model_file(path_, other);
   EXPECT_DOUBLE_EQ(read_model_file(path_).training.nb_alpha, 0.25);
+}
+
+// Writes past `max_file_bytes` fail with EFBIG while it lives (SIGXFSZ
+// ignored), as on a full disk; the limit and the signal's handler are
+// restored after.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t max_file_bytes) {
+    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
+    ::getrlimit(RLIMIT_FSIZE, &old_);
+    rlimit limited = old_;
+    limited.rlim_cur = max_file_bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limited);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &old_);
+    ::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit old_{};
+  sighandler_t old_handler_ = SIG_DFL;
+};
+
+// A full disk while a section is archived, whether it is found when the
+// section is flushed (a small one) or while it is streamed (one larger than
+// the write buffer): an IOError naming the file, the old file intact, no
+// temporary file left. Boost's archive syncs its stream in its destructor,
+// where the error used to end the process.
+TEST_F(ModelIoTest, AWriteErrorIsAnIOErrorAndKeepsTheOldFile) {
+  const std::string before = read_file(path_);
+  ModelState large = model_;
+  large.terms.assign(300000, std::string(12, 'x'));  // a core section of about 6 MB
+  for (const auto& [state, limit] : std::vector<std::pair<const ModelState*, rlim_t>>{
+           {&model_, static_cast<rlim_t>(before.size() / 2)}, {&large, rlim_t{3} << 20}}) {
+    SCOPED_TRACE("limit " + std::to_string(limit));
+    try {
+      const FileSizeLimit full_disk(limit);
+      write_model_file(path_, *state);
+      ADD_FAILURE() << "expected IOError";
+    } catch (const IOError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(path_), std::string::npos) << message;
+      EXPECT_NE(message.find("File too large"), std::string::npos) << message;
+    }
+    EXPECT_EQ(read_file(path_), before);
+    int files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+      (void)entry;
+      ++files;
+    }
+    EXPECT_EQ(files, 1);
+  }
 }
 
 }  // namespace

@@ -85,6 +85,14 @@ class CategoryIndexer {
   // Empty when options().categorize is false.
   const std::string& model_term() const;
 
+  // The identity of the model this indexer opened, "crc32:1a2b3c4d
+  // bytes:123456" (the CRC-32 and size of its model file), followed by
+  // " journal:N" once documents were learned or forgotten on it (N: where
+  // its journal ended when it was opened). What `autocat index` records in
+  // the database; model_term() is the term form. Documents learned through
+  // this object show in the fingerprint of indexers opened after them.
+  const std::string& model_fingerprint() const;
+
   // Live learning: adds a training document to the open model (or replaces
   // the one with the same id), or removes one. The change is appended to the
   // model directory's journal (fsynced) before it takes effect, so models
@@ -145,7 +153,8 @@ class CategoryIndexer {
 // "XAUTOCATMODEL1a2b3c4d-123456" (the CRC-32 and size of its model file).
 inline const std::string kModelTermPrefix = "XAUTOCATMODEL";
 // The term for a model fingerprint "crc32:1a2b3c4d bytes:123456" (what
-// `autocat index` records in the database metadata).
+// `autocat index` records in the database metadata):
+// "XAUTOCATMODEL1a2b3c4d-123456", with "-j<N>" added for " journal:N".
 std::string model_version_term(const std::string& fingerprint);
 
 // Encodes / decodes the category value slot: one entry per category,
