@@ -360,6 +360,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   // database behind.
   options.categorize = !no_categories;
   const CategoryIndexer indexer(model_dir, options);
+  report_model_warnings(indexer, messages);
   const std::string method =
       no_categories ? "none"
                     : method_name(options.classify.method.value_or(indexer.default_method()));
@@ -408,6 +409,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   auto write_pending = [&]() {
     if (!pending.valid()) return;
     PreparedChunk prepared = pending.get();
+    report_model_warnings(indexer, messages);
     for (size_t i = 0; i < prepared.documents.size(); ++i) {
       PreparedDocument& doc = prepared.documents[i];
       if (store_text) doc.document.add_value(kDefaultTextSlot, prepared.inputs[i].text);

@@ -155,6 +155,7 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
   }
   options.index_text = false;
   const CategoryIndexer indexer(model_dir, options);
+  report_model_warnings(indexer, messages);
 
   // DB records the new model from now on; each document's model term says
   // whether it has been done yet.
@@ -200,6 +201,7 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
         }
       }
       const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
+      report_model_warnings(indexer, messages);
       for (size_t i = 0; i < todo.size(); ++i) {
         Xapian::Document doc = db.get_document(todo[i]);
         indexer.set_categories(doc, assigned[i]);  // and its model term
