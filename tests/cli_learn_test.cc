@@ -208,6 +208,31 @@ TEST_F(CliLearnTest, ReadersReportATornJournalTailOnce) {
   }
 }
 
+// A node that only classifies (no training database) cannot replay the
+// journal: each reader says so once, per method family, on stderr.
+TEST_F(CliLearnTest, ClassifyOnlyNodeWarnsThatTheJournalIsNotApplied) {
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(model_)) {
+    if (entry.path().filename() == "training") {
+      std::filesystem::remove_all(entry.path());
+      break;
+    }
+  }
+  for (const char* method : {"knn", "nb"}) {
+    const CliResult result =
+        run_autocat({"classify", "--model", model_, "--method", method, dir_.file("comet.txt")});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const std::string warning = "without the journal's documents";
+    const size_t first = result.err.find(warning);
+    EXPECT_NE(first, std::string::npos) << method << ": " << result.err;
+    EXPECT_EQ(result.err.find(warning, first + 1), std::string::npos)
+        << method << ": " << result.err;
+  }
+}
+
 TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
   // The application indexed the comet text; an editor moved it to cooking.
   const std::string db = dir_.file("db");
