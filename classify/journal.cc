@@ -288,7 +288,7 @@ void parse(const std::string& path, const std::string& bytes, uint64_t from,
                                     : ", " + std::to_string(batch.size()) +
                                           " complete records "
                                           "of the append") +
-                     "; a crash while it was appended)";
+                     "; an append killed while it was written, or one still being written)";
   }
 }
 

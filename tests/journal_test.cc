@@ -258,6 +258,29 @@ TEST_F(JournalTest, AnAppendIsAllOrNothing) {
   EXPECT_EQ(read_file(paths_.journal), whole);
 }
 
+// Two writers, each remembering where it last saw the journal end: an
+// append checks only what follows its known end (another's commits, or a
+// torn append it cuts off) and leaves a committed end behind.
+TEST_F(JournalTest, AppendsFromAKnownEndSeeOthersBatchesAndCutATornOne) {
+  uint64_t mine = 0, theirs = 0;
+  const auto append_as = [&](uint64_t* end, const std::vector<JournalRecord>& records) {
+    return append_journal(dir_.file("m"), paths_.model_file, paths_.journal, records, true, end);
+  };
+  append_as(&mine, {learn("a")});
+  append_as(&theirs, {learn("b"), learn("c")});
+  const uint64_t committed = theirs;
+  // Theirs killed halfway through the next append.
+  append_as(&theirs, {forget("a"), forget("b")});
+  std::string bytes = read_file(paths_.journal);
+  write_file(paths_.journal, bytes.substr(0, committed + (bytes.size() - committed) / 2));
+  const JournalContents cut = append_as(&mine, {learn("d")});
+  EXPECT_FALSE(cut.torn.empty());
+  EXPECT_EQ(ids(read_journal(paths_.journal)), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(mine, read_file(paths_.journal).size());
+  // Reading on from an end in the middle of the file gives what follows it.
+  EXPECT_EQ(ids(read_journal(paths_.journal, committed)), std::vector<std::string>{"d"});
+}
+
 // Fault injection at every byte of a journal of three appends: a flipped
 // bit anywhere is damage, refused with the file and the damaged record's
 // offset, and nothing is cut or appended; a cut or zeros from any byte to
