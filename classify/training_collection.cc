@@ -245,10 +245,9 @@ TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int 
 
 void TrainingCollectionWriter::add(const std::string& id, const std::vector<Token>& tokens,
                                    const std::vector<std::string>& labels) {
-  std::vector<std::string> terms;
-  terms.reserve(tokens.size());
-  for (const Token& token : tokens) terms.push_back(token.term);
-  add(id, terms, std::vector<uint32_t>(terms.size(), 1), labels);
+  Xapian::Document doc;
+  for (const Token& token : tokens) doc.add_term(token.term);
+  add_document(id, labels, &doc);
 }
 
 void TrainingCollectionWriter::add(const std::string& id, const std::vector<std::string>& terms,
@@ -256,11 +255,17 @@ void TrainingCollectionWriter::add(const std::string& id, const std::vector<std:
                                    const std::vector<std::string>& labels) {
   Xapian::Document doc;
   for (size_t i = 0; i < terms.size(); ++i) doc.add_term(terms[i], counts[i]);
-  for (const std::string& label : labels) doc.add_boolean_term(kDefaultCategoryPrefix + label);
+  add_document(id, labels, &doc);
+}
+
+void TrainingCollectionWriter::add_document(const std::string& id,
+                                            const std::vector<std::string>& labels,
+                                            Xapian::Document* doc) {
+  for (const std::string& label : labels) doc->add_boolean_term(kDefaultCategoryPrefix + label);
   const std::string id_term = kIdPrefix + id;
-  doc.add_boolean_term(id_term);
-  doc.set_data(id);
-  db_.replace_document(id_term, doc);
+  doc->add_boolean_term(id_term);
+  doc->set_data(id);
+  db_.replace_document(id_term, *doc);
   ++added_;
   if (++pending_ >= static_cast<uint64_t>(commit_batch_)) commit();
 }

@@ -129,6 +129,9 @@ class TrainingCollectionWriter {
   uint64_t documents_added() const { return added_; }
 
  private:
+  // Adds `doc`, holding the text terms, with the labels and id.
+  void add_document(const std::string& id, const std::vector<std::string>& labels,
+                    Xapian::Document* doc);
   Xapian::WritableDatabase db_;
   int commit_batch_;
   uint64_t added_ = 0;
