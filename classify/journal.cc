@@ -156,20 +156,26 @@ std::string damaged(const std::string& path, uint64_t offset, const std::string&
          "from a backup)";
 }
 
-// True if a complete format 1 record (checksum matching, payload parsing)
+// Whether a complete format 1 record (checksum matching, payload parsing)
 // starts anywhere in [begin, end) of `data`: then what comes before it is
-// not a torn tail.
-bool v1_record_starts_in(const char* data, size_t begin, size_t end) {
+// not a torn tail. The bytes checksummed are bounded (a torn tail's
+// candidates are short strings and counts; a crafted file's could make
+// this quadratic): past the bound it cannot tell.
+enum class Found { kNo, kYes, kCannotTell };
+Found v1_record_starts_in(const char* data, size_t begin, size_t end) {
+  uint64_t budget = 64 * uint64_t(end - begin) + (uint64_t{1} << 20);
   for (size_t p = begin; p + 8 + kMinPayloadBytes <= end; ++p) {
     const uint32_t size = get_u32(data + p);
     if (size < kMinPayloadBytes || size > end - p - 8) continue;
+    if (size > budget) return Found::kCannotTell;
+    budget -= size;
     if (checksum(data + p + 8, size) != get_u32(data + p + 4)) continue;
     JournalRecord record;
     bool commit = false;
     uint32_t count = 0;
-    if (decode(data + p + 8, size, 1, &record, &commit, &count)) return true;
+    if (decode(data + p + 8, size, 1, &record, &commit, &count)) return Found::kYes;
   }
-  return false;
+  return Found::kNo;
 }
 
 int version_of(const std::string& path, const char* magic) {
@@ -235,9 +241,14 @@ void parse(const std::string& path, const std::string& bytes, uint64_t from,
     if (size > left - header) {
       // Format 1's length is not checksummed: a flipped bit can make a
       // record reach past the end. Torn only if nothing valid follows.
-      if (version == 1 && v1_record_starts_in(data, at + 1, bytes.size())) {
-        throw ModelFormatError(
-            damaged(path, offset, "record length past the end of the file, with records after it"));
+      const Found after =
+          version == 1 ? v1_record_starts_in(data, at + 1, bytes.size()) : Found::kNo;
+      if (after != Found::kNo) {
+        throw ModelFormatError(damaged(
+            path, offset,
+            after == Found::kYes ? "record length past the end of the file, with records after it"
+                                 : "record length past the end of the file, not provably the last "
+                                   "record"));
       }
       why = "a record cut short (" + std::to_string(left) + " of " + std::to_string(size + header) +
             " bytes)";

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 
@@ -425,6 +426,20 @@ TEST_F(JournalTest, FormatOneDamageAndTornTails) {
   const JournalContents contents = read_journal(paths_.journal);
   EXPECT_EQ(contents.records.size(), 4u);
   EXPECT_FALSE(contents.torn.empty());
+}
+
+// A format 1 length past the end followed by bytes crafted so that checking
+// them for records would take quadratic time: the check gives up, and what
+// it cannot prove torn is refused, quickly.
+TEST_F(JournalTest, FormatOneScanForRecordsIsBounded) {
+  std::string bytes = std::string(kJournalMagicV1, kJournalHeaderBytes) +
+                      encode_journal_records({learn("a")}, 1) +
+                      std::string("\xff\xff\xff\x0f\x00\x00\x00\x00", 8);
+  for (int i = 0; i < (1 << 19); ++i) bytes += std::string("\x00\x00\x01\x00", 4);
+  write_file(paths_.journal, bytes);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(read_journal(paths_.journal), ModelFormatError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 // Crafted records whose checksums match: counts beyond the bytes left, a
