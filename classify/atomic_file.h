@@ -66,7 +66,9 @@ void sync_tree(const std::string& root);
 //                 had been killed there (no destructor, no cleanup);
 //   "STEP:fail"   throws IOError("test failure injected at STEP");
 //   "STEP:pause"  sleeps 500 ms (to make two runs overlap).
-// Costs one getenv when unset.
+// Costs one getenv when unset. Only a build configured with
+// AUTOCAT_CRASH_POINTS=ON (the default where the tests are built) obeys it;
+// in any other build this does nothing.
 void crash_point(std::string_view step);
 
 }  // namespace autocat::internal

@@ -148,7 +148,7 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   live_replay_ = knn_replay_;
   journal_end_ = journal.valid_bytes;
   journal_bytes_at_open_ = journal.valid_bytes;
-  if (!journal.torn.empty()) status_.warnings.push_back(journal.torn);
+  if (!journal.torn.empty()) add_warning(journal.torn + "; the next learn or forget cuts it off");
   try {
     training_db_ = Xapian::Database(paths_.training_db);
     training_db_open_ = true;
@@ -268,9 +268,9 @@ const KnnIndex& Categorizer::knn_index() const {
       try {
         live->contains(std::string());
       } catch (const Error& e) {
-        status_.warnings.push_back(std::string(e.what()) +
-                                   "; kNN classifies with the index as trained, without the "
-                                   "journal's documents, until the refit");
+        add_warning(std::string(e.what()) +
+                    "; kNN classifies with the index as trained, without the "
+                    "journal's documents, until the refit");
         knn_replay_.reset();
       }
     }
@@ -313,8 +313,8 @@ bool Categorizer::record_document(const JournalRecord& record, bool warn, Docume
     const int64_t c = category_index(label);
     if (c < 0) {
       if (warn) {
-        status_.warnings.push_back(paths_.journal + ": skipped document " + record.id +
-                                   ": category " + label + " is not in the model");
+        add_warning(paths_.journal + ": skipped document " + record.id + ": category " + label +
+                    " is not in the model");
       }
       return false;
     }
@@ -387,11 +387,10 @@ void Categorizer::ensure_live_models(bool for_learning) const {
       std::lock_guard<std::mutex> lock(learn_mutex_);
       live_models_error_ = error;
       if (journal_at_open_) {
-        status_.warnings.push_back(
-            error +
-            "; Rocchio and Naive Bayes classify with the models as trained, without the "
-            "journal's documents, until the refit (autocat train --add --model " +
-            model_dir_ + ")");
+        add_warning(error +
+                    "; Rocchio and Naive Bayes classify with the models as trained, without the "
+                    "journal's documents, until the refit (autocat train --add --model " +
+                    model_dir_ + ")");
       }
     }
   });
@@ -413,11 +412,19 @@ std::shared_ptr<const LiveModel> Categorizer::live_model(Method method) const {
   return live ? live->model(method) : nullptr;
 }
 
+void Categorizer::require_installed() const {
+  // Two trains later the generation's training database is gone, and
+  // reading it would fail with advice to train a model that exists.
+  if (!model_dir_.empty() && resolve_model_dir(model_dir_).model_file != paths_.model_file) {
+    throw InvalidArgumentError(model_dir_ + ": " + kTrainedAgainSinceOpened);
+  }
+}
+
 void Categorizer::journal(const std::vector<JournalRecord>& records, bool sync) {
   if (model_dir_.empty() || records.empty()) return;
   const JournalContents result =
       append_journal(model_dir_, paths_.model_file, paths_.journal, records, sync, &journal_end_);
-  if (!result.torn.empty()) status_.warnings.push_back(result.torn + " (cut off)");
+  if (!result.torn.empty()) add_warning(result.torn + " (cut off)");
 }
 
 void Categorizer::learn(const std::string& id, std::string_view text,
@@ -464,6 +471,7 @@ void Categorizer::learn(const std::vector<LearnedDocument>& documents, bool sync
     for (auto& [term, count] : counts) record.terms.push_back({term, count});
     records.push_back(std::move(record));
   }
+  require_installed();
   knn_index();
   ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
@@ -483,6 +491,7 @@ void Categorizer::forget(const std::string& id) { forget(std::vector<std::string
 
 void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
   const std::string where = model_dir_.empty() ? std::string("model") : model_dir_;
+  require_installed();
   knn_index();
   ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
@@ -508,10 +517,27 @@ void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
   status_.forgotten_now += records.size();
 }
 
+void Categorizer::add_warning(std::string warning) const {
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  status_.warnings.push_back(std::move(warning));
+}
+
+std::vector<std::string> Categorizer::take_warnings() const {
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  std::vector<std::string> fresh(status_.warnings.begin() + static_cast<ptrdiff_t>(warnings_taken_),
+                                 status_.warnings.end());
+  warnings_taken_ = status_.warnings.size();
+  return fresh;
+}
+
 LiveStatus Categorizer::live_status() const {
   knn_index();
   std::lock_guard<std::mutex> lock(learn_mutex_);
-  LiveStatus status = status_;
+  LiveStatus status;
+  {
+    std::lock_guard<std::mutex> warnings_lock(warnings_mutex_);
+    status = status_;
+  }
   status.learned_present = live_index_->learned_docs();
   status.forgotten_base = live_index_->forgotten_docs();
   return status;

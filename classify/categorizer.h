@@ -189,6 +189,12 @@ class Categorizer {
   void forget(const std::string& id);
   void forget(const std::vector<std::string>& ids, bool sync = true);
   LiveStatus live_status() const;
+  // The warnings about the journal (a torn tail ignored, records skipped,
+  // the journal not applied without the training database) not returned by
+  // an earlier call: each is returned once, so that every reader can report
+  // it. Some appear only once a method is first used (kNN's index built,
+  // the live models read); call it after classifying too. Builds nothing.
+  std::vector<std::string> take_warnings() const;
   // The live model of Rocchio or a Naive Bayes method, fitted for the
   // documents learned and forgotten so far; null while nothing was learned
   // or forgotten (the trained model applies) or if `method` is not kept
@@ -221,6 +227,10 @@ class Categorizer {
   // database: `db` if given (open already), else opened for this. Throws
   // NotFoundError or ModelFormatError naming it.
   std::vector<std::string> training_ids(const Xapian::Database* db = nullptr) const;
+  // Throws InvalidArgumentError if the model directory's installed model
+  // is no longer the one this object opened (nothing for a model fitted in
+  // memory).
+  void require_installed() const;
   // Appends to the journal (no-op for a model fitted in memory).
   void journal(const std::vector<JournalRecord>& records, bool sync);
 
@@ -258,7 +268,11 @@ class Categorizer {
   mutable std::mutex learn_mutex_;
   uint64_t journal_end_ = 0;  // where this object last saw the journal end
   uint64_t journal_bytes_at_open_ = 0;
-  mutable LiveStatus status_;
+  mutable LiveStatus status_;  // its warnings guarded by warnings_mutex_
+  // Adds a warning to status_ (any thread; taken under learn_mutex_ or not).
+  void add_warning(std::string warning) const;
+  mutable std::mutex warnings_mutex_;
+  mutable size_t warnings_taken_ = 0;  // status_.warnings returned by take_warnings
 };
 
 }  // namespace autocat::internal

@@ -905,7 +905,8 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   {
     phases.begin("fold journal", "documents", journal.records.size());
     TrainingCollectionWriter writer(new_db.string(), options.commit_batch, /*overwrite=*/false);
-    std::vector<Token> tokens;
+    std::vector<std::string> terms;
+    std::vector<uint32_t> counts;
     for (const JournalRecord& record : journal.records) {
       phases.advance(report.journal_learned + report.journal_forgotten + 1);
       if (record.kind == JournalRecord::Kind::kForget) {
@@ -913,11 +914,15 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
         ++report.journal_forgotten;
         continue;
       }
-      tokens.clear();
+      // Added as counts: a record may say a term occurs up to 2^32 - 1
+      // times, which one token per occurrence would not fit in memory.
+      terms.clear();
+      counts.clear();
       for (const JournalTerm& term : record.terms) {
-        tokens.insert(tokens.end(), term.count, Token{term.term, 0});
+        terms.push_back(term.term);
+        counts.push_back(term.count);
       }
-      writer.add(record.id, tokens, record.labels);
+      writer.add(record.id, terms, counts, record.labels);
       ++report.journal_learned;
     }
     if (!inputs.empty() || !read_options.databases.empty()) {

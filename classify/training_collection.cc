@@ -272,12 +272,26 @@ void TrainingCollectionWriter::add(const std::string& id, const std::vector<Toke
                                    const std::vector<std::string>& labels) {
   Xapian::Document doc;
   for (const Token& token : tokens) doc.add_term(token.term);
-  for (const std::string& label : labels) doc.add_boolean_term(kDefaultCategoryPrefix + label);
+  add_document(id, labels, &doc);
+}
+
+void TrainingCollectionWriter::add(const std::string& id, const std::vector<std::string>& terms,
+                                   const std::vector<uint32_t>& counts,
+                                   const std::vector<std::string>& labels) {
+  Xapian::Document doc;
+  for (size_t i = 0; i < terms.size(); ++i) doc.add_term(terms[i], counts[i]);
+  add_document(id, labels, &doc);
+}
+
+void TrainingCollectionWriter::add_document(const std::string& id,
+                                            const std::vector<std::string>& labels,
+                                            Xapian::Document* doc) {
+  for (const std::string& label : labels) doc->add_boolean_term(kDefaultCategoryPrefix + label);
   const std::string id_term = kIdPrefix + id;
-  doc.add_boolean_term(id_term);
-  doc.set_data(id);
+  doc->add_boolean_term(id_term);
+  doc->set_data(id);
   try {
-    db_.replace_document(id_term, doc);
+    db_.replace_document(id_term, *doc);
   } catch (const Xapian::Error& e) {
     training_db_write_error(path_, e);  // Xapian flushes by itself now and then
   }

@@ -119,6 +119,11 @@ class TrainingCollectionWriter {
   // REQUIRES: labels are non-empty strings without control characters.
   void add(const std::string& id, const std::vector<Token>& tokens,
            const std::vector<std::string>& labels);
+  // The same document given as its distinct terms and how often each
+  // occurs (as a journal holds it), without spelling out every occurrence.
+  // REQUIRES: terms.size() == counts.size(); labels as above.
+  void add(const std::string& id, const std::vector<std::string>& terms,
+           const std::vector<uint32_t>& counts, const std::vector<std::string>& labels);
   // Deletes the document with this id, if there is one.
   void remove(const std::string& id);
   void commit();
@@ -126,6 +131,9 @@ class TrainingCollectionWriter {
 
  private:
   std::string path_;
+  // Adds `doc`, holding the text terms, with the labels and id.
+  void add_document(const std::string& id, const std::vector<std::string>& labels,
+                    Xapian::Document* doc);
   Xapian::WritableDatabase db_;
   int commit_batch_;
   uint64_t added_ = 0;

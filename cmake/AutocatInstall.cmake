@@ -14,6 +14,12 @@ install(TARGETS autocat_shared autocat_static EXPORT autocatTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(TARGETS autocat RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+if(AUTOCAT_CRASH_POINTS)
+  # A test build: its library and CLI obey AUTOCAT_CRASH_AT (see CMakeLists.txt).
+  install(CODE "message(WARNING \"autocat: this build obeys AUTOCAT_CRASH_AT, a test seam \
+(AUTOCAT_CRASH_POINTS=ON, the default with tests); for a build to install, configure with \
+-DAUTOCAT_BUILD_TESTS=OFF\")")
+endif()
 
 install(EXPORT autocatTargets NAMESPACE autocat:: DESTINATION "${AUTOCAT_CMAKE_DIR}")
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/autocatConfig.cmake.in"

@@ -7,8 +7,10 @@
 #include <exception>
 #include <ostream>
 
+#include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "autocat/version.h"
+#include "classify/categorizer.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -208,6 +210,14 @@ std::vector<OptionSpec> with_options(std::vector<OptionSpec> specs,
                                      const std::vector<OptionSpec>& more) {
   specs.insert(specs.end(), more.begin(), more.end());
   return specs;
+}
+
+void report_model_warnings(const internal::Categorizer& categorizer, Messages& messages) {
+  for (const std::string& warning : categorizer.take_warnings()) messages.warning(warning);
+}
+
+void report_model_warnings(const CategoryIndexer& indexer, Messages& messages) {
+  for (const std::string& warning : indexer.take_warnings()) messages.warning(warning);
 }
 
 internal::WarningCallback warn_to(Messages& messages) {

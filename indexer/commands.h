@@ -16,6 +16,13 @@
 #include "indexer/args.h"
 #include "indexer/output.h"
 
+namespace autocat {
+class CategoryIndexer;
+namespace internal {
+class Categorizer;
+}  // namespace internal
+}  // namespace autocat
+
 namespace autocat::cli {
 
 // Runs a subcommand on the words after its name; returns the exit code.
@@ -67,6 +74,14 @@ std::vector<OptionSpec> with_options(std::vector<OptionSpec> specs,
 
 // A callback passing reader warnings to `messages`.
 internal::WarningCallback warn_to(Messages& messages);
+
+// Passes the model's warnings about its journal not reported yet (a torn
+// tail, documents it holds that the model cannot take, the journal not
+// applied) to `messages`, one line each. Some appear only once a method is
+// first used: every command reading a model calls it after opening it and
+// after each document.
+void report_model_warnings(const internal::Categorizer& categorizer, Messages& messages);
+void report_model_warnings(const CategoryIndexer& indexer, Messages& messages);
 
 // Throws UsageError if no positional argument was given.
 void require_inputs(const ParsedArgs& args, const std::string& what = "INPUT");

@@ -136,11 +136,13 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
       args.has("rules") ? internal::RuleSet::load(args.value("rules"), categorizer.categories())
                         : internal::RuleSet();
   const std::string method = method_name(options.method.value_or(categorizer.default_method()));
+  report_model_warnings(categorizer, messages);
 
   auto on_document = [&](internal::InputDocument&& doc) {
     const internal::DocumentTerms terms =
         categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
     const std::vector<double> scores = categorizer.scores(terms, options);
+    report_model_warnings(categorizer, messages);
     internal::DecisionTrace decision =
         rules.empty() ? categorizer.explain_decision(scores, options)
                       : rules.decide(categorizer, scores, doc.text, doc.title, options);

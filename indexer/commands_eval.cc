@@ -419,6 +419,7 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   const std::optional<bool> count_option = count_unlabelled_option(args);
 
   const internal::Categorizer categorizer(model_dir);
+  report_model_warnings(categorizer, messages);
   const Method method = categorizer.method(options);
   const bool count_unlabelled =
       count_option.value_or(categorizer.decision_mode(options) == Decision::kAnyOf);
@@ -522,6 +523,7 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   const Stopwatch classify_clock;
   for (size_t i = 0; i < documents.size(); ++i) {
     const std::vector<double> scores = categorizer.scores(documents[i].terms, options);
+    if (i == 0) report_model_warnings(categorizer, messages);  // the method's, once it is built
     assigned[i] = categorizer.decide(scores, options);
     const std::vector<uint32_t>& truth = documents[i].truth;
     if (probabilities && truth.size() == 1 && categories.known_to_model(truth.front())) {

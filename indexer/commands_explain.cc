@@ -218,6 +218,7 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
   if (inputs.empty()) inputs.push_back("-");
 
   const internal::Categorizer categorizer(model_dir);
+  report_model_warnings(categorizer, messages);
   options.classify.k = categorizer.knn_k(options.classify);
   internal::Explainer explainer(categorizer);
   const internal::RuleSet rules =
@@ -229,6 +230,7 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
     const internal::DocumentTerms terms =
         categorizer.document_terms(categorizer.analyzer().analyze(doc.text));
     internal::Explanation explanation = explainer.explain(terms, options);
+    report_model_warnings(categorizer, messages);
     if (is_blank(doc.text)) explanation.note = "empty text";
     std::vector<internal::DecisionTrace::FiredRule> fired;
     if (!rules.empty()) {

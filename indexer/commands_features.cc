@@ -49,7 +49,6 @@ internal::TrainingCorpus load_corpus(const std::string& model_dir,
 }
 
 int run_features(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  (void)messages;
   const ParsedArgs args = parse_args(words, kOptions);
   const std::string model_dir = args.required("model");
   const std::string select = args.value("select", "mi");
@@ -62,6 +61,7 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
 
   // Opening the model first gives the clear messages for a missing or bad model.
   const internal::Categorizer categorizer(model_dir);
+  report_model_warnings(categorizer, messages);
   const internal::TrainingCorpus corpus = load_corpus(model_dir, categorizer.paths());
 
   std::vector<uint32_t> selected;

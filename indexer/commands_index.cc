@@ -379,6 +379,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   options.categorize = !no_categories;
   const CategoryIndexer indexer(model_dir, options);
   internal::crash_point("index-model-opened");  // a train may install another model now
+  report_model_warnings(indexer, messages);
   const std::string method =
       no_categories ? "none"
                     : method_name(options.classify.method.value_or(indexer.default_method()));
@@ -446,6 +447,7 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
   auto write_pending = [&]() {
     if (!pending.valid()) return;
     PreparedChunk prepared = pending.get();
+    report_model_warnings(indexer, messages);
     for (size_t i = 0; i < prepared.documents.size(); ++i) {
       PreparedDocument& doc = prepared.documents[i];
       if (store_text) doc.document.add_value(text_slot, prepared.inputs[i].text);

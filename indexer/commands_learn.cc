@@ -112,10 +112,6 @@ std::string seen_by(const internal::Categorizer& categorizer, const std::string&
          " after a refit: " + refit;
 }
 
-void report_warnings(const internal::Categorizer& categorizer, Messages& messages) {
-  for (const std::string& warning : categorizer.live_status().warnings) messages.warning(warning);
-}
-
 int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
   const ParsedArgs args = parse_args(words, learn_options());
   const std::string model_dir = args.required("model");
@@ -173,7 +169,7 @@ int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages
   }
   if (documents.empty()) throw InvalidArgumentError("no document to learn in the input");
   categorizer.learn(documents);
-  report_warnings(categorizer, messages);
+  report_model_warnings(categorizer, messages);
   const double seconds = clock.seconds();
   if (args.has("json")) {
     internal::JsonValue json = internal::JsonValue::object();
@@ -198,7 +194,7 @@ int run_forget(const std::vector<std::string>& words, std::ostream& out, Message
   require_inputs(args, "ID");
   internal::Categorizer categorizer(model_dir);
   categorizer.forget(args.positional());
-  report_warnings(categorizer, messages);
+  report_model_warnings(categorizer, messages);
   const uint64_t forgotten = categorizer.live_status().forgotten_now;
   if (args.has("json")) {
     internal::JsonValue json = internal::JsonValue::object();

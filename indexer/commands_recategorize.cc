@@ -164,6 +164,7 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
   internal::crash_point("recategorize-open-model");  // a train may install another model now
   const CategoryIndexer indexer(model_dir, options);
   counts.model_term = indexer.model_term();
+  report_model_warnings(indexer, messages);
 
   // DB records the new model from now on (the one opened, not DIR/CURRENT
   // read again); each document's model term says whether it has been done.
@@ -210,6 +211,7 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
       }
     }
     const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
+    report_model_warnings(indexer, messages);
     for (size_t i = 0; i < todo.size(); ++i) {
       Xapian::Document doc = db.get_document(todo[i]);
       indexer.set_categories(doc, assigned[i]);  // and its model term

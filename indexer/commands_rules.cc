@@ -135,6 +135,7 @@ int run_rules_test(const std::vector<std::string>& words, std::ostream& out, Mes
   std::unique_ptr<internal::Categorizer> categorizer;
   if (args.has("model")) {
     categorizer = std::make_unique<internal::Categorizer>(args.value("model"));
+    report_model_warnings(*categorizer, messages);
   } else if (args.has("method") || args.has("k")) {
     throw UsageError("--method and --k need --model");
   }
@@ -196,6 +197,7 @@ int run_rules_test(const std::vector<std::string>& words, std::ostream& out, Mes
     }
   };
   internal::read_documents(args.positional(), read_options(args), on_document, warn_to(messages));
+  if (categorizer) report_model_warnings(*categorizer, messages);
   if (!categorizer) {
     // Without a model, the inputs' labels are the categories a rule may name.
     for (const internal::Rule& rule : rules.rules()) {

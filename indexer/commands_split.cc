@@ -52,6 +52,8 @@ int run_split(const std::vector<std::string>& words, std::ostream& out, Messages
   const ParsedArgs args = parse_args(words, command_options());
   const internal::Categorizer types(args.required("model"));
   const internal::Categorizer roles(args.required("role-model"));
+  report_model_warnings(types, messages);
+  report_model_warnings(roles, messages);
   require_inputs(args, "PAGES");
   internal::SplitOptions split;
   split.max_pages = static_cast<size_t>(args.integer("max-pages", 64, 1, 100000));
@@ -68,6 +70,8 @@ int run_split(const std::vector<std::string>& words, std::ostream& out, Messages
     pages.push_back(std::move(page));
   };
   internal::read_documents(args.positional(), read, on_page, warn_to(messages));
+  report_model_warnings(types, messages);
+  report_model_warnings(roles, messages);
 
   for (const internal::PageSegment& segment : internal::best_segmentation(scores, split)) {
     const std::string& type = types.categories()[segment.type];

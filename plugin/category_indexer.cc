@@ -255,6 +255,10 @@ const std::vector<std::string>& CategoryIndexer::categories() const {
 
 Method CategoryIndexer::default_method() const { return rep_->categorizer->default_method(); }
 
+std::vector<std::string> CategoryIndexer::take_warnings() const {
+  return rep_->categorizer->take_warnings();
+}
+
 void CategoryIndexer::learn(const std::string& id, std::string_view text,
                             const std::vector<std::string>& labels) {
   rep_->categorizer->learn(id, text, labels);

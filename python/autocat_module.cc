@@ -179,6 +179,16 @@ DocumentChanges diff_documents(const Xapian::Document& before, const Xapian::Doc
   return changes;
 }
 
+// Passes the indexer's journal warnings not reported yet to Python's
+// warnings module (RuntimeWarning: on stderr once each by default).
+void emit_warnings(const autocat::CategoryIndexer& indexer) {
+  for (const std::string& warning : indexer.take_warnings()) {
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 1) != 0) {
+      throw py::error_already_set();
+    }
+  }
+}
+
 py::tuple index_changes(const autocat::CategoryIndexer& indexer, std::string_view text,
                         const std::string& serialised_document) {
   Xapian::Document before;
@@ -192,6 +202,7 @@ py::tuple index_changes(const autocat::CategoryIndexer& indexer, std::string_vie
     py::gil_scoped_release release;
     assigned = indexer.index(text, after);
   }
+  emit_warnings(indexer);
   DocumentChanges changes = diff_documents(before, after);
   return py::make_tuple(to_tuples(assigned), std::move(changes.removed_terms),
                         std::move(changes.added_terms), std::move(changes.values));
@@ -263,10 +274,12 @@ PYBIND11_MODULE(_autocat, module) {
                        double min_score, bool tuned_thresholds, int max_categories,
                        int knn_max_query_terms, const std::string& category_prefix,
                        Xapian::valueno category_slot, bool categorize, bool index_text) {
-             return std::make_unique<autocat::CategoryIndexer>(
+             auto indexer = std::make_unique<autocat::CategoryIndexer>(
                  model_dir, make_options(method, k, decision, other, min_score, tuned_thresholds,
                                          max_categories, knn_max_query_terms, category_prefix,
                                          category_slot, categorize, index_text));
+             emit_warnings(*indexer);
+             return indexer;
            }),
            py::arg("model_dir"), py::kw_only(), py::arg("method") = py::none(), py::arg("k") = 0,
            py::arg("decision") = py::none(), py::arg("other") = py::none(),
@@ -292,23 +305,25 @@ PYBIND11_MODULE(_autocat, module) {
       .def(
           "score",
           [](const autocat::CategoryIndexer& indexer, std::string_view text) {
-            std::vector<autocat::Category> categories;
+            std::vector<autocat::Category> result;
             {
               py::gil_scoped_release release;
-              categories = indexer.score(text);
+              result = indexer.score(text);
             }
-            return to_tuples(categories);
+            emit_warnings(indexer);
+            return to_tuples(result);
           },
           py::arg("text"), "Every category's score for text, best first: [(name, score)].")
       .def(
           "categorize",
           [](const autocat::CategoryIndexer& indexer, std::string_view text) {
-            std::vector<autocat::Category> categories;
+            std::vector<autocat::Category> result;
             {
               py::gil_scoped_release release;
-              categories = indexer.categorize(text);
+              result = indexer.categorize(text);
             }
-            return to_tuples(categories);
+            emit_warnings(indexer);
+            return to_tuples(result);
           },
           py::arg("text"), "The categories assigned to text: [(name, score)].")
       .def(
@@ -316,8 +331,11 @@ PYBIND11_MODULE(_autocat, module) {
           [](autocat::CategoryIndexer& indexer, const std::string& id, std::string_view text,
              const py::object& labels) {
             const std::vector<std::string> names = names_from_python(labels);
-            py::gil_scoped_release release;
-            indexer.learn(id, text, names);
+            {
+              py::gil_scoped_release release;
+              indexer.learn(id, text, names);
+            }
+            emit_warnings(indexer);
           },
           py::arg("id"), py::arg("text"), py::arg("labels"),
           "Adds a training document with these labels (category names, or one name) to the "
@@ -326,8 +344,11 @@ PYBIND11_MODULE(_autocat, module) {
       .def(
           "forget",
           [](autocat::CategoryIndexer& indexer, const std::string& id) {
-            py::gil_scoped_release release;
-            indexer.forget(id);
+            {
+              py::gil_scoped_release release;
+              indexer.forget(id);
+            }
+            emit_warnings(indexer);
           },
           py::arg("id"), "Removes a training document from the open model by id (journaled).")
       .def_property_readonly(

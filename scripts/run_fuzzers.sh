@@ -19,11 +19,12 @@ seeds_for() {
     fuzz_model_file) echo tests/data/*.autocat fuzz/seeds/model/* ;;
     fuzz_jsonl_reader) echo tests/data/*.jsonl ;;
     fuzz_analyzer) echo tests/data/*.jsonl tests/data/analyzer_stopwords.txt ;;
+    fuzz_journal) echo fuzz/seeds/journal/* ;;
   esac
 }
 
 mkdir -p "$build/fuzz-artifacts"
-for fuzzer in fuzz_model_file fuzz_jsonl_reader fuzz_analyzer; do
+for fuzzer in fuzz_model_file fuzz_jsonl_reader fuzz_analyzer fuzz_journal; do
   corpus="$build/fuzz-corpus/$fuzzer"
   mkdir -p "$corpus"
   # shellcheck disable=SC2046

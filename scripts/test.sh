@@ -58,6 +58,6 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DAUTOCAT_FUZZ=ON -DAUTOCAT_SANITIZE=ON -DAUTOCAT_WERROR=ON -DAUTOCAT_BUILD_TESTS=OFF \
     -DAUTOCAT_BUILD_EXAMPLES=OFF -DAUTOCAT_BUILD_BENCH=OFF > /dev/null
-  cmake --build build-fuzz -j "$jobs" --target fuzz_model_file fuzz_jsonl_reader fuzz_analyzer
+  cmake --build build-fuzz -j "$jobs" --target fuzz_model_file fuzz_jsonl_reader fuzz_analyzer fuzz_journal
   bash scripts/run_fuzzers.sh build-fuzz "$fuzz_seconds"
 fi

@@ -142,6 +142,97 @@ TEST_F(CliLearnTest, KilledMidAppendLeavesATornRecordTheNextLearnCutsOff) {
   EXPECT_EQ(testing_util::number_at(json(refit.out), "journal_learned"), 1);
 }
 
+// A forget of 40 ids killed halfway through its journal append: none of
+// them is forgotten (the run's records count only with its commit), and
+// running the same forget again succeeds.
+TEST_F(CliLearnTest, KilledMidForgetForgetsNothingAndTheRerunSucceeds) {
+  std::string lines;
+  std::vector<std::string> forget = {"forget", "--model", model_};
+  for (int i = 0; i < 40; ++i) {
+    const std::string id = "live-" + std::to_string(i);
+    lines += "{\"id\": \"" + id + "\", \"labels\": [\"cooking\"], \"text\": \"Stir the risotto " +
+             std::to_string(i) + " times.\"}\n";
+    forget.push_back(id);
+  }
+  const CliResult learned = run_autocat({"learn", "--model", model_, jsonl("learn.jsonl", lines)});
+  ASSERT_EQ(learned.exit_code, 0) << learned.err;
+
+  ::setenv("AUTOCAT_CRASH_AT", "journal-half-written", 1);
+  const CliResult killed = run_autocat(forget);
+  ::unsetenv("AUTOCAT_CRASH_AT");
+  EXPECT_EQ(killed.exit_code, 128 + 9) << killed.err;
+  const CliResult again = run_autocat(forget);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(contains(again.err, "torn")) << again.err;
+  const CliResult refit = run_autocat({"train", "--model", model_, "--add", "--json"});
+  ASSERT_EQ(refit.exit_code, 0) << refit.err;
+  EXPECT_EQ(testing_util::number_at(json(refit.out), "journal_learned"), 40);
+  EXPECT_EQ(testing_util::number_at(json(refit.out), "journal_forgotten"), 40);
+}
+
+// Every command reading a model reports the journal's warnings on stderr,
+// once: here a torn tail.
+TEST_F(CliLearnTest, ReadersReportATornJournalTailOnce) {
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  std::string journal;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(model_)) {
+    if (entry.path().filename() == "journal") journal = entry.path().string();
+  }
+  ASSERT_FALSE(journal.empty());
+  // A crash after 4 bytes of the next append's first header.
+  write_file(journal, testing_util::read_file(journal) + "torn");
+  const std::string two =
+      jsonl("two.jsonl", std::string("{\"id\": \"a\", \"text\": \"") + kComet +
+                             "\"}\n{\"id\": \"b\", \"text\": \"" + kComet + "\"}\n");
+  const std::string labelled = jsonl(
+      "labelled.jsonl",
+      std::string("{\"id\": \"a\", \"labels\": [\"astronomy\"], \"text\": \"") + kComet + "\"}\n");
+  const std::vector<std::vector<std::string>> readers = {
+      {"classify", "--model", model_, "--method", "knn", two},
+      {"classify", "--model", model_, "--method", "nb", two},
+      {"explain", "--model", model_, two},
+      {"eval", "--model", model_, labelled},
+      {"index", "--model", model_, "--db", dir_.file("db"), two},
+  };
+  for (const std::vector<std::string>& reader : readers) {
+    const CliResult result = run_autocat(reader);
+    EXPECT_EQ(result.exit_code, 0) << reader[0] << ": " << result.err;
+    const std::string warning = journal + ": ignored a torn tail";
+    const size_t first = result.err.find(warning);
+    EXPECT_NE(first, std::string::npos) << reader[0] << ": " << result.err;
+    EXPECT_EQ(result.err.find(warning, first + 1), std::string::npos)
+        << reader[0] << ": " << result.err;
+  }
+}
+
+// A node that only classifies (no training database) cannot replay the
+// journal: each reader says so once, per method family, on stderr.
+TEST_F(CliLearnTest, ClassifyOnlyNodeWarnsThatTheJournalIsNotApplied) {
+  const std::string input = jsonl(
+      "learn.jsonl", std::string("{\"id\": \"live-1\", \"labels\": [\"cooking\"], \"text\": \"") +
+                         kComet + "\"}\n");
+  ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(model_)) {
+    if (entry.path().filename() == "training") {
+      std::filesystem::remove_all(entry.path());
+      break;
+    }
+  }
+  for (const char* method : {"knn", "nb"}) {
+    const CliResult result =
+        run_autocat({"classify", "--model", model_, "--method", method, dir_.file("comet.txt")});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const std::string warning = "without the journal's documents";
+    const size_t first = result.err.find(warning);
+    EXPECT_NE(first, std::string::npos) << method << ": " << result.err;
+    EXPECT_EQ(result.err.find(warning, first + 1), std::string::npos)
+        << method << ": " << result.err;
+  }
+}
+
 TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
   // The application indexed the comet text; an editor moved it to cooking.
   const std::string db = dir_.file("db");

@@ -10,6 +10,7 @@
 
 #include "autocat/error.h"
 #include "classify/categorizer.h"
+#include "classify/journal.h"
 #include "classify/trainer.h"
 #include "test_util.h"
 
@@ -179,11 +180,83 @@ TEST_F(LiveLearningTest, TrainAddFoldsTheJournalIntoTheNextGeneration) {
     categorizer.learn("live-2", kComet, {"food"});
     FAIL() << "learned into a replaced generation";
   } catch (const InvalidArgumentError& e) {
-    EXPECT_NE(std::string(e.what()).find("open it again"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("reopen the model"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(categorizer.live_index().contains("live-2"));
   // Nothing left to fold: a second refit is refused.
   EXPECT_THROW(add_to_model({}, model_, ReadOptions(), nullptr), InvalidArgumentError);
+}
+
+// An open model that outlived two trains (its generation, training database
+// included, removed): learn and forget say to reopen it, not to train one.
+TEST_F(LiveLearningTest, LearnOnAModelTrainedTwiceSinceSaysReopenIt) {
+  Categorizer categorizer(model_);
+  TrainOptions options;
+  options.tune_thresholds = false;
+  for (int i = 0; i < 2; ++i) {
+    train_model({test_data("fixture_train.jsonl")}, model_, options, ReadOptions(), nullptr);
+  }
+  for (const bool learning : {true, false}) {
+    try {
+      if (learning) {
+        categorizer.learn("live-1", kComet, {"food"});
+      } else {
+        categorizer.forget("sp-01");
+      }
+      FAIL() << "changed a removed generation";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("reopen the model"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("train one"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A crafted journal record (checksums right) saying a term occurs 2^31
+// times: train --add folds it in as a count, not 2^31 tokens in memory.
+TEST_F(LiveLearningTest, TrainAddFoldsAHugeTermCountWithoutSpellingItOut) {
+  std::string journal;
+  {
+    Categorizer categorizer(model_);
+    categorizer.learn("live-1", kComet, {"food"});
+    journal = categorizer.paths().journal;
+  }
+  JournalRecord record;
+  record.id = "live-2";
+  record.labels = {"food"};
+  record.terms = {{"bread", uint32_t{1} << 31}, {"yeast", 1}};
+  write_file(journal, read_file(journal) + encode_journal_records({record}, 2));
+  ASSERT_EQ(read_journal(journal).records.size(), 2u);
+  const TrainReport report = add_to_model({}, model_, ReadOptions(), nullptr);
+  EXPECT_EQ(report.journal_learned, 2u);
+  const Categorizer refitted(model_);
+  EXPECT_TRUE(refitted.live_index().contains("live-2"));
+}
+
+// Every reader gets the journal's warnings once each: a torn tail at open,
+// records whose category the model lacks when they are replayed.
+TEST_F(LiveLearningTest, WarningsAreTakenOnceEach) {
+  std::string journal;
+  {
+    Categorizer categorizer(model_);
+    categorizer.learn("live-1", kComet, {"food"});
+    journal = categorizer.paths().journal;
+  }
+  JournalRecord unknown;
+  unknown.id = "live-2";
+  unknown.labels = {"no-such-category"};
+  unknown.terms = {{"bread", 1}};
+  write_file(journal, read_file(journal) + encode_journal_records({unknown}, 2) + "torn");
+  const Categorizer categorizer(model_);
+  std::vector<std::string> warnings = categorizer.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("torn"), std::string::npos) << warnings[0];
+  EXPECT_TRUE(categorizer.take_warnings().empty());
+  best(categorizer, kComet);  // kNN replays the journal
+  warnings = categorizer.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("no-such-category"), std::string::npos) << warnings[0];
+  EXPECT_TRUE(categorizer.take_warnings().empty());
+  EXPECT_EQ(categorizer.live_status().warnings.size(), 2u);
 }
 
 TEST_F(LiveLearningTest, TrainingANewModelWarnsThatTheJournalIsNotCarriedOver) {

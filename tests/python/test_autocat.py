@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+import warnings
 
 import xapian
 
@@ -201,6 +202,23 @@ class AutocatPythonTest(unittest.TestCase):
         value = autocat.encode_categories([(cafe, 0.5)])
         self.assertIn(b"caf\xe9", value)
         self.assertEqual(autocat.decode_categories(value), [(cafe, 0.5)])
+
+    def test_journal_warnings_are_issued_once(self):
+        model = os.path.join(self.tmp, "torn-model")
+        shutil.copytree(self.model, model)
+        autocat.CategoryIndexer(model).learn("live-1", ASTRONOMY, ["cooking"])
+        journal = [os.path.join(root, name) for root, _, names in os.walk(model)
+                   for name in names if name == "journal"][0]
+        with open(journal, "ab") as f:
+            f.write(b"torn")  # a crash after 4 bytes of the next append
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            indexer = autocat.CategoryIndexer(model, method="knn", k=1)
+            indexer.categorize(ASTRONOMY)
+        torn = [w for w in caught if "torn tail" in str(w.message)]
+        self.assertEqual(len(torn), 1, [str(w.message) for w in caught])
+        self.assertIs(torn[0].category, RuntimeWarning)
+        self.assertIn(journal, str(torn[0].message))
 
     def test_errors_name_the_model(self):
         missing = os.path.join(self.tmp, "no-such-model")

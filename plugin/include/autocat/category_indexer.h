@@ -112,6 +112,14 @@ class CategoryIndexer {
   void learn(const std::string& id, std::string_view text, const std::vector<std::string>& labels);
   void forget(const std::string& id);
 
+  // Warnings about the model's journal not returned by an earlier call,
+  // one line each: a torn last append ignored (a crash while it was
+  // written), journal documents skipped (a category the model lacks), the
+  // journal not applied to a method for want of the training database.
+  // Some appear only once a method is first used: call it after opening
+  // and after categorizing. Each is returned once.
+  std::vector<std::string> take_warnings() const;
+
   // Sets up `parser` to search text indexed by this indexer: its stemmer,
   // stopwords and the `category:` prefix (see autocat::configure_query_parser).
   // Parse with autocat::kQueryParserFlags.
