@@ -109,10 +109,6 @@ const std::vector<double>& linear_c_candidates(Method method) {
 
 namespace {
 
-// Below this cross-validated F1 a per-category cut is noise.
-constexpr double kMinUsefulF1 = 0.3;
-// Categories with fewer training documents than this get a fallback cut.
-constexpr size_t kMinPositives = 5;
 // The best scores of each document: keeping a few per document (not all K)
 // bounds memory by documents x kKeptScores, whatever the number of
 // categories. A cut never goes below a score left out (thresholds_from), so

@@ -34,6 +34,11 @@ std::vector<DocumentTerms> corpus_documents(const TrainingCorpus& corpus);
 // "Just above the best held-out score" is no safe cut: posteriors of Naive
 // Bayes span hundreds of orders of magnitude, so any test document clears it.
 inline constexpr double kNeverAssign = 2.0;  // scores are at most 1
+// Below this cross-validated F1 a per-category cut is noise.
+inline constexpr double kMinUsefulF1 = 0.3;
+// Categories with fewer training documents than this get a fallback cut
+// (the median of the others', kNeverAssign when no other has one).
+inline constexpr size_t kMinPositives = 5;
 double best_f1_threshold(const std::vector<double>& scores, const std::vector<uint8_t>& positive,
                          double min_f1, size_t missed_positives = 0);
 

@@ -559,7 +559,10 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   for (size_t method = 0; method < model.thresholds.size(); ++method) {
     for (size_t c = 0; c < model.thresholds[method].size(); ++c) {
       if (model.thresholds[method][c] >= kNeverAssign) {
-        report->never_assigned[method].push_back(model.categories[c]);
+        const uint32_t documents =
+            c < model.category_doc_counts.size() ? model.category_doc_counts[c] : 0;
+        report->never_assigned[method].push_back(
+            {model.categories[c], documents, documents < kMinPositives});
       }
     }
   }

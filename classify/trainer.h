@@ -47,6 +47,15 @@ struct TrainPhase {
   double seconds = 0;
 };
 
+// A category left without a threshold, and why: fewer than kMinPositives
+// training documents (and no other category's cut to borrow), or no cut
+// reached kMinUsefulF1 on held-out scores.
+struct NeverAssigned {
+  std::string name;
+  uint32_t documents = 0;  // training documents labelled with it
+  bool too_few_documents = false;
+};
+
 struct TrainReport {
   uint64_t documents = 0;  // documents in the collection
   uint64_t added = 0;      // documents this run added (or replaced, by id)
@@ -107,9 +116,9 @@ struct TrainReport {
   int threshold_folds = 0;                  // folds of that cross-validation
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;
-  // Per method (indexed by Method): categories whose cross-validated F1 was
-  // too low to set a threshold; any-of and "other" never assign them.
-  std::vector<std::vector<std::string>> never_assigned;
+  // Per method (indexed by Method): categories cross-validation could not
+  // give a threshold; any-of and "other" never assign them.
+  std::vector<std::vector<NeverAssigned>> never_assigned;
   uint32_t terms = 0;
   uint32_t selected_terms = 0;
   double analyze_seconds = 0, fit_seconds = 0, total_seconds = 0;

@@ -226,6 +226,30 @@ std::string default_method_text(const internal::TrainReport& report) {
 
 // "5-fold cross-validation on all 11314 documents", or on a sample of a
 // large collection, or "none"; and how many of them are copies.
+// The warning for categories any-of never assigns: each named with why, the
+// first kMaxNamed of them (train --json lists all).
+std::string never_assigned_text(const std::vector<internal::NeverAssigned>& categories,
+                                uint32_t total, const std::string& method) {
+  constexpr size_t kMaxNamed = 10;
+  std::string text = std::to_string(categories.size()) + " of " + std::to_string(total) +
+                     " categories get no threshold from cross-validation; " + method +
+                     " any-of decisions never assign them:";
+  for (size_t i = 0; i < categories.size() && i < kMaxNamed; ++i) {
+    const internal::NeverAssigned& category = categories[i];
+    text += (i == 0 ? " " : ", ") + category.name + " (" + std::to_string(category.documents) +
+            (category.documents == 1 ? " document: " : " documents: ");
+    text += category.too_few_documents
+                ? "too few to calibrate a threshold)"
+                : "no threshold reached F1 " + format_number(internal::kMinUsefulF1) +
+                      " in cross-validation)";
+  }
+  if (categories.size() > kMaxNamed) {
+    text += ", and " + std::to_string(categories.size() - kMaxNamed) +
+            " more (train --json lists them all)";
+  }
+  return text;
+}
+
 std::string tuning_text(const internal::TrainReport& report) {
   if (report.settings_kept) {
     return "kept from the model (no cross-validation; train --add --retune runs it)";
@@ -446,8 +470,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
     internal::JsonValue never = internal::JsonValue::object();
     for (size_t method = 0; method < report.never_assigned.size(); ++method) {
       internal::JsonValue names = internal::JsonValue::array();
-      for (const std::string& name : report.never_assigned[method]) {
-        names.push_back(internal::JsonValue::string(name));
+      for (const internal::NeverAssigned& category : report.never_assigned[method]) {
+        names.push_back(internal::JsonValue::string(category.name));
       }
       never.set(method_name(all_methods()[method]), std::move(names));
     }
@@ -529,11 +553,8 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
   const auto method_slot = static_cast<size_t>(report.default_method);
   if (report.decision == Decision::kAnyOf && method_slot < report.never_assigned.size() &&
       !report.never_assigned[method_slot].empty()) {
-    const auto& names = report.never_assigned[method_slot];
-    messages.warning(std::to_string(names.size()) + " of " + std::to_string(report.categories) +
-                     " categories scored too low in cross-validation to get a threshold; " +
-                     method_name(report.default_method) +
-                     " any-of decisions never assign them (train --json lists them)");
+    messages.warning(never_assigned_text(report.never_assigned[method_slot], report.categories,
+                                         method_name(report.default_method)));
   }
   return 0;
 }

@@ -540,6 +540,56 @@ TEST_F(CliTest, ClassifyJsonExplainsTheDecision) {
   EXPECT_EQ(string_at(decision, "thresholds"), "tuned per category");
 }
 
+// Categories any-of never assigns are named in the human summary, with why:
+// too few documents to calibrate, or no threshold good enough in
+// cross-validation. The list stops after ten.
+TEST_F(CliTest, TrainNamesNeverAssignedCategories) {
+  const std::string input = scratch_.file("rare.jsonl");
+  std::string records;
+  for (int i = 0; i < 8; ++i) {
+    records += "{\"id\": \"f" + std::to_string(i) +
+               "\", \"labels\": [\"food\"], \"text\": \"chef pasta sauce bread\"}\n";
+  }
+  // 12 categories, each on 6 of 72 identical texts: no cut separates them.
+  for (int i = 0; i < 72; ++i) {
+    records += "{\"id\": \"s" + std::to_string(i) + "\", \"labels\": [\"sports\", \"rare" +
+               std::to_string(i % 12 + 10) + "\"], \"text\": \"team match goal league\"}\n";
+  }
+  write_file(input, records);
+  const std::string model = scratch_.file("rare-model");
+  CliResult result = run_autocat({"train", "--model", model, "--method", "rocchio", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("12 of 14 categories"), std::string::npos) << result.err;
+  // Named in order, ten of them, with the reason; the rest counted.
+  for (int c = 10; c < 20; ++c) {
+    EXPECT_NE(result.err.find("rare" + std::to_string(c) +
+                              " (6 documents: no threshold reached F1 0.3 in cross-validation)"),
+              std::string::npos)
+        << c << result.err;
+  }
+  EXPECT_EQ(result.err.find("rare20"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("and 2 more"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("food ("), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("sports ("), std::string::npos) << result.err;
+
+  // Every category too rare to calibrate, and none to borrow a cut from.
+  records.clear();
+  const char* const words[] = {"team match goal", "chef pasta sauce", "star orbit comet",
+                               "court judge jury"};
+  for (int i = 0; i < 12; ++i) {
+    const char* const name[] = {"alpha", "beta", "gamma", "delta"};
+    records += "{\"id\": \"d" + std::to_string(i) + "\", \"labels\": [\"" + name[i % 4] +
+               "\"], \"text\": \"" + words[i % 4] + "\"}\n";
+  }
+  write_file(input, records);
+  result = run_autocat({"train", "--model", model, "--method", "rocchio", "--any-of", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("4 of 4 categories"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("alpha (3 documents: too few to calibrate a threshold)"),
+            std::string::npos)
+      << result.err;
+}
+
 // A model trained on multi-label data decides any-of unless told otherwise.
 TEST_F(CliTest, MultiLabelTrainingDetectsAnyOf) {
   const std::string input = scratch_.file("multi.jsonl");
