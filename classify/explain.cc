@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/calibration.h"
+#include "classify/combo.h"
+#include "classify/linear.h"
 #include "classify/model_io.h"
 #include "classify/weighting.h"
 
@@ -133,10 +136,7 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
     } else if (method == Method::kSvm || method == Method::kLogreg) {
       explain_linear(doc, options, method, &out);
     } else if (method == Method::kCombo) {
-      // Its evidence is the members' scores, not terms.
-      out.note =
-          "combo weighs the other methods' calibrated scores; explain one of them "
-          "(--method knn, nb, svm, ...) to see the terms";
+      explain_combo(doc, options, &out);
     } else {
       explain_naive_bayes(doc, options, method, ranking, &out);
     }
@@ -216,6 +216,49 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
         tc.term, query_weight(tc, knn_weight) * inverse_norm * w->value * inverse_doc_norm});
   }
   set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
+}
+
+void Explainer::explain_combo(const DocumentTerms& doc, const ExplainOptions& options,
+                              Explanation* out) const {
+  out->category = out->assigned.front().name;
+  const auto c = static_cast<uint32_t>(categorizer_.category_index(out->category));
+  const ComboModel& combo = categorizer_.core().combo;
+  const std::vector<Calibration>& calibration = categorizer_.core().calibration;
+  // As ComboClassifier::score: the members' raw scores, then (with stacking
+  // weights) their calibrated log-odds.
+  static const std::vector<int32_t> fallback = {static_cast<int32_t>(Method::kKnn),
+                                                static_cast<int32_t>(Method::kRocchio),
+                                                static_cast<int32_t>(Method::kNaiveBayes)};
+  const std::vector<int32_t>& members = combo.empty() ? fallback : combo.members;
+  ClassifyOptions member_options = options.classify;
+  std::vector<double> raw(categorizer_.categories().size());
+  out->base = combo.empty() ? 0.0 : combo.weights[c * combo.stride() + members.size()];
+  out->terms_total = 0.0;
+  for (size_t m = 0; m < members.size(); ++m) {
+    ComboMemberPart part;
+    part.method = static_cast<Method>(members[m]);
+    member_options.method = part.method;
+    categorizer_.classifier(part.method).score(doc, member_options, &raw);
+    part.score = raw[c];
+    if (combo.empty()) {
+      part.probability = part.score;
+      part.weight = 1.0 / double(members.size());
+      part.contribution = part.score * part.weight;
+    } else {
+      const auto slot = static_cast<size_t>(part.method);
+      part.logit = slot < calibration.size() && !calibration[slot].empty()
+                       ? calibrated_logit(calibration[slot], c, part.score)
+                       : clamped_logit(part.score);
+      part.probability = sigmoid(part.logit);
+      part.weight = combo.weights[c * combo.stride() + m];
+      part.contribution = part.logit * part.weight;
+    }
+    out->terms_total += part.contribution;
+    out->members.push_back(part);
+  }
+  out->stacked = !combo.empty();
+  out->stacked_probability =
+      combo.empty() ? out->terms_total : sigmoid(out->base + out->terms_total);
 }
 
 void Explainer::explain_rocchio(const DocumentTerms& doc, const ExplainOptions& options,

@@ -6,7 +6,10 @@
 // Naive Bayes family: the terms' shares of the log-score gap between the best category and the
 // runner-up (count * (w[t][best] - w[t][second])). svm and logreg: the terms' shares of the best
 // category's decision value (x_t * w_t, x the normalized tf-idf vector); with the bias (`base`)
-// they sum to the decision value, which the probability sigmoid maps to the score.
+// they sum to the decision value, which the probability sigmoid maps to the score. combo: each
+// member's raw and calibrated score of the best category and its stacking weight (log-odds x
+// weight); with the bias (`base`) they sum to the stacked log-odds, whose sigmoid is the score
+// (one-of then divides by the sum over categories).
 //
 // Thread safety: an Explainer holds a Xapian::Database (kNN, opened on first
 // use) and is not thread-safe; use one per thread. Explanations are data.
@@ -51,6 +54,16 @@ struct TermContribution {
   double contribution = 0;
 };
 
+// combo: one member's part in the stacked decision for Explanation::category.
+struct ComboMemberPart {
+  Method method = Method::kKnn;
+  double score = 0;         // the member's raw score
+  double probability = 0;   // calibrated: sigmoid(logit)
+  double logit = 0;         // calibrated log-odds (calibration.h), the stacking feature
+  double weight = 0;        // the category's stacking weight of this member
+  double contribution = 0;  // logit x weight
+};
+
 struct Explanation {
   Method method = Method::kKnn;
   bool has_known_terms = false;          // false: the document has no term in the vocabulary
@@ -82,6 +95,14 @@ struct Explanation {
   // logreg the decision value minus `base`.
   double terms_total = 0;
   size_t num_contributing_terms = 0;  // terms with a non-zero contribution
+  // combo: every member's part for `category`, in the model's member order
+  // (terms_total their sum, base the bias). A model without stacking
+  // weights averages raw scores: probability = score, logit = 0, weight
+  // 1/members, contribution = score x weight, base 0.
+  std::vector<ComboMemberPart> members;
+  bool stacked = false;  // combo: stacking weights (else the raw scores' mean)
+  // combo: sigmoid(base + terms_total), the score before one-of's division.
+  double stacked_probability = 0;
 };
 
 class Explainer {
@@ -107,6 +128,8 @@ class Explainer {
                            const std::vector<Category>& ranking, Explanation* out) const;
   void explain_linear(const DocumentTerms& doc, const ExplainOptions& options, Method method,
                       Explanation* out) const;
+  void explain_combo(const DocumentTerms& doc, const ExplainOptions& options,
+                     Explanation* out) const;
   void open_training_database();
 
   const Categorizer& categorizer_;

@@ -27,12 +27,18 @@ const char kUsage[] =
     "  nb, bnb, cnb  the terms' shares of the log-score gap between that category\n"
     "            and the best other one: count x (w[term][it] - w[term][other]);\n"
     "            with the prior difference they sum to the gap\n"
+    "  svm, logreg  the terms' shares of that category's decision value\n"
+    "  combo     each member method's raw and calibrated score of that category and\n"
+    "            its stacking weight: calibrated log-odds x weight; with the bias\n"
+    "            they sum to the log-odds whose sigmoid is the score (one-of then\n"
+    "            divides by the sum over categories)\n"
     "Without INPUT, or with -, reads JSON Lines ({\"id\": ..., \"text\": ...}) from\n"
     "standard input. A plain text file is one document.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb (default: the model's)\n"
+    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg, combo (default: the\n"
+    "                       model's)\n"
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n"
     "  --top N              categories, neighbours and terms shown (default 5)\n"
@@ -53,6 +59,8 @@ const char kUsageTail[] =
     "                        \"top\": [{\"name\", \"score\"}] (best scores),\n"
     "                        \"neighbours\": [{\"id\", \"similarity\", \"labels\"}] (knn),\n"
     "                        \"terms\": [{\"term\", \"contribution\"}],\n"
+    "                        \"members\": [{\"method\", \"score\", \"probability\", \"logit\",\n"
+    "                        \"weight\", \"contribution\"}] (combo),\n"
     "                        \"terms_for\": {\"category\", \"neighbour\" | \"versus\", \"sum\",\n"
     "                        \"count\", \"base\"}, \"note\" (when there is no evidence)}\n"
     "  -h, --help           show this help\n"
@@ -117,6 +125,20 @@ internal::JsonValue explanation_json(const std::string& id, const internal::Expl
     terms_list.push_back(std::move(entry));
   }
   line.set("terms", std::move(terms_list));
+  if (e.method == Method::kCombo) {
+    internal::JsonValue members = internal::JsonValue::array();
+    for (const internal::ComboMemberPart& part : e.members) {
+      internal::JsonValue entry = internal::JsonValue::object();
+      entry.set("method", internal::JsonValue::string(method_name(part.method)));
+      entry.set("score", internal::JsonValue::number(part.score));
+      entry.set("probability", internal::JsonValue::number(part.probability));
+      entry.set("logit", internal::JsonValue::number(part.logit));
+      entry.set("weight", internal::JsonValue::number(part.weight));
+      entry.set("contribution", internal::JsonValue::number(part.contribution));
+      members.push_back(std::move(entry));
+    }
+    line.set("members", std::move(members));
+  }
   if (!e.category.empty()) {
     internal::JsonValue basis = internal::JsonValue::object();
     basis.set("category", internal::JsonValue::string(e.category));
@@ -126,6 +148,9 @@ internal::JsonValue explanation_json(const std::string& id, const internal::Expl
     basis.set("count", internal::JsonValue::number(static_cast<double>(e.num_contributing_terms)));
     if (e.method != Method::kKnn && e.method != Method::kRocchio) {
       basis.set("base", internal::JsonValue::number(e.base));
+    }
+    if (e.method == Method::kCombo) {
+      basis.set("stacked_probability", internal::JsonValue::number(e.stacked_probability));
     }
     line.set("terms_for", std::move(basis));
   }
@@ -156,6 +181,33 @@ std::string terms_heading(const internal::Explanation& e) {
       return "terms for " + e.category + " over " + e.versus + " (count x log-weight difference; " +
              summary + "; priors and constants add " + format_fixed(e.base, 4) + "):";
   }
+}
+
+// combo: each member's part in the category's stacked log-odds.
+void print_combo_members(std::ostream& out, const internal::Explanation& e) {
+  std::vector<std::vector<std::string>> rows;
+  if (!e.stacked) {
+    out << "  members for " << e.category << " (no stacking weights: the mean of their raw scores, "
+        << format_fixed(e.terms_total, 4) << "):\n";
+    for (const internal::ComboMemberPart& part : e.members) {
+      rows.push_back({"    " + method_name(part.method), format_fixed(part.score, 4)});
+    }
+    print_table(out, rows, {1});
+    return;
+  }
+  out << "  members for " << e.category
+      << " (contribution = calibrated log-odds x stacking weight):\n";
+  rows.push_back({"    method", "raw", "calibrated", "log-odds", "weight", "contribution"});
+  for (const internal::ComboMemberPart& part : e.members) {
+    rows.push_back({"    " + method_name(part.method), format_fixed(part.score, 4),
+                    format_fixed(part.probability, 4), format_fixed(part.logit, 4),
+                    format_fixed(part.weight, 4), format_fixed(part.contribution, 4)});
+  }
+  print_table(out, rows, {1, 2, 3, 4, 5});
+  out << "  sum " << format_fixed(e.terms_total, 4) << ", with the bias " << format_fixed(e.base, 4)
+      << ": sigmoid " << format_fixed(e.stacked_probability, 4)
+      << (e.decision == Decision::kOneOf ? " (one-of divides by the sum over categories)" : "")
+      << '\n';
 }
 
 void print_explanation(std::ostream& out, const std::string& id, const internal::Explanation& e,
@@ -194,6 +246,10 @@ void print_explanation(std::ostream& out, const std::string& id, const internal:
       }
       print_table(out, rows, {1});
     }
+  }
+  if (e.method == Method::kCombo && !e.members.empty()) {
+    print_combo_members(out, e);
+    return;
   }
   if (e.category.empty() || e.terms.empty()) return;
   out << "  " << terms_heading(e) << '\n';

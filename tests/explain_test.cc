@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "classify/calibration.h"
 #include "classify/categorizer.h"
+#include "classify/combo.h"
 #include "classify/naive_bayes.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
@@ -282,6 +284,92 @@ TEST_F(ExplainTest, NaiveBayesTermsSumToTheLogScoreGap) {
       EXPECT_GE(e.terms[i - 1].contribution, e.terms[i].contribution);
     }
   }
+}
+
+// combo: each member's raw and calibrated score of the best category and its
+// stacking weight; with the bias they give the stacked probability, which
+// one-of divides by the sum over categories to get the score.
+TEST_F(ExplainTest, ComboMembersAddUpToTheScore) {
+  const ComboModel& combo = categorizer_->model().combo;
+  ASSERT_FALSE(combo.empty()) << "the fixture model is tuned, so combo is stacked";
+  const std::vector<Calibration>& calibration = categorizer_->model().calibration;
+  Explainer explainer(*categorizer_);
+  for (const char* text : {kSportsText, "The chemistry lab measured the reaction of the particle.",
+                           "Bake the bread with butter, flour and a pinch of salt."}) {
+    const DocumentTerms doc = terms_of(text);
+    const Explanation e = explainer.explain(doc, all_of(Method::kCombo));
+    ASSERT_EQ(e.assigned.size(), 1u) << text;
+    EXPECT_EQ(e.category, e.assigned[0].name);
+    EXPECT_TRUE(e.stacked);
+    const uint32_t c = category_index(e.category);
+    ASSERT_EQ(e.members.size(), combo.members.size()) << text;
+    double sum = 0;
+    std::vector<std::vector<double>> logits(e.members.size());
+    for (size_t m = 0; m < e.members.size(); ++m) {
+      const ComboMemberPart& part = e.members[m];
+      EXPECT_EQ(static_cast<int32_t>(part.method), combo.members[m]);
+      ClassifyOptions member;
+      member.method = part.method;
+      std::vector<double> raw(categorizer_->categories().size());
+      categorizer_->classifier(part.method).score(doc, member, &raw);
+      EXPECT_DOUBLE_EQ(part.score, raw[c]) << method_name(part.method);
+      for (uint32_t other = 0; other < raw.size(); ++other) {
+        logits[m].push_back(
+            calibrated_logit(calibration[static_cast<size_t>(part.method)], other, raw[other]));
+      }
+      const double logit =
+          calibrated_logit(calibration[static_cast<size_t>(part.method)], c, raw[c]);
+      EXPECT_DOUBLE_EQ(part.logit, logit) << method_name(part.method);
+      EXPECT_NEAR(part.probability, 1.0 / (1.0 + std::exp(-logit)), 1e-12);
+      EXPECT_FLOAT_EQ(static_cast<float>(part.weight), combo.weights[c * combo.stride() + m]);
+      EXPECT_DOUBLE_EQ(part.contribution, part.logit * part.weight);
+      sum += part.contribution;
+    }
+    EXPECT_NEAR(e.terms_total, sum, 1e-12) << text;
+    EXPECT_FLOAT_EQ(static_cast<float>(e.base),
+                    combo.weights[c * combo.stride() + combo.members.size()]);
+    EXPECT_NEAR(e.stacked_probability, 1.0 / (1.0 + std::exp(-(e.base + sum))), 1e-12) << text;
+    // One-of: the stacked probabilities of all categories divide it.
+    std::vector<double> stacked(logits[0].size());
+    combo_probabilities(combo, Decision::kAnyOf, logits, &stacked);
+    double total = 0;
+    for (double p : stacked) total += p;
+    EXPECT_NEAR(stacked[c], e.stacked_probability, 1e-9) << text;
+    EXPECT_NEAR(e.assigned[0].score, e.stacked_probability / total, 1e-9) << text;
+  }
+
+  // The command line shows the same parts.
+  CliResult result =
+      run_autocat({"explain", "--model", model_, "--method", "combo", input("s1", kSportsText)});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("  members for sports (contribution = calibrated log-odds x stacking "
+                            "weight):\n"),
+            std::string::npos)
+      << result.out;
+  for (int32_t member : combo.members) {
+    EXPECT_NE(result.out.find("\n    " + method_name(static_cast<Method>(member)) + " "),
+              std::string::npos)
+        << result.out;
+  }
+  EXPECT_NE(result.out.find("(one-of divides by the sum over categories)"), std::string::npos)
+      << result.out;
+  result = run_autocat(
+      {"explain", "--model", model_, "--method", "combo", "--json", input("s2", kSportsText)});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const JsonValue line = json(lines_of(result.out)[0]);
+  const JsonValue* members = line.find("members");
+  ASSERT_TRUE(members != nullptr && members->is_array()) << result.out;
+  ASSERT_EQ(members->as_array().size(), combo.members.size());
+  for (const JsonValue& part : members->as_array()) {
+    for (const char* field : {"score", "probability", "logit", "weight", "contribution"}) {
+      EXPECT_TRUE(part.find(field) != nullptr &&
+                  part.find(field)->type() == JsonValue::Type::kNumber)
+          << field;
+    }
+    EXPECT_NEAR(number_at(part, "contribution"),
+                number_at(part, "logit") * number_at(part, "weight"), 1e-9);
+  }
+  EXPECT_GT(number_at(*line.find("terms_for"), "stacked_probability"), 0.0);
 }
 
 TEST_F(ExplainTest, LimitsApply) {
