@@ -226,26 +226,33 @@ std::string default_method_text(const internal::TrainReport& report) {
 
 // "5-fold cross-validation on all 11314 documents", or on a sample of a
 // large collection, or "none"; and how many of them are copies.
-// The warning for categories any-of never assigns: each named with why, the
-// first kMaxNamed of them (train --json lists all).
+// The warning for categories any-of never assigns, named by why: the first
+// kMaxNamed of them (train --json lists all).
 std::string never_assigned_text(const std::vector<internal::NeverAssigned>& categories,
                                 uint32_t total, const std::string& method) {
   constexpr size_t kMaxNamed = 10;
   std::string text = std::to_string(categories.size()) + " of " + std::to_string(total) +
                      " categories get no threshold from cross-validation; " + method +
-                     " any-of decisions never assign them:";
-  for (size_t i = 0; i < categories.size() && i < kMaxNamed; ++i) {
-    const internal::NeverAssigned& category = categories[i];
-    text += (i == 0 ? " " : ", ") + category.name + " (" + std::to_string(category.documents) +
-            (category.documents == 1 ? " document: " : " documents: ");
-    text += category.too_few_documents
-                ? "too few to calibrate a threshold)"
-                : "no threshold reached F1 " + format_number(internal::kMinUsefulF1) +
-                      " in cross-validation)";
+                     " any-of decisions never assign them.";
+  size_t named = 0;
+  for (const bool too_few : {false, true}) {
+    std::string names;
+    for (const internal::NeverAssigned& category : categories) {
+      if (category.too_few_documents != too_few || named == kMaxNamed) continue;
+      ++named;
+      names += (names.empty() ? " " : ", ") + category.name + " (" +
+               std::to_string(category.documents) +
+               (category.documents == 1 ? " document)" : " documents)");
+    }
+    if (names.empty()) continue;
+    text += too_few ? " Too few documents to calibrate a threshold:"
+                    : " No threshold reached F1 " + format_number(internal::kMinUsefulF1) +
+                          " in cross-validation:";
+    text += names + ".";
   }
-  if (categories.size() > kMaxNamed) {
-    text += ", and " + std::to_string(categories.size() - kMaxNamed) +
-            " more (train --json lists them all)";
+  if (categories.size() > named) {
+    text += " And " + std::to_string(categories.size() - named) +
+            " more (train --json lists them all).";
   }
   return text;
 }
