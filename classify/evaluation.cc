@@ -209,4 +209,38 @@ double Reliability::expected_calibration_error() const {
   return total / static_cast<double>(pairs_);
 }
 
+CalibrationReport::CalibrationReport(size_t num_categories, size_t bins)
+    : pooled_(bins), top_label_(bins), per_category_(num_categories, Reliability(bins)) {}
+
+void CalibrationReport::add(const std::vector<double>& scores, const std::vector<uint32_t>& truth) {
+  if (scores.empty()) return;
+  const auto labelled = [&](uint32_t c) {
+    return std::find(truth.begin(), truth.end(), c) != truth.end();
+  };
+  uint32_t best = 0;
+  for (uint32_t c = 0; c < scores.size(); ++c) {
+    const bool observed = labelled(c);
+    pooled_.add(scores[c], observed);
+    if (c < per_category_.size()) per_category_[c].add(scores[c], observed);
+    if (scores[c] > scores[best]) best = c;
+  }
+  top_label_.add(scores[best], labelled(best));
+}
+
+double CalibrationReport::per_category_expected_calibration_error() const {
+  double total = 0.0;
+  size_t measured = 0;
+  for (const Reliability& category : per_category_) {
+    if (category.pairs() == 0) continue;
+    total += category.expected_calibration_error();
+    ++measured;
+  }
+  return measured == 0 ? 0.0 : total / static_cast<double>(measured);
+}
+
+size_t CalibrationReport::categories_with_pairs() const {
+  return static_cast<size_t>(std::count_if(per_category_.begin(), per_category_.end(),
+                                           [](const Reliability& r) { return r.pairs() != 0; }));
+}
+
 }  // namespace autocat::internal

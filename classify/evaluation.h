@@ -108,4 +108,28 @@ class Reliability {
   uint64_t pairs_ = 0;
 };
 
+// A method's probabilities judged three ways. Pooled: every (document,
+// category) pair, as Reliability; with many categories most pairs are
+// near-certain negatives, which flatter it. Top label: one prediction per
+// document, its best score against whether the best category is one of its
+// labels (what a one-of decision claims). Per category: each category's
+// pairs on their own (what an any-of decision claims), the calibration
+// errors averaged over the categories with pairs.
+class CalibrationReport {
+ public:
+  explicit CalibrationReport(size_t num_categories, size_t bins = 10);
+  // One document: the scores of every category (index = category) and its
+  // labels. The best is the first of equal scores, as ranking keeps them.
+  void add(const std::vector<double>& scores, const std::vector<uint32_t>& truth);
+  const Reliability& pooled() const { return pooled_; }
+  const Reliability& top_label() const { return top_label_; }
+  // Mean of the categories' expected calibration errors; 0 without pairs.
+  double per_category_expected_calibration_error() const;
+  size_t categories_with_pairs() const;
+
+ private:
+  Reliability pooled_, top_label_;
+  std::vector<Reliability> per_category_;
+};
+
 }  // namespace autocat::internal

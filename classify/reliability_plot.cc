@@ -17,8 +17,10 @@ std::string number(double value) {
 
 }  // namespace
 
-std::string reliability_svg(const Reliability& reliability, const std::string& title) {
-  constexpr double kLeft = 60, kTop = 50, kSize = 400, kBottom = 70;
+std::string reliability_svg(const CalibrationReport& calibration, const std::string& title) {
+  const Reliability& reliability = calibration.top_label();
+  const Reliability& pooled = calibration.pooled();
+  constexpr double kLeft = 60, kTop = 50, kSize = 400, kBottom = 80;
   const double width = kLeft + kSize + 30, height = kTop + kSize + kBottom;
   const auto x_of = [&](double p) { return kLeft + p * kSize; };
   const auto y_of = [&](double p) { return kTop + (1.0 - p) * kSize; };
@@ -27,9 +29,10 @@ std::string reliability_svg(const Reliability& reliability, const std::string& t
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   svg += "<text x=\"" + number(kLeft) + "\" y=\"24\" font-size=\"14\">" + xml_escape(title) +
          "</text>\n";
-  svg += "<text x=\"" + number(kLeft) + "\" y=\"40\" font-size=\"11\">expected calibration error " +
-         number(reliability.expected_calibration_error() * 100) + "% over " +
-         std::to_string(reliability.pairs()) + " (document, category) pairs</text>\n";
+  svg += "<text x=\"" + number(kLeft) + "\" y=\"40\" font-size=\"11\">top label: expected " +
+         "calibration error " + number(reliability.expected_calibration_error() * 100) + "% over " +
+         std::to_string(reliability.pairs()) + " documents; all " + std::to_string(pooled.pairs()) +
+         " pairs " + number(pooled.expected_calibration_error() * 100) + "%</text>\n";
   svg += "<rect x=\"" + number(kLeft) + "\" y=\"" + number(kTop) + "\" width=\"" + number(kSize) +
          "\" height=\"" + number(kSize) + "\" fill=\"none\" stroke=\"black\"/>\n";
   svg += "<line x1=\"" + number(x_of(0)) + "\" y1=\"" + number(y_of(0)) + "\" x2=\"" +
@@ -49,15 +52,29 @@ std::string reliability_svg(const Reliability& reliability, const std::string& t
            number(w) + "\" height=\"" + number(y_of(0) - y_of(bin.observed)) +
            "\" fill=\"steelblue\" fill-opacity=\"0.7\"><title>predicted " +
            number(bin.mean_predicted) + ", observed " + number(bin.observed) + ", " +
-           std::to_string(bin.pairs) + " pairs</title></rect>\n";
+           std::to_string(bin.pairs) + " documents</title></rect>\n";
     svg += "<circle cx=\"" + number(x_of(bin.mean_predicted)) + "\" cy=\"" +
            number(y_of(bin.mean_predicted)) + "\" r=\"3\" fill=\"darkred\"/>\n";
     svg += "<text x=\"" + number(x + w / 2) + "\" y=\"" + number(kTop + kSize + 28) +
            "\" font-size=\"8\" text-anchor=\"middle\">" + std::to_string(bin.pairs) + "</text>\n";
   }
+  std::string points;
+  for (const Reliability::Bin& bin : pooled.bins()) {
+    if (bin.pairs == 0) continue;
+    points += number(x_of(bin.mean_predicted)) + "," + number(y_of(bin.observed)) + " ";
+  }
+  if (!points.empty()) {
+    points.pop_back();
+    svg += "<polyline points=\"" + points +
+           "\" fill=\"none\" stroke=\"darkorange\" stroke-width=\"1.5\"><title>all pairs: "
+           "observed against mean prediction</title></polyline>\n";
+  }
   svg += "<text x=\"" + number(kLeft + kSize / 2) + "\" y=\"" + number(kTop + kSize + 46) +
-         "\" font-size=\"12\" text-anchor=\"middle\">predicted probability (bars: share "
-         "observed; dots: mean prediction; numbers: pairs)</text>\n";
+         "\" font-size=\"12\" text-anchor=\"middle\">top-label probability (bars: share "
+         "right; dots: mean prediction; numbers: documents)</text>\n";
+  svg += "<text x=\"" + number(kLeft + kSize / 2) + "\" y=\"" + number(kTop + kSize + 62) +
+         "\" font-size=\"11\" text-anchor=\"middle\" fill=\"darkorange\">line: every "
+         "(document, category) pair</text>\n";
   svg += "</svg>\n";
   return svg;
 }
@@ -68,9 +85,9 @@ std::string reliability_plot_path(const std::string& plot_path) {
   return path.string() + "-reliability.svg";
 }
 
-void write_reliability_plot(const std::string& path, const Reliability& reliability,
+void write_reliability_plot(const std::string& path, const CalibrationReport& calibration,
                             const std::string& title) {
-  write_file_atomically(path, {reliability_svg(reliability, title)}, "the reliability plot");
+  write_file_atomically(path, {reliability_svg(calibration, title)}, "the reliability plot");
 }
 
 }  // namespace autocat::internal

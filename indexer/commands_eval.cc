@@ -228,12 +228,8 @@ JsonValue log_loss_json(Method method, const internal::LogLoss& log_loss) {
   return json_number(log_loss.value());
 }
 
-// Predicted against observed per probability bin; null without pairs.
-JsonValue reliability_json(const internal::Reliability& reliability) {
-  if (reliability.pairs() == 0) return JsonValue();
-  JsonValue json = JsonValue::object();
-  json.set("pairs", json_count(reliability.pairs()));
-  json.set("expected_calibration_error", json_number(reliability.expected_calibration_error()));
+// Each bin's predictions against what was observed.
+JsonValue bins_json(const internal::Reliability& reliability) {
   JsonValue bins = JsonValue::array();
   for (const internal::Reliability::Bin& bin : reliability.bins()) {
     JsonValue entry = JsonValue::object();
@@ -244,15 +240,34 @@ JsonValue reliability_json(const internal::Reliability& reliability) {
     entry.set("observed", json_number(bin.observed));
     bins.push_back(std::move(entry));
   }
-  json.set("bins", std::move(bins));
+  return bins;
+}
+
+// Predicted against observed per probability bin: every pair pooled, the
+// top label of each document, and the mean per category; null without pairs.
+JsonValue reliability_json(const internal::CalibrationReport& calibration) {
+  const internal::Reliability& pooled = calibration.pooled();
+  if (pooled.pairs() == 0) return JsonValue();
+  JsonValue json = JsonValue::object();
+  json.set("pairs", json_count(pooled.pairs()));
+  json.set("expected_calibration_error", json_number(pooled.expected_calibration_error()));
+  json.set("bins", bins_json(pooled));
+  const internal::Reliability& top = calibration.top_label();
+  JsonValue top_json = JsonValue::object();
+  top_json.set("documents", json_count(top.pairs()));
+  top_json.set("expected_calibration_error", json_number(top.expected_calibration_error()));
+  top_json.set("bins", bins_json(top));
+  json.set("top_label", std::move(top_json));
+  JsonValue per_category = JsonValue::object();
+  per_category.set("categories", json_count(calibration.categories_with_pairs()));
+  per_category.set("mean_expected_calibration_error",
+                   json_number(calibration.per_category_expected_calibration_error()));
+  json.set("per_category", std::move(per_category));
   return json;
 }
 
-void print_reliability(std::ostream& out, const internal::Reliability& reliability) {
-  out << "\nreliability (" << reliability.pairs() << " document-category pairs; expected "
-      << "calibration error " << format_fixed(reliability.expected_calibration_error(), 4)
-      << "):\n";
-  std::vector<std::vector<std::string>> rows = {{"  bin", "pairs", "predicted", "observed"}};
+void print_bins(std::ostream& out, const internal::Reliability& reliability, const char* counted) {
+  std::vector<std::vector<std::string>> rows = {{"  bin", counted, "predicted", "observed"}};
   for (const internal::Reliability::Bin& bin : reliability.bins()) {
     if (bin.pairs == 0) continue;
     rows.push_back({"  " + format_fixed(bin.lower, 1) + "-" + format_fixed(bin.upper, 1),
@@ -260,6 +275,20 @@ void print_reliability(std::ostream& out, const internal::Reliability& reliabili
                     format_fixed(bin.observed, 4)});
   }
   print_table(out, rows, {1, 2, 3});
+}
+
+void print_reliability(std::ostream& out, const internal::CalibrationReport& calibration) {
+  const internal::Reliability& pooled = calibration.pooled();
+  const internal::Reliability& top = calibration.top_label();
+  out << "\nreliability (" << pooled.pairs() << " document-category pairs; expected "
+      << "calibration error " << format_fixed(pooled.expected_calibration_error(), 4) << " pooled, "
+      << format_fixed(top.expected_calibration_error(), 4) << " top label, "
+      << format_fixed(calibration.per_category_expected_calibration_error(), 4)
+      << " mean per category):\n";
+  out << "top label (each document's best score; observed: the best category is a label):\n";
+  print_bins(out, top, "documents");
+  out << "all document-category pairs:\n";
+  print_bins(out, pooled, "pairs");
 }
 
 // The metrics of `evaluation` as members of `json`.
@@ -518,7 +547,7 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   if (method == Method::kKnn) categorizer.knn_index();  // build outside the timing
   std::vector<std::vector<Category>> assigned(documents.size());
   internal::LogLoss log_loss;
-  internal::Reliability reliability;
+  internal::CalibrationReport calibration(categorizer.categories().size());
   const bool probabilities = categorizer.gives_probabilities(method);
   const Stopwatch classify_clock;
   for (size_t i = 0; i < documents.size(); ++i) {
@@ -533,9 +562,7 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
     // be in is one prediction.
     const bool evidence = std::any_of(scores.begin(), scores.end(), [](double v) { return v > 0; });
     if (probabilities && evidence && !truth.empty()) {
-      for (uint32_t c = 0; c < scores.size(); ++c) {
-        reliability.add(scores[c], std::find(truth.begin(), truth.end(), c) != truth.end());
-      }
+      calibration.add(scores, truth);
     }
   }
   const double classify_seconds = classify_clock.seconds();
@@ -553,9 +580,9 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   std::string reliability_plot;
   if (!plot.empty()) {
     internal::write_confusion_plot(plot, evaluation, plot_title(method, "", evaluation));
-    if (reliability.pairs() != 0) {
+    if (calibration.pooled().pairs() != 0) {
       reliability_plot = internal::reliability_plot_path(plot);
-      internal::write_reliability_plot(reliability_plot, reliability,
+      internal::write_reliability_plot(reliability_plot, calibration,
                                        "reliability of " + method_name(method));
     }
   }
@@ -585,7 +612,7 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
     json.set("docs_per_second", json_number(docs_per_second));
     json.set("analyze_seconds", json_number(analyze_seconds));
     json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
-    json.set("reliability", reliability_json(reliability));
+    json.set("reliability", reliability_json(calibration));
     json.set("reliability_plot",
              reliability_plot.empty() ? JsonValue() : JsonValue::string(reliability_plot));
     out << json_output(json) << '\n';
@@ -625,7 +652,7 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
                                      format_fixed(docs_per_second, 0) + " docs/s)"});
   extra.push_back({"  analyze", format_fixed(analyze_seconds, 4) + " s (not in docs/s)"});
   print_evaluation(out, evaluation, method, log_loss, extra);
-  if (reliability.pairs() != 0) print_reliability(out, reliability);
+  if (calibration.pooled().pairs() != 0) print_reliability(out, calibration);
   if (!plot.empty()) out << "\nconfusion matrix drawn in " << plot << '\n';
   if (!reliability_plot.empty()) out << "reliability diagram drawn in " << reliability_plot << '\n';
   return 0;

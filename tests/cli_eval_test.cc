@@ -155,11 +155,32 @@ TEST_F(CliEvalTest, LogLossAndReliabilityOfCalibratedKnnAndRocchio) {
     ASSERT_FALSE(reliability->is_null()) << method;
     EXPECT_EQ(number_at(*reliability, "pairs"), 9 * 3) << method;  // documents x categories
     EXPECT_EQ(reliability->find("bins")->as_array().size(), 10u);
+    // The top label: one prediction per document, and its error is the
+    // documents' weighted gap per bin.
+    const JsonValue* top = reliability->find("top_label");
+    ASSERT_TRUE(top != nullptr && top->is_object()) << method;
+    EXPECT_EQ(number_at(*top, "documents"), 9) << method;
+    double documents = 0, gap = 0;
+    for (const JsonValue& bin : top->find("bins")->as_array()) {
+      documents += number_at(bin, "pairs");
+      gap += number_at(bin, "pairs") *
+             std::fabs(number_at(bin, "mean_predicted") - number_at(bin, "observed"));
+    }
+    EXPECT_EQ(documents, 9) << method;
+    EXPECT_NEAR(number_at(*top, "expected_calibration_error"), gap / 9, 1e-9) << method;
+    const JsonValue* per_category = reliability->find("per_category");
+    ASSERT_TRUE(per_category != nullptr && per_category->is_object()) << method;
+    EXPECT_EQ(number_at(*per_category, "categories"), 3) << method;
+    EXPECT_GE(number_at(*per_category, "mean_expected_calibration_error"), 0.0) << method;
     const CliResult human = run_autocat(
         {"eval", "--model", model_, "--method", method, test_data("fixture_test.jsonl")});
     ASSERT_EQ(human.exit_code, 0) << human.err;
     EXPECT_TRUE(contains(human.out, "  log-loss  0.")) << human.out;
     EXPECT_TRUE(contains(human.out, "\nreliability (27 document-category pairs")) << human.out;
+    EXPECT_TRUE(contains(human.out, " top label, ")) << human.out;
+    EXPECT_TRUE(contains(human.out, " mean per category):\ntop label (each document's best score"))
+        << human.out;
+    EXPECT_TRUE(contains(human.out, "\n  bin      documents  predicted  observed\n")) << human.out;
     EXPECT_TRUE(contains(human.out, "category  precision  recall      F1  support  TP  FP  FN\n"))
         << human.out;
   }

@@ -152,9 +152,45 @@ TEST(ReliabilityTest, BinsPredictionsAndMeasuresCalibrationError) {
   EXPECT_NEAR(bins[9].observed, 1.0, 1e-12);
   EXPECT_EQ(bins[0].pairs, 0u);
   EXPECT_NEAR(reliability.expected_calibration_error(), 4.0 / 6.0 * 0.1, 1e-12);
-  const std::string svg = reliability_svg(reliability, "test <plot>");
-  EXPECT_NE(svg.find("test &lt;plot&gt;"), std::string::npos);
   EXPECT_EQ(reliability_plot_path("out/confusion.html"), "out/confusion-reliability.svg");
+}
+
+// eval's three views of calibration: the top label (one prediction per
+// document), each category on its own, and all pairs pooled.
+TEST(ReliabilityTest, TopLabelAndPerCategoryCalibration) {
+  CalibrationReport calibration(3, 10);
+  // Four documents of category 0, scored 0.7 / 0.2 / 0.1: the best is right
+  // three times in four (observed 0.75 against 0.7 predicted).
+  for (int d = 0; d < 4; ++d) {
+    calibration.add({0.7, 0.2, 0.1}, {static_cast<uint32_t>(d == 3 ? 1 : 0)});
+  }
+  // Ties go to the first category: scored 0.5 / 0.5 / 0, labelled 1.
+  calibration.add({0.5, 0.5, 0.0}, {1});
+  const Reliability& top = calibration.top_label();
+  EXPECT_EQ(top.pairs(), 5u);
+  const std::vector<Reliability::Bin> bins = top.bins();
+  EXPECT_EQ(bins[7].pairs, 4u);
+  EXPECT_NEAR(bins[7].observed, 0.75, 1e-12);
+  EXPECT_EQ(bins[5].pairs, 1u);
+  EXPECT_NEAR(bins[5].observed, 0.0, 1e-12);
+  EXPECT_NEAR(top.expected_calibration_error(), (4 * 0.05 + 1 * 0.5) / 5, 1e-12);
+  EXPECT_EQ(calibration.pooled().pairs(), 15u);
+  // Category 0: 0.7 x4 with 3 observed (0.05 off), 0.5 not (0.5 off);
+  // category 1: 0.2 x4 with 1 observed (0.05), 0.5 observed (0.5);
+  // category 2: 0.1 x4 and 0 x1, never observed (0.4 / 5 = 0.08).
+  const double category0 = (4 * 0.05 + 0.5) / 5, category1 = (4 * 0.05 + 0.5) / 5,
+               category2 = (4 * 0.1 + 0.0) / 5;
+  EXPECT_EQ(calibration.categories_with_pairs(), 3u);
+  EXPECT_NEAR(calibration.per_category_expected_calibration_error(),
+              (category0 + category1 + category2) / 3, 1e-12);
+  // The diagram shows the top label, with the pooled pairs as a line.
+  const std::string svg = reliability_svg(calibration, "test <plot>");
+  EXPECT_NE(svg.find("test &lt;plot&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("top label: expected calibration error 14.00% over 5 documents"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  EXPECT_NE(svg.find("0.75, 4 documents"), std::string::npos) << svg;
 }
 
 // A model trained on the small fixture: every method calibrated, combo
