@@ -478,6 +478,9 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       }
     }
   };
+  // Threads of on_every_fold() left without a fold: the last folds' linear
+  // fits use them (each category is solved alike on any thread).
+  std::atomic<unsigned> idle_workers{0};
   auto run_fold = [&](uint32_t f) {
     const std::string of_fold =
         ", fold " + std::to_string(f + 1) + " of " + std::to_string(num_folds);
@@ -515,7 +518,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       const LinearLoss losses[] = {LinearLoss::kSquaredHinge, LinearLoss::kLogistic};
       for (size_t m = 0; m < linear_methods.size(); ++m) {
         for_each_linear_path_model(
-            problem, fitted_on, losses[m], c_candidates[m], /*threads=*/1,
+            problem, fitted_on, losses[m], c_candidates[m], 1 + idle_workers.load(),
             [&](size_t k, LinearModel&& linear) {
               for (const auto& [d, doc] : held_out) {
                 linear_decision_values(linear, idf, doc, &fold_scores);
@@ -532,6 +535,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   };
   const auto on_every_fold = [&](const std::function<void(uint32_t)>& run) {
     std::atomic<uint32_t> next_fold{0};
+    idle_workers = 0;
     std::exception_ptr failure;
     std::mutex failure_mutex;
     auto worker = [&] {
@@ -543,6 +547,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
           if (!failure) failure = std::current_exception();
         }
       }
+      ++idle_workers;
     };
     const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), num_folds));
     std::vector<std::thread> pool;
