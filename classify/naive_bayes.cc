@@ -98,9 +98,12 @@ std::vector<float> kept_idf(const std::vector<float>& idf, const std::vector<uin
 }
 
 // Column sums of a term-major count matrix.
+// Row by row (no division per entry), in the same order of addition.
 std::vector<double> category_totals(const std::vector<double>& counts, uint32_t num_categories) {
   std::vector<double> totals(num_categories, 0.0);
-  for (size_t i = 0; i < counts.size(); ++i) totals[i % num_categories] += counts[i];
+  for (size_t row = 0; row < counts.size(); row += num_categories) {
+    for (uint32_t c = 0; c < num_categories; ++c) totals[c] += counts[row + c];
+  }
   return totals;
 }
 
@@ -216,16 +219,19 @@ NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
   check_sums(sums, counting_amount(idf), selected, alpha, wanted);
   NaiveBayesModel model = empty_model(sums, Method::kComplementNaiveBayes, alpha);
   const uint32_t num_categories = model.num_categories;
-  // counts[t][c] becomes the complement count sum_{d not in c} tf_td.
-  std::vector<double> counts = sums.sums;
+  // The complement count sum_{d not in c} tf_td of a selected term (a
+  // term left out keeps its own count in the totals), computed where used
+  // rather than in a copy of the sums.
+  const std::vector<double>& counts = sums.sums;
+  const auto complement = [&](TermId t, size_t entry) {
+    return is_selected(selected, t) ? sums.term_total[t] - counts[entry] : counts[entry];
+  };
   if (!idf.empty()) model.idf = kept_idf(idf, selected);
+  std::vector<double> totals(num_categories, 0.0);
   for (TermId t = 0; t < sums.num_terms; ++t) {
-    if (!is_selected(selected, t)) continue;
-    const double term_total = sums.term_total[t];
-    double* row = &counts[static_cast<size_t>(t) * num_categories];
-    for (uint32_t c = 0; c < num_categories; ++c) row[c] = term_total - row[c];
+    const size_t row = static_cast<size_t>(t) * num_categories;
+    for (uint32_t c = 0; c < num_categories; ++c) totals[c] += complement(t, row + c);
   }
-  const std::vector<double> totals = category_totals(counts, num_categories);
   const double vocabulary = vocabulary_size(sums.num_terms, selected);
   std::vector<double> log_denominator(num_categories);
   for (uint32_t c = 0; c < num_categories; ++c) {
@@ -235,7 +241,7 @@ NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
     if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
-      const double w = std::log(counts[row + c] + alpha) - log_denominator[c];
+      const double w = std::log(complement(t, row + c) + alpha) - log_denominator[c];
       model.term_weight[row + c] = static_cast<float>(-w);
     }
   }
