@@ -58,7 +58,7 @@ NaiveBayesModel empty_model(const CategorySums& sums, Method method, double alph
 // Checks what a model is fitted from: `expected` the amount the variant
 // needs, alpha positive, the selection sized to the vocabulary.
 void check_sums(const CategorySums& sums, TermAmount expected, const std::vector<uint8_t>& selected,
-                double alpha) {
+                double alpha, const std::vector<uint8_t>& wanted) {
   if (!(alpha > 0.0) || !std::isfinite(alpha)) {
     throw InvalidArgumentError("Naive Bayes: the smoothing alpha must be a positive number, got " +
                                std::to_string(alpha));
@@ -66,7 +66,8 @@ void check_sums(const CategorySums& sums, TermAmount expected, const std::vector
   if (sums.num_categories == 0) {
     throw InvalidArgumentError("Naive Bayes: the training corpus has no category");
   }
-  if (sums.amount != expected || (!selected.empty() && selected.size() != sums.num_terms)) {
+  if (sums.amount != expected || (!selected.empty() && selected.size() != sums.num_terms) ||
+      (!wanted.empty() && wanted.size() != sums.num_terms)) {
     throw InvalidArgumentError("Naive Bayes: the category sums do not fit this model");
   }
 }
@@ -97,9 +98,12 @@ std::vector<float> kept_idf(const std::vector<float>& idf, const std::vector<uin
 }
 
 // Column sums of a term-major count matrix.
+// Row by row (no division per entry), in the same order of addition.
 std::vector<double> category_totals(const std::vector<double>& counts, uint32_t num_categories) {
   std::vector<double> totals(num_categories, 0.0);
-  for (size_t i = 0; i < counts.size(); ++i) totals[i % num_categories] += counts[i];
+  for (size_t row = 0; row < counts.size(); row += num_categories) {
+    for (uint32_t c = 0; c < num_categories; ++c) totals[c] += counts[row + c];
+  }
   return totals;
 }
 
@@ -116,8 +120,9 @@ bool is_naive_bayes(int variant) {
 // log P(c) + sum_t count(t,d) log P(t|c).
 NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
                                          const std::vector<uint8_t>& selected, double alpha,
-                                         const std::vector<float>& idf) {
-  check_sums(sums, counting_amount(idf), selected, alpha);
+                                         const std::vector<float>& idf,
+                                         const std::vector<uint8_t>& wanted) {
+  check_sums(sums, counting_amount(idf), selected, alpha, wanted);
   NaiveBayesModel model = empty_model(sums, Method::kNaiveBayes, alpha);
   model.log_prior = log_priors(sums.category_docs);
   const uint32_t num_categories = model.num_categories;
@@ -130,7 +135,7 @@ NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
     log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
   }
   for (TermId t = 0; t < sums.num_terms; ++t) {
-    if (!is_selected(selected, t)) continue;
+    if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
       model.term_weight[row + c] =
@@ -154,8 +159,9 @@ NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
 // is split into class_constant (the vocabulary sum, computed once here) and
 // term_weight (the bracket), so scoring walks only the document's terms.
 NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
-                                       const std::vector<uint8_t>& selected, double alpha) {
-  check_sums(sums, TermAmount::kPresence, selected, alpha);
+                                       const std::vector<uint8_t>& selected, double alpha,
+                                       const std::vector<uint8_t>& wanted) {
+  check_sums(sums, TermAmount::kPresence, selected, alpha, wanted);
   NaiveBayesModel model = empty_model(sums, Method::kBernoulliNaiveBayes, alpha);
   model.log_prior = log_priors(sums.category_docs);
   const uint32_t num_categories = model.num_categories;
@@ -168,12 +174,14 @@ NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
   for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
+    const bool weights = is_selected(wanted, t);
     for (uint32_t c = 0; c < num_categories; ++c) {
       const double n_c = static_cast<double>(doc_counts[c]);
       // log P and log(1 - P) from the counts, without forming 1 - P.
-      const double log_present = std::log(counts[row + c] + alpha) - log_denominator[c];
       const double log_absent = std::log(n_c - counts[row + c] + alpha) - log_denominator[c];
       model.class_constant[c] += log_absent;
+      if (!weights) continue;
+      const double log_present = std::log(counts[row + c] + alpha) - log_denominator[c];
       model.term_weight[row + c] = static_cast<float>(log_present - log_absent);
     }
   }
@@ -206,30 +214,34 @@ NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
 // normalize by default either. Models trained with it keep their weights.
 NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
                                         const std::vector<uint8_t>& selected, double alpha,
-                                        const std::vector<float>& idf) {
-  check_sums(sums, counting_amount(idf), selected, alpha);
+                                        const std::vector<float>& idf,
+                                        const std::vector<uint8_t>& wanted) {
+  check_sums(sums, counting_amount(idf), selected, alpha, wanted);
   NaiveBayesModel model = empty_model(sums, Method::kComplementNaiveBayes, alpha);
   const uint32_t num_categories = model.num_categories;
-  // counts[t][c] becomes the complement count sum_{d not in c} tf_td.
-  std::vector<double> counts = sums.sums;
+  // The complement count sum_{d not in c} tf_td of a selected term (a
+  // term left out keeps its own count in the totals), computed where used
+  // rather than in a copy of the sums.
+  const std::vector<double>& counts = sums.sums;
+  const auto complement = [&](TermId t, size_t entry) {
+    return is_selected(selected, t) ? sums.term_total[t] - counts[entry] : counts[entry];
+  };
   if (!idf.empty()) model.idf = kept_idf(idf, selected);
+  std::vector<double> totals(num_categories, 0.0);
   for (TermId t = 0; t < sums.num_terms; ++t) {
-    if (!is_selected(selected, t)) continue;
-    const double term_total = sums.term_total[t];
-    double* row = &counts[static_cast<size_t>(t) * num_categories];
-    for (uint32_t c = 0; c < num_categories; ++c) row[c] = term_total - row[c];
+    const size_t row = static_cast<size_t>(t) * num_categories;
+    for (uint32_t c = 0; c < num_categories; ++c) totals[c] += complement(t, row + c);
   }
-  const std::vector<double> totals = category_totals(counts, num_categories);
   const double vocabulary = vocabulary_size(sums.num_terms, selected);
   std::vector<double> log_denominator(num_categories);
   for (uint32_t c = 0; c < num_categories; ++c) {
     log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
   }
   for (TermId t = 0; t < sums.num_terms; ++t) {
-    if (!is_selected(selected, t)) continue;
+    if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
-      const double w = std::log(counts[row + c] + alpha) - log_denominator[c];
+      const double w = std::log(complement(t, row + c) + alpha) - log_denominator[c];
       model.term_weight[row + c] = static_cast<float>(-w);
     }
   }

@@ -60,14 +60,23 @@ NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
 // sum_categories(corpus, ...). Multinomial and complement: sums of kCount,
 // or of kTfidf with the same `idf`; Bernoulli: of kPresence. `selected` as
 // the sums were made with.
+// `wanted`: empty = every term's weights; otherwise only the rows of terms
+// with wanted[t] != 0 are computed and the others stay 0 (the priors,
+// denominators and Bernoulli's class constants still cover the whole
+// vocabulary), for a model that will only score documents of those terms:
+// cross-validation's held-out folds. REQUIRES wanted.size() == num_terms
+// when non-empty.
 NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
                                          const std::vector<uint8_t>& selected, double alpha,
-                                         const std::vector<float>& idf = {});
+                                         const std::vector<float>& idf = {},
+                                         const std::vector<uint8_t>& wanted = {});
 NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
-                                       const std::vector<uint8_t>& selected, double alpha);
+                                       const std::vector<uint8_t>& selected, double alpha,
+                                       const std::vector<uint8_t>& wanted = {});
 NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
                                         const std::vector<uint8_t>& selected, double alpha,
-                                        const std::vector<float>& idf = {});
+                                        const std::vector<float>& idf = {},
+                                        const std::vector<uint8_t>& wanted = {});
 
 // The value with which a term of a document enters the score (log_scores,
 // explain): 1 for Bernoulli (presence), else its count, or for a tf-idf

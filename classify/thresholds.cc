@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -306,7 +307,18 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_concentration(
       concentration_candidates.size(),
       std::vector<std::vector<KnnIndex::Neighbour>>(corpus.num_docs()));
-  std::vector<ScoreLists> rocchio(gamma_candidates.size(), ScoreLists(corpus.num_docs()));
+  // One-of decisions compare candidates by their top category alone
+  // (objective()): Rocchio's and Naive Bayes' candidates then keep only that
+  // per document, and the winners' full lists are made in a second pass
+  // over the folds (refit_winners), instead of holding every candidate's
+  // lists at once (most of cross-validation's memory). Any-of objectives
+  // need each candidate's thresholds, hence its full lists.
+  const bool compact = decision == Decision::kOneOf;
+  constexpr uint32_t kNoCategory = std::numeric_limits<uint32_t>::max();
+  std::vector<ScoreLists> rocchio(gamma_candidates.size(),
+                                  ScoreLists(compact ? 0 : corpus.num_docs()));
+  std::vector<std::vector<uint32_t>> rocchio_top(
+      compact ? gamma_candidates.size() : 0, std::vector<uint32_t>(corpus.num_docs(), kNoCategory));
   // Naive Bayes: [method * num_alphas + alpha candidate].
   // [(method * 2 + features) * num_alphas + alpha candidate], features 0 =
   // term counts, 1 = tf-idf vectors (multinomial and complement only).
@@ -317,9 +329,16 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     return nb_methods[m] == Method::kBernoulliNaiveBayes ? 1 : 2;
   };
   std::vector<ScoreLists> nb(nb_methods.size() * 2 * num_alphas);
+  std::vector<std::vector<uint32_t>> nb_top(compact ? nb.size() : 0);
   for (size_t m = 0; m < nb_methods.size(); ++m) {
     for (size_t w = 0; w < nb_feature_candidates(m); ++w) {
-      for (size_t a = 0; a < num_alphas; ++a) nb[nb_slot(m, w, a)].resize(corpus.num_docs());
+      for (size_t a = 0; a < num_alphas; ++a) {
+        if (compact) {
+          nb_top[nb_slot(m, w, a)].assign(corpus.num_docs(), kNoCategory);
+        } else {
+          nb[nb_slot(m, w, a)].resize(corpus.num_docs());
+        }
+      }
     }
   }
   // svm, logreg: out-of-fold decision values, [C candidate][doc * categories + c].
@@ -339,7 +358,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   // Progress: each fold's five kinds of fit (rocchio, knn, svm, logreg,
   // naive bayes), then the calibrations.
   constexpr uint64_t kStepsPerFold = 5;
-  const uint64_t total_steps = uint64_t{num_folds} * kStepsPerFold + 1;
+  const uint64_t total_steps = uint64_t{num_folds} * (kStepsPerFold + (compact ? 1 : 0)) + 1;
   uint64_t steps_done = 0;
   std::mutex progress_mutex;
   const auto step_done = [&](const std::string& step) {
@@ -355,42 +374,128 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   std::vector<double> scores(num_categories);
   // Folds are independent and write disjoint documents' entries: run them
   // on every core (training is otherwise single-threaded).
+  // A fold's training documents and what its fits share.
+  struct Fold {
+    FoldCorpus training;
+    std::vector<uint32_t> original;  // fold-corpus document -> corpus document
+    std::vector<uint8_t> selected;
+    std::vector<float> idf;
+    std::vector<std::pair<uint32_t, DocumentTerms>> held_out;  // in the fold's term ids
+    // Terms some held-out document has: the only Naive Bayes weights looked
+    // up (a weight costs a logarithm per category).
+    std::vector<uint8_t> wanted;
+  };
+  const auto prepare_fold = [&](uint32_t f) {
+    Fold prepared;
+    std::vector<uint8_t> keep(corpus.num_docs());
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      keep[d] = fold[d] != f;
+      if (keep[d]) prepared.original.push_back(d);
+    }
+    // The fold's own vocabulary, as `autocat train` on these documents would
+    // read it (Naive Bayes smoothing depends on the vocabulary size).
+    prepared.training = fold_corpus(corpus, keep);
+    const TrainingCorpus& fitted_on = prepared.training.corpus;
+    // What fit_model() would select; the fold's models are fitted below,
+    // one setting at a time.
+    prepared.selected = selected_features(fitted_on, fold_options);
+    prepared.idf = compute_idf(fitted_on.df, fitted_on.num_docs(), prepared.selected);
+    prepared.wanted.assign(fitted_on.num_terms(), 0);
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      if (keep[d] || docs[d].terms.empty()) continue;
+      DocumentTerms doc = fold_document(docs[d], prepared.training.fold_term);
+      if (doc.terms.empty()) continue;  // no term the fold knows: no evidence
+      for (const TermCount& term : doc.terms) prepared.wanted[term.term] = 1;
+      prepared.held_out.emplace_back(d, std::move(doc));
+    }
+    return prepared;
+  };
+  // A held-out document's scores: in one-of's compact mode (first pass) only
+  // its top category, as keep_best() would list it first.
+  const auto keep_scores = [&](const std::vector<double>& fold_scores, bool top_only, uint32_t* top,
+                               DocScores* lists) {
+    if (!top_only) {
+      keep_best(fold_scores, lists);
+      return;
+    }
+    *top = kNoCategory;
+    double top_score = 0.0;
+    for (uint32_t c = 0; c < fold_scores.size(); ++c) {
+      if (fold_scores[c] > top_score) {
+        top_score = fold_scores[c];
+        *top = c;
+      }
+    }
+  };
+  // Naive Bayes on a fold: the fold's category sums are made once per kind
+  // of feature (counts, tf-idf, presence) and every alpha wanted is fitted
+  // from them, exactly as train_*_nb would fit it; one sums array and one
+  // model live at a time (each is terms x categories). `run(slot)` says
+  // whether a candidate is fitted; `top_only` as keep_scores().
+  const auto fit_naive_bayes = [&](const Fold& prepared, const std::function<bool(size_t)>& run,
+                                   bool top_only) {
+    const TrainingCorpus& fitted_on = prepared.training.corpus;
+    std::vector<double> fold_scores(num_categories);
+    const std::vector<float> no_idf;
+    for (size_t w = 0; w < 3; ++w) {
+      const bool presence = w == 2;
+      bool needed = false;
+      for (size_t m = 0; m < nb_methods.size(); ++m) {
+        if ((nb_methods[m] == Method::kBernoulliNaiveBayes) != presence) continue;
+        for (size_t a = 0; a < num_alphas; ++a)
+          needed = needed || run(nb_slot(m, presence ? 0 : w, a));
+      }
+      if (!needed) continue;
+      const TermAmount amount =
+          presence ? TermAmount::kPresence : (w == 1 ? TermAmount::kTfidf : TermAmount::kCount);
+      const std::vector<float>& features_idf = w == 1 ? prepared.idf : no_idf;
+      const CategorySums sums = sum_categories(fitted_on, amount, prepared.selected, features_idf);
+      for (size_t m = 0; m < nb_methods.size(); ++m) {
+        const bool bernoulli = nb_methods[m] == Method::kBernoulliNaiveBayes;
+        if (bernoulli != presence) continue;
+        for (size_t a = 0; a < num_alphas; ++a) {
+          const size_t slot = nb_slot(m, presence ? 0 : w, a);
+          if (!run(slot)) continue;
+          const double alpha = alpha_candidates[a];
+          const std::vector<uint8_t>& wanted = prepared.wanted;
+          const std::vector<uint8_t>& selected = prepared.selected;
+          const NaiveBayesModel nb_model =
+              bernoulli ? bernoulli_nb_from_sums(sums, selected, alpha, wanted)
+              : nb_methods[m] == Method::kNaiveBayes
+                  ? multinomial_nb_from_sums(sums, selected, alpha, features_idf, wanted)
+                  : complement_nb_from_sums(sums, selected, alpha, features_idf, wanted);
+          const NaiveBayesClassifier nb_classifier(nb_model);
+          for (const auto& [d, doc] : prepared.held_out) {
+            nb_classifier.score(doc, classify, &fold_scores);
+            keep_scores(fold_scores, top_only, top_only ? &nb_top[slot][d] : nullptr,
+                        top_only ? nullptr : &nb[slot][d]);
+          }
+        }
+      }
+    }
+  };
+  // Threads of on_every_fold() left without a fold: the last folds' linear
+  // fits use them (each category is solved alike on any thread).
+  std::atomic<unsigned> idle_workers{0};
   auto run_fold = [&](uint32_t f) {
     const std::string of_fold =
         ", fold " + std::to_string(f + 1) + " of " + std::to_string(num_folds);
     std::vector<double> fold_scores(num_categories);
-    std::vector<uint8_t> keep(corpus.num_docs());
-    std::vector<uint32_t> original;  // fold-corpus document -> corpus document
-    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
-      keep[d] = fold[d] != f;
-      if (keep[d]) original.push_back(d);
-    }
-    // The fold's own vocabulary, as `autocat train` on these documents would
-    // read it (Naive Bayes smoothing depends on the vocabulary size).
-    const FoldCorpus fold_training = fold_corpus(corpus, keep);
-    const TrainingCorpus& fitted_on = fold_training.corpus;
-    // What fit_model() would select; the fold's models are fitted below,
-    // one setting at a time.
-    const std::vector<uint8_t> selected = selected_features(fitted_on, fold_options);
-    const std::vector<float> idf = compute_idf(fitted_on.df, fitted_on.num_docs(), selected);
-    std::vector<RocchioModel> centroids;
-    for (double gamma : gamma_candidates) centroids.push_back(train_rocchio(fitted_on, idf, gamma));
-    std::vector<std::unique_ptr<RocchioClassifier>> rocchio_classifiers;
-    for (const RocchioModel& model_g : centroids) {
-      rocchio_classifiers.push_back(std::make_unique<RocchioClassifier>(model_g, idf));
-    }
-    std::vector<std::pair<uint32_t, DocumentTerms>> held_out;  // in the fold's term ids
-    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
-      if (keep[d] || docs[d].terms.empty()) continue;
-      const DocumentTerms doc = fold_document(docs[d], fold_training.fold_term);
-      if (doc.terms.empty()) continue;  // no term the fold knows: no evidence
-      for (size_t g = 0; g < gamma_candidates.size(); ++g) {
-        rocchio_classifiers[g]->score(doc, classify, &fold_scores);
-        keep_best(fold_scores, &rocchio[g][d]);
+    const Fold prepared = prepare_fold(f);
+    const TrainingCorpus& fitted_on = prepared.training.corpus;
+    const std::vector<uint32_t>& original = prepared.original;
+    const std::vector<float>& idf = prepared.idf;
+    const auto& held_out = prepared.held_out;
+    for (size_t g = 0; g < gamma_candidates.size(); ++g) {
+      const RocchioModel centroids = train_rocchio(fitted_on, idf, gamma_candidates[g]);
+      const RocchioClassifier rocchio_classifier(centroids, idf);
+      for (const auto& [d, doc] : held_out) {
+        rocchio_classifier.score(doc, classify, &fold_scores);
+        keep_scores(fold_scores, compact, compact ? &rocchio_top[g][d] : nullptr,
+                    compact ? nullptr : &rocchio[g][d]);
       }
-      scored[d] = 1;
-      held_out.emplace_back(d, doc);
     }
+    for (const auto& entry : held_out) scored[entry.first] = 1;
     step_done("rocchio" + of_fold);
     // kNN: one index per term weighting, built and searched in turn.
     for (size_t b = 0; b < concentration_candidates.size(); ++b) {
@@ -409,7 +514,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       const LinearLoss losses[] = {LinearLoss::kSquaredHinge, LinearLoss::kLogistic};
       for (size_t m = 0; m < linear_methods.size(); ++m) {
         for_each_linear_path_model(
-            problem, fitted_on, losses[m], c_candidates[m], /*threads=*/1,
+            problem, fitted_on, losses[m], c_candidates[m], 1 + idle_workers.load(),
             [&](size_t k, LinearModel&& linear) {
               for (const auto& [d, doc] : held_out) {
                 linear_decision_values(linear, idf, doc, &fold_scores);
@@ -420,56 +525,45 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
         step_done(method_name(linear_methods[m]) + of_fold);
       }
     }
-    // Naive Bayes: the fold's category sums are made once per kind of
-    // feature (counts, tf-idf, presence) and every alpha is fitted from them,
-    // exactly as train_*_nb would fit it; one sums array and one model live
-    // at a time (each is terms x categories).
-    const std::vector<float> no_idf;
-    for (size_t w = 0; w < 3; ++w) {
-      const bool presence = w == 2;
-      const TermAmount amount =
-          presence ? TermAmount::kPresence : (w == 1 ? TermAmount::kTfidf : TermAmount::kCount);
-      const std::vector<float>& features_idf = w == 1 ? idf : no_idf;
-      const CategorySums sums = sum_categories(fitted_on, amount, selected, features_idf);
-      for (size_t m = 0; m < nb_methods.size(); ++m) {
-        const bool bernoulli = nb_methods[m] == Method::kBernoulliNaiveBayes;
-        if (bernoulli != presence) continue;
-        for (size_t a = 0; a < num_alphas; ++a) {
-          const double alpha = alpha_candidates[a];
-          const NaiveBayesModel nb_model =
-              bernoulli ? bernoulli_nb_from_sums(sums, selected, alpha)
-              : nb_methods[m] == Method::kNaiveBayes
-                  ? multinomial_nb_from_sums(sums, selected, alpha, features_idf)
-                  : complement_nb_from_sums(sums, selected, alpha, features_idf);
-          const NaiveBayesClassifier nb_classifier(nb_model);
-          for (const auto& [d, doc] : held_out) {
-            nb_classifier.score(doc, classify, &fold_scores);
-            keep_best(fold_scores, &nb[nb_slot(m, presence ? 0 : w, a)][d]);
-          }
-        }
-      }
-    }
+    fit_naive_bayes(
+        prepared, [](size_t) { return true; }, compact);
     step_done("naive bayes" + of_fold);
   };
-  std::atomic<uint32_t> next_fold{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    for (uint32_t f; (f = next_fold++) < num_folds;) {
-      try {
-        run_fold(f);
-      } catch (...) {
-        const std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
+  const auto on_every_fold = [&](const std::function<void(uint32_t)>& run) {
+    std::atomic<uint32_t> next_fold{0};
+    idle_workers = 0;
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto worker = [&] {
+      for (uint32_t f; (f = next_fold++) < num_folds;) {
+        try {
+          run(f);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+        }
       }
-    }
+      ++idle_workers;
+    };
+    const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), num_folds));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& thread : pool) thread.join();
+    if (failure) std::rethrow_exception(failure);
   };
-  const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), num_folds));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
+  on_every_fold(run_fold);
+  // The accuracy of one-of decisions from each document's top category, as
+  // objective() counts it.
+  const auto top_accuracy = [&](const std::vector<uint32_t>& top) {
+    uint64_t correct = 0, labelled = 0;
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      if (corpus.doc_categories[d].empty()) continue;
+      ++labelled;
+      if (top[d] != kNoCategory && has_label(corpus, d, top[d])) ++correct;
+    }
+    return labelled ? double(correct) / double(labelled) : 0.0;
+  };
 
   tuned.thresholds.resize(all_methods().size());
   // kNN: every candidate (k, vote power) from the same neighbour lists;
@@ -524,8 +618,10 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   best = -1.0;
   size_t best_gamma = 0;
   for (size_t g = 0; g < gamma_candidates.size(); ++g) {
-    std::vector<double> thresholds = thresholds_from(corpus, rocchio[g]);
-    const double value = objective(corpus, rocchio[g], thresholds, decision);
+    std::vector<double> thresholds;
+    if (!compact) thresholds = thresholds_from(corpus, rocchio[g]);
+    const double value = compact ? top_accuracy(rocchio_top[g])
+                                 : objective(corpus, rocchio[g], thresholds, decision);
     tuned.rocchio_gamma_objective.emplace_back(gamma_candidates[g], value);
     if (value > best) {
       best = value;
@@ -545,9 +641,11 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     std::vector<std::vector<std::pair<double, double>>> objectives(nb_feature_candidates(m));
     for (size_t w = 0; w < nb_feature_candidates(m); ++w) {
       for (size_t a = 0; a < num_alphas; ++a) {
-        const ScoreLists& nb_lists = nb[nb_slot(m, w, a)];
-        std::vector<double> thresholds = thresholds_from(corpus, nb_lists);
-        const double value = objective(corpus, nb_lists, thresholds, decision);
+        const size_t slot = nb_slot(m, w, a);
+        std::vector<double> thresholds;
+        if (!compact) thresholds = thresholds_from(corpus, nb[slot]);
+        const double value = compact ? top_accuracy(nb_top[slot])
+                                     : objective(corpus, nb[slot], thresholds, decision);
         objectives[w].emplace_back(alpha_candidates[a], value);
         if (value > best) {
           best = value;
@@ -560,6 +658,39 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     }
     tuned.nb_alpha_objective[m] = std::move(objectives[tuned.nb_tfidf[m] ? 1 : 0]);
     tuned.method_objective[static_cast<size_t>(nb_methods[m])] = best;
+  }
+  if (compact) {
+    // The winners' full lists, fitted again on every fold exactly as in
+    // the first pass, and their thresholds from them.
+    rocchio_top.clear();
+    nb_top.clear();
+    rocchio[best_gamma].resize(corpus.num_docs());
+    for (size_t slot : best_nb) nb[slot].resize(corpus.num_docs());
+    on_every_fold([&](uint32_t f) {
+      const Fold prepared = prepare_fold(f);
+      std::vector<double> fold_scores(num_categories);
+      const RocchioModel centroids =
+          train_rocchio(prepared.training.corpus, prepared.idf, gamma_candidates[best_gamma]);
+      const RocchioClassifier rocchio_classifier(centroids, prepared.idf);
+      for (const auto& [d, doc] : prepared.held_out) {
+        rocchio_classifier.score(doc, classify, &fold_scores);
+        keep_best(fold_scores, &rocchio[best_gamma][d]);
+      }
+      fit_naive_bayes(
+          prepared,
+          [&](size_t slot) {
+            return std::find(best_nb.begin(), best_nb.end(), slot) != best_nb.end();
+          },
+          false);
+      step_done("rocchio and naive bayes winners, fold " + std::to_string(f + 1) + " of " +
+                std::to_string(num_folds));
+    });
+    tuned.thresholds[static_cast<size_t>(Method::kRocchio)] =
+        thresholds_from(corpus, rocchio[best_gamma]);
+    for (size_t m = 0; m < nb_methods.size(); ++m) {
+      tuned.thresholds[static_cast<size_t>(nb_methods[m])] =
+          thresholds_from(corpus, nb[best_nb[m]]);
+    }
   }
   // svm and logreg: per C, out-of-fold probabilities as the classifier
   // would give them (svm through a Platt sigmoid fitted on these decision

@@ -358,5 +358,36 @@ TEST_F(NaiveBayesTest, MethodIsTheModelVariant) {
             Method::kNaiveBayes);
 }
 
+// Cross-validation fits models whose held-out documents use few of the
+// terms: the rows of wanted terms, the priors and the class constants are
+// exactly those of the full model, and the other rows are left at 0.
+TEST_F(NaiveBayesTest, WantedTermsGetTheFullModelsWeights) {
+  std::vector<uint8_t> wanted(corpus_.num_terms(), 0);
+  wanted[id("chinese")] = wanted[id("tokyo")] = 1;
+  const std::vector<float> idf(corpus_.num_terms(), 1.5f);
+  const auto check = [&](const NaiveBayesModel& full, const NaiveBayesModel& part) {
+    EXPECT_EQ(full.log_prior, part.log_prior);
+    EXPECT_EQ(full.class_constant, part.class_constant);
+    for (TermId t = 0; t < corpus_.num_terms(); ++t) {
+      for (uint32_t c = 0; c < full.num_categories; ++c) {
+        EXPECT_EQ(weight(part, t, c), wanted[t] ? weight(full, t, c) : 0.0f) << t << " " << c;
+      }
+    }
+  };
+  for (const std::vector<float>& features_idf : {std::vector<float>(), idf}) {
+    const TermAmount amount = features_idf.empty() ? TermAmount::kCount : TermAmount::kTfidf;
+    const CategorySums sums = sum_categories(corpus_, amount, {}, features_idf);
+    check(multinomial_nb_from_sums(sums, {}, 0.5, features_idf),
+          multinomial_nb_from_sums(sums, {}, 0.5, features_idf, wanted));
+    check(complement_nb_from_sums(sums, {}, 0.5, features_idf),
+          complement_nb_from_sums(sums, {}, 0.5, features_idf, wanted));
+  }
+  const CategorySums presence = sum_categories(corpus_, TermAmount::kPresence, {}, {});
+  check(bernoulli_nb_from_sums(presence, {}, 0.5),
+        bernoulli_nb_from_sums(presence, {}, 0.5, wanted));
+  EXPECT_THROW(bernoulli_nb_from_sums(presence, {}, 0.5, std::vector<uint8_t>(2, 1)),
+               InvalidArgumentError);
+}
+
 }  // namespace
 }  // namespace autocat::internal

@@ -130,5 +130,52 @@ TEST_F(TunedThresholdsTest, AnyOfUsesTunedThresholdsUnlessToldOtherwise) {
   EXPECT_EQ(categorizer_->decide(scores, options).size(), std::min<size_t>(positive, 5));
 }
 
+// One-of cross-validation compares candidates by their top category and
+// refits only the winners for their full score lists: the winner's
+// thresholds, calibration and objective are those of a run given that
+// setting alone.
+TEST(TuneSettingsOneOfTest, WinnersAreRefittedAsIfChosenAlone) {
+  std::vector<LabelledTerms> docs;
+  const std::vector<std::string> words = {"ball", "goal", "team", "vote", "law", "party",
+                                          "chip", "code", "data", "the",  "a",   "of"};
+  uint32_t state = 7;
+  const auto next = [&](uint32_t n) {
+    state = state * 1103515245u + 12345u;
+    return (state >> 16) % n;
+  };
+  const std::vector<std::string> labels = {"sport", "politics", "tech"};
+  for (int d = 0; d < 60; ++d) {
+    const uint32_t label = static_cast<uint32_t>(d) % 3;
+    std::vector<std::string> terms;
+    for (int i = 0; i < 8; ++i) {
+      // Mostly the category's own words, sometimes any word.
+      terms.push_back(next(3) == 0 ? words[next(12)] : words[label * 3 + next(3)]);
+    }
+    docs.push_back({terms, {labels[label]}});
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  TrainOptions options;
+  const TunedSettings grid = tune_settings(corpus, options, Decision::kOneOf);
+  ASSERT_FALSE(grid.thresholds.empty());
+
+  TrainOptions fixed_gamma = options;
+  fixed_gamma.rocchio_gamma = grid.rocchio_gamma;
+  const TunedSettings rocchio = tune_settings(corpus, fixed_gamma, Decision::kOneOf);
+  const auto slot = [](Method m) { return static_cast<size_t>(m); };
+  EXPECT_EQ(rocchio.thresholds[slot(Method::kRocchio)], grid.thresholds[slot(Method::kRocchio)]);
+  EXPECT_EQ(rocchio.method_objective[slot(Method::kRocchio)],
+            grid.method_objective[slot(Method::kRocchio)]);
+
+  for (size_t m = 0; m < naive_bayes_methods().size(); ++m) {
+    TrainOptions fixed_alpha = options;
+    fixed_alpha.nb_alpha = grid.nb_alpha[m];
+    const TunedSettings nb = tune_settings(corpus, fixed_alpha, Decision::kOneOf);
+    const size_t method = slot(naive_bayes_methods()[m]);
+    if (nb.nb_tfidf[m] != grid.nb_tfidf[m]) continue;  // a tie of features, settled otherwise
+    EXPECT_EQ(nb.thresholds[method], grid.thresholds[method]) << m;
+    EXPECT_EQ(nb.method_objective[method], grid.method_objective[method]) << m;
+  }
+}
+
 }  // namespace
 }  // namespace autocat::internal
