@@ -138,7 +138,8 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
   ASSERT_TRUE(never != nullptr && never->is_object());
   EXPECT_EQ(never->members().size(), all_methods().size());  // one list per method
   // Every phase in the order it ran, with its time; the cross-validation's
-  // count is its fits: five kinds on each of 5 folds, then the calibrations.
+  // count is its fits: five kinds on each of 5 folds, the one-of winners'
+  // refit on each fold, then the calibrations.
   const JsonValue* phases = summary.find("phases");
   ASSERT_TRUE(phases != nullptr && phases->is_array());
   std::vector<std::string> names;
@@ -150,7 +151,7 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
                                              "write"}));
   EXPECT_EQ(number_at(phases->as_array()[0], "count"), 24);
   EXPECT_EQ(string_at(phases->as_array()[0], "unit"), "documents");
-  EXPECT_EQ(number_at(phases->as_array()[2], "count"), 5 * 5 + 1);
+  EXPECT_EQ(number_at(phases->as_array()[2], "count"), 5 * 5 + 5 + 1);
   EXPECT_EQ(number_at(phases->as_array()[3], "count"), 6);
   EXPECT_EQ(number_at(summary, "cross_validations"), 1);
   EXPECT_EQ(train_result_->err, "");
@@ -163,7 +164,7 @@ TEST_F(CliTest, TrainProgressShowsEveryPhase) {
       {"train", "--model", dir.file("m"), "--progress", test_data("fixture_train.jsonl")});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   for (const char* line :
-       {"read: 24 documents in ", "load collection: ", "cross-validate: 26 fits in ",
+       {"read: 24 documents in ", "load collection: ", "cross-validate: 31 fits in ",
         "fit: 6 models in ", "write: ", "trained on 24 documents ("}) {
     EXPECT_NE(("\n" + result.err).find(std::string("\n") + line), std::string::npos)
         << line << result.err;
