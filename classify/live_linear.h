@@ -1,0 +1,106 @@
+// The linear methods' (svm, logreg) live view of a model: the trained
+// weights plus a sparse correction for the documents learned and forgotten
+// since.
+//
+// The trained weights are w = sum_i alpha_i y_i x_i over the training
+// documents (linear.h), per category. A learned document gets its own dual
+// variable per category, optimized when it is learned by the coordinate
+// descent step that trained the model (exact for the squared hinge, Newton
+// for the logistic loss; at most kMaxPasses steps, until its projected
+// gradient is below kTolerance), warm-started from the weights as they are:
+// the training documents' variables stay as trained (they are not in the
+// model file) and so do those of documents learned before, so
+// w = trained w + sum_learned alpha_j y_j x_j depends only on the sequence
+// of learns and forgets, which a journal replay repeats. A forgotten
+// learned document takes its alpha_j y_j x_j out of w again, so forgetting
+// what was learned restores the trained scores. A forgotten training
+// document takes out the dual value the optimality conditions give for it
+// from the trained weights: alpha_i = 2C max(0, 1 - y_i f_i) (squared
+// hinge) or C / (1 + exp(y_i f_i)) (logistic), f_i its trained decision
+// value. A learn costs one decision value per category and two passes over
+// the document's terms; a fit (the next score after a change) copies the
+// correction.
+//
+// Frozen until the refit, as for Rocchio and Naive Bayes (live_models.h):
+// idf, the vocabulary, C, the training documents' dual variables, Platt's
+// sigmoids, thresholds and calibration. These are fitted from the whole
+// collection (or out-of-fold), which a learned document would move only by
+// its share; refitting them costs a retrain. So the live model is not the
+// batch optimum on the same documents, but the trained optimum moved by the
+// learned documents' own dual variables: a learned document is fitted like
+// a training document, its neighbours are not refitted around it.
+//
+// Thread safety: none here; LiveModels calls it under its mutex. The
+// classifiers fit() returns are immutable and share nothing mutable.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "autocat/options.h"
+#include "classify/classifier.h"
+#include "classify/linear.h"
+
+namespace autocat::internal {
+
+// The change to the trained weights: per touched term, one weight per
+// category; and per category a change of the bias.
+struct LinearDelta {
+  std::unordered_map<TermId, uint32_t> row;  // term -> index of its weights
+  std::vector<double> weights;               // row * num_categories + category
+  std::vector<double> bias;
+};
+
+class LiveLinear {
+ public:
+  static constexpr int kMaxPasses = 10;
+  static constexpr double kTolerance = 1e-3;
+
+  // Keeps references: `model` and `idf` must outlive this and what fit()
+  // returns. REQUIRES: `model` trained (term_start not empty).
+  LiveLinear(Method method, const LinearModel& model, const std::vector<float>& idf,
+             Decision decision);
+  ~LiveLinear();
+
+  // Adds a learned document. REQUIRES: no learned document with this id
+  // (forget it first); categories < the model's.
+  void learn(const std::string& id, const DocumentTerms& doc,
+             const std::vector<uint32_t>& categories);
+  // Removes a learned document's contribution; false if there is none.
+  bool forget_learned(const std::string& id);
+  // Removes a training document's contribution.
+  void forget_trained(const DocumentTerms& doc, const std::vector<uint32_t>& categories);
+  // A classifier over the weights now.
+  std::unique_ptr<Classifier> fit();
+
+ private:
+  struct Row {
+    std::vector<TermId> terms;  // the L2-normalized tf-idf vector x
+    std::vector<double> values;
+    std::vector<int8_t> y;          // per category
+    std::vector<double> alpha;      // per category
+    std::vector<double> trained_f;  // the trained decision values
+    double norm2 = 0;               // |x|^2 plus the bias feature's 1
+  };
+  Row make_row(const DocumentTerms& doc, const std::vector<uint32_t>& categories) const;
+  // Adds scale[c] * x (and scale[c] to the bias) to the delta.
+  void add(const Row& row, const std::vector<double>& scale);
+  // The current decision values of a row.
+  void decision_values(const Row& row, std::vector<double>* f) const;
+  // One coordinate step per category; returns the largest projected gradient.
+  double step(Row* row);
+
+  LinearLoss loss_;
+  double c_;
+  uint32_t num_categories_;
+  const std::vector<float>& idf_;
+  std::unique_ptr<LinearClassifier> trained_;
+  std::unordered_map<std::string, Row> learned_;
+  LinearDelta delta_;
+  bool forgot_trained_ = false;  // a training document's contribution was taken out
+  std::shared_ptr<const LinearDelta> published_;  // delta_ at the last fit
+};
+
+}  // namespace autocat::internal
