@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <utility>
 
 #include "autocat/error.h"
@@ -177,12 +178,9 @@ void LiveLinear::learn(const std::string& id, const DocumentTerms& doc,
     }
     add(row, scale);
   }
-  // Its coordinates at once, alone: the result depends only on the order of
-  // learns and forgets, so a journal replay rebuilds the same weights.
-  for (int pass = 0; pass < kMaxPasses; ++pass) {
-    if (step(&row) < kTolerance) break;
-  }
   learned_.insert_or_assign(id, std::move(row));
+  order_.push_back(id);
+  changed_ = true;
 }
 
 bool LiveLinear::forget_learned(const std::string& id) {
@@ -192,6 +190,8 @@ bool LiveLinear::forget_learned(const std::string& id) {
   for (size_t c = 0; c < num_categories_; ++c) scale[c] = -it->second.alpha[c] * it->second.y[c];
   add(it->second, scale);
   learned_.erase(it);
+  order_.erase(std::find(order_.begin(), order_.end(), id));
+  changed_ = true;
   if (learned_.empty() && !forgot_trained_) {
     // Nothing changed any more: exactly the trained weights, not their
     // rounding residue.
@@ -213,9 +213,28 @@ void LiveLinear::forget_trained(const DocumentTerms& doc, const std::vector<uint
   }
   add(row, scale);
   forgot_trained_ = true;
+  changed_ = true;
 }
 
 std::unique_ptr<Classifier> LiveLinear::fit() {
+  if (changed_) {
+    // Passes over every learned document in a fixed shuffled order (a
+    // sorted stream of learns, one category after another, would drag the
+    // biases along with it), until their dual variables are optimal to
+    // kTolerance: the optimum with the trained variables held is unique,
+    // so it does not depend on when the fits came.
+    std::vector<Row*> rows;
+    rows.reserve(order_.size());
+    for (const std::string& id : order_) rows.push_back(&learned_.at(id));
+    std::mt19937 generator(1);
+    for (int pass = 0; pass < kMaxPasses && !rows.empty(); ++pass) {
+      for (size_t i = rows.size(); i > 1; --i) std::swap(rows[i - 1], rows[generator() % i]);
+      double pg_max = 0.0;
+      for (Row* row : rows) pg_max = std::max(pg_max, step(row));
+      if (pg_max < kTolerance) break;
+    }
+    changed_ = false;
+  }
   if (learned_.empty() && !forgot_trained_) {
     published_.reset();
   } else {

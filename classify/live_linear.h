@@ -4,22 +4,24 @@
 //
 // The trained weights are w = sum_i alpha_i y_i x_i over the training
 // documents (linear.h), per category. A learned document gets its own dual
-// variable per category, optimized when it is learned by the coordinate
-// descent step that trained the model (exact for the squared hinge, Newton
-// for the logistic loss; at most kMaxPasses steps, until its projected
-// gradient is below kTolerance), warm-started from the weights as they are:
-// the training documents' variables stay as trained (they are not in the
-// model file) and so do those of documents learned before, so
-// w = trained w + sum_learned alpha_j y_j x_j depends only on the sequence
-// of learns and forgets, which a journal replay repeats. A forgotten
-// learned document takes its alpha_j y_j x_j out of w again, so forgetting
-// what was learned restores the trained scores. A forgotten training
+// variable per category; the training documents' variables stay as trained
+// (they are not in the model file), and w = trained w + sum_learned
+// alpha_j y_j x_j. The next score after a change (fit()) runs the
+// coordinate descent that trained the model (exact steps for the squared
+// hinge, Newton for the logistic loss) over the learned documents,
+// warm-started from their variables as they are, in a fixed shuffled order,
+// until no projected gradient exceeds kTolerance or kMaxPasses passes. With
+// the trained variables held the dual is strictly convex, so the result is
+// its unique optimum (to kTolerance) whether the learns came with scores
+// between them or all before one, as at a journal replay. A forgotten
+// learned document takes its alpha_j y_j x_j out of w; forgetting all that
+// was learned restores the trained weights exactly. A forgotten training
 // document takes out the dual value the optimality conditions give for it
 // from the trained weights: alpha_i = 2C max(0, 1 - y_i f_i) (squared
 // hinge) or C / (1 + exp(y_i f_i)) (logistic), f_i its trained decision
-// value. A learn costs one decision value per category and two passes over
-// the document's terms; a fit (the next score after a change) copies the
-// correction.
+// value. A learn costs one trained decision value per category; a fit
+// costs a pass over the learned documents per pass (a warm start needs one
+// or two) and a copy of the correction.
 //
 // Frozen until the refit, as for Rocchio and Naive Bayes (live_models.h):
 // idf, the vocabulary, C, the training documents' dual variables, Platt's
@@ -55,7 +57,7 @@ struct LinearDelta {
 
 class LiveLinear {
  public:
-  static constexpr int kMaxPasses = 10;
+  static constexpr int kMaxPasses = 50;
   static constexpr double kTolerance = 1e-3;
 
   // Keeps references: `model` and `idf` must outlive this and what fit()
@@ -72,7 +74,8 @@ class LiveLinear {
   bool forget_learned(const std::string& id);
   // Removes a training document's contribution.
   void forget_trained(const DocumentTerms& doc, const std::vector<uint32_t>& categories);
-  // A classifier over the weights now.
+  // Optimizes the learned documents' variables if something changed since
+  // the last fit, and returns a classifier over the weights now.
   std::unique_ptr<Classifier> fit();
 
  private:
@@ -98,6 +101,8 @@ class LiveLinear {
   const std::vector<float>& idf_;
   std::unique_ptr<LinearClassifier> trained_;
   std::unordered_map<std::string, Row> learned_;
+  std::vector<std::string> order_;  // learned_'s ids as learned
+  bool changed_ = false;            // since the last fit
   LinearDelta delta_;
   bool forgot_trained_ = false;  // a training document's contribution was taken out
   std::shared_ptr<const LinearDelta> published_;  // delta_ at the last fit

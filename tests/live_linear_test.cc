@@ -156,12 +156,14 @@ TEST_F(LiveLinearTest, ConcurrentLearnAndClassifyWithLinearModels) {
   while (scored.load() < 50) std::this_thread::yield();
   done = true;
   for (std::thread& reader : readers) reader.join();
+  // After the writer: a reopen replays to the same optimum, to the solver's
+  // tolerance (the readers' fits came at other points of the stream).
   const Categorizer reopened(model_);
   for (Method method : kLinearAndCombo) {
     const std::vector<double> live = scores(categorizer, learned[0].text, method);
     const std::vector<double> replayed = scores(reopened, learned[0].text, method);
     for (size_t c = 0; c < live.size(); ++c) {
-      EXPECT_NEAR(replayed[c], live[c], 1e-12) << method_name(method);
+      EXPECT_NEAR(replayed[c], live[c], 1e-3) << method_name(method);
     }
   }
 }
