@@ -180,6 +180,7 @@ void LiveLinear::learn(const std::string& id, const DocumentTerms& doc,
   }
   learned_.insert_or_assign(id, std::move(row));
   order_.push_back(id);
+  pending_.push_back(id);
   changed_ = true;
 }
 
@@ -223,7 +224,21 @@ std::unique_ptr<Classifier> LiveLinear::fit() {
     // biases along with it), until their dual variables are optimal to
     // kTolerance: the optimum with the trained variables held is unique,
     // so it does not depend on when the fits came.
+    // The documents learned since the last fit first, alone: after a few
+    // learns the full passes then find the rest optimal at once.
     std::vector<Row*> rows;
+    for (const std::string& id : pending_) {
+      if (const auto it = learned_.find(id); it != learned_.end()) rows.push_back(&it->second);
+    }
+    if (rows.size() < order_.size()) {
+      for (int pass = 0; pass < kMaxPasses && !rows.empty(); ++pass) {
+        double pg_max = 0.0;
+        for (Row* row : rows) pg_max = std::max(pg_max, step(row));
+        if (pg_max < kTolerance) break;
+      }
+    }
+    pending_.clear();
+    rows.clear();
     rows.reserve(order_.size());
     for (const std::string& id : order_) rows.push_back(&learned_.at(id));
     std::mt19937 generator(1);

@@ -101,8 +101,9 @@ class LiveLinear {
   const std::vector<float>& idf_;
   std::unique_ptr<LinearClassifier> trained_;
   std::unordered_map<std::string, Row> learned_;
-  std::vector<std::string> order_;  // learned_'s ids as learned
-  bool changed_ = false;            // since the last fit
+  std::vector<std::string> order_;    // learned_'s ids as learned
+  std::vector<std::string> pending_;  // learned since the last fit (some maybe forgotten since)
+  bool changed_ = false;              // since the last fit
   LinearDelta delta_;
   bool forgot_trained_ = false;  // a training document's contribution was taken out
   std::shared_ptr<const LinearDelta> published_;  // delta_ at the last fit
