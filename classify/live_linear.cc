@@ -40,7 +40,7 @@ class LiveLinearClassifier : public Classifier {
       }
       const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
       for (size_t c = 0; c < num_categories; ++c) {
-        (*scores)[c] += sum[c] * inverse_norm + delta_->bias[c];
+        (*scores)[c] += sum[c] * inverse_norm;
       }
     }
     linear_probabilities(trained_.model(), options.decision.value_or(trained_.decision()), scores);
@@ -64,7 +64,6 @@ LiveLinear::LiveLinear(Method method, const LinearModel& model, const std::vecto
   if (model.term_start.empty() || !(c_ > 0)) {
     throw InvalidArgumentError("live " + method_name(method) + ": the model is not trained");
   }
-  delta_.bias.assign(num_categories_, 0.0);
 }
 
 LiveLinear::~LiveLinear() = default;
@@ -81,7 +80,7 @@ LiveLinear::Row LiveLinear::make_row(const DocumentTerms& doc,
     norm2 += x * x;
   }
   const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
-  row.norm2 = 1.0;  // the bias feature
+  row.norm2 = 0.0;  // no bias feature: the bias stays as trained
   for (double& x : row.values) {
     x *= inverse_norm;
     row.norm2 += x * x;
@@ -101,13 +100,11 @@ void LiveLinear::add(const Row& row, const std::vector<double>& scale) {
     double* const weights = delta_.weights.data() + size_t(it->second) * k;
     for (size_t c = 0; c < k; ++c) weights[c] += scale[c] * row.values[i];
   }
-  for (size_t c = 0; c < k; ++c) delta_.bias[c] += scale[c];
 }
 
 void LiveLinear::decision_values(const Row& row, std::vector<double>* f) const {
   const size_t k = num_categories_;
   f->assign(row.trained_f.begin(), row.trained_f.end());
-  for (size_t c = 0; c < k; ++c) (*f)[c] += delta_.bias[c];
   for (size_t i = 0; i < row.terms.size(); ++i) {
     const auto it = delta_.row.find(row.terms[i]);
     if (it == delta_.row.end()) continue;
@@ -198,7 +195,6 @@ bool LiveLinear::forget_learned(const std::string& id) {
     // rounding residue.
     delta_.row.clear();
     delta_.weights.clear();
-    delta_.bias.assign(num_categories_, 0.0);
   }
   return true;
 }

@@ -71,6 +71,25 @@ TEST_F(LiveLinearTest, MisclassifiedDocumentLearnedOnceIsClassifiedRight) {
   }
 }
 
+TEST_F(LiveLinearTest, LearnedDocumentLeavesDocumentsWithoutItsTermsAsScored) {
+  Categorizer categorizer(model_);
+  const std::string unrelated = "Bake the bread until the crust turns golden.";
+  std::vector<std::vector<double>> before;
+  for (Method method : {Method::kSvm, Method::kLogreg}) {
+    before.push_back(scores(categorizer, unrelated, method));
+  }
+  categorizer.learn("editor-1", kMatch, {"food"});
+  size_t k = 0;
+  for (Method method : {Method::kSvm, Method::kLogreg}) {
+    ASSERT_NE(top(categorizer, kMatch, method), "sports");  // it learned
+    const std::vector<double> after = scores(categorizer, unrelated, method);
+    for (size_t c = 0; c < after.size(); ++c) {
+      EXPECT_NEAR(after[c], before[k][c], 1e-12) << method_name(method);
+    }
+    ++k;
+  }
+}
+
 TEST_F(LiveLinearTest, ForgettingWhatWasLearnedRestoresTheTrainedScores) {
   Categorizer categorizer(model_);
   const std::vector<std::string> texts = {kMatch, "Bake the fish and serve it with rice.",
