@@ -19,8 +19,9 @@
 // its own, fitted by warm-started coordinate descent at the next score over
 // the documents changed since, and a forgotten one's share of the weights
 // is taken out (live_linear.h). Frozen as above, plus C, the training
-// documents' dual variables and Platt's sigmoids: each is fitted over the
-// whole collection (the sigmoids out of fold), which a refit redoes.
+// documents' dual variables, the bias weights and Platt's sigmoids: each is
+// fitted over the whole collection (the sigmoids out of fold), which a
+// refit redoes.
 //
 // Thread safety: every method may be called from many threads at once.
 // Changes and fits take a mutex; a fitted model is published with
