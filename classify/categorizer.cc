@@ -39,8 +39,8 @@ void check_corpus_matches(const TrainingCorpus& corpus, const ModelState& model,
   }
 }
 
-// Rocchio or a Naive Bayes method: its live model once something was
-// learned or forgotten, else the trained one.
+// Rocchio, a Naive Bayes method, svm or logreg: its live model once
+// something was learned or forgotten, else the trained one.
 class LiveOrTrainedClassifier : public Classifier {
  public:
   using LiveModelGetter = std::function<std::shared_ptr<const LiveModel>()>;
@@ -190,9 +190,10 @@ void Categorizer::build_classifiers() {
                     }));
   }
   for (Method method : {Method::kSvm, Method::kLogreg}) {
-    classifiers_[static_cast<size_t>(method)] = lazy(method, [this, method] {
-      return std::make_unique<LinearClassifier>(method, linear(method), idf_, model_.decision);
-    });
+    live_or_trained(method, lazy(method, [this, method] {
+                      return std::make_unique<LinearClassifier>(method, linear(method), idf_,
+                                                                model_.decision);
+                    }));
   }
   classifiers_[static_cast<size_t>(Method::kCombo)] = std::make_unique<ComboClassifier>(
       model_.combo, model_.calibration, model_.decision,
@@ -342,11 +343,11 @@ bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) 
 }
 
 void Categorizer::ensure_live_models(bool for_learning) const {
-  // LiveModels reads the Naive Bayes models' alpha and idf: a damaged
+  // LiveModels reads the Naive Bayes models' alpha, the linear weights and idf: a damaged
   // section throws ModelFormatError here, not mistaken for a missing
   // training database below.
-  for (Method method :
-       {Method::kNaiveBayes, Method::kBernoulliNaiveBayes, Method::kComplementNaiveBayes}) {
+  for (Method method : {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
+                        Method::kComplementNaiveBayes, Method::kSvm, Method::kLogreg}) {
     load_part(method);
   }
   std::call_once(live_models_once_, [this] {

@@ -13,15 +13,17 @@
 // against the trained idf, which stays as trained until the refit). Rocchio
 // and the Naive Bayes family see it at their next score (LiveModels: their
 // category sums are updated exactly and the model fitted again from them,
-// with idf, vocabulary, feature selection, alpha and gamma as trained).
-// Those sums are read from the training database on the first learn() or
-// forget(), or on the first Rocchio / NB score when the journal held
-// records at open; a model with an empty journal never reads it. Without
-// the training database (a classify-only node) Rocchio and NB keep the
-// trained models and live_status() says so. The linear methods (svm,
-// logreg), combo's stacking weights, thresholds, radii and calibration stay
-// as trained until the refit (combo combines its members' live scores). A
-// Categorizer does not see what other processes learn after it opened.
+// with idf, vocabulary, feature selection, alpha and gamma as trained), and
+// so do svm and logreg (live_linear.h: learned documents get dual variables
+// of their own, fitted from the trained weights; C and Platt's sigmoids as
+// trained). Those sums are read from the training database on the first
+// learn() or forget(), or on the first Rocchio / NB / linear score when the
+// journal held records at open; a model with an empty journal never reads
+// it. Without the training database (a classify-only node) these methods
+// keep the trained models and live_status() says so. Combo's stacking
+// weights, thresholds, radii and calibration stay as trained until the
+// refit; combo combines its members' live scores. A Categorizer does not
+// see what other processes learn after it opened.
 //
 // Thread safety: every const method may be called from many threads at
 // once, also while learn() and forget() run on other threads; learn() and

@@ -543,17 +543,22 @@ LinearClassifier::LinearClassifier(Method method, const LinearModel& model,
   }
 }
 
-void LinearClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
-                             std::vector<double>* scores) const {
+void LinearClassifier::decision_values(const DocumentTerms& doc,
+                                       std::vector<double>* values) const {
   if (model_.term_start.empty()) {
     throw InvalidArgumentError("this model has no " + method_name(method_) +
                                " weights (written by an older autocat); train it again");
   }
   if (dense_weights_.empty()) {
-    linear_decision_values(model_, idf_, doc, scores);
+    linear_decision_values(model_, idf_, doc, values);
   } else {
-    dense_linear_decision_values(model_, dense_weights_, idf_, doc, scores);
+    dense_linear_decision_values(model_, dense_weights_, idf_, doc, values);
   }
+}
+
+void LinearClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
+                             std::vector<double>* scores) const {
+  decision_values(doc, scores);
   linear_probabilities(model_, options.decision.value_or(decision_), scores);
 }
 

@@ -139,6 +139,10 @@ class LinearClassifier : public Classifier {
   Method method() const override { return method_; }
   void score(const DocumentTerms& doc, const ClassifyOptions& options,
              std::vector<double>* scores) const override;
+  // The decision values w_c.x that score() maps to probabilities.
+  void decision_values(const DocumentTerms& doc, std::vector<double>* values) const;
+  const LinearModel& model() const { return model_; }
+  Decision decision() const { return decision_; }
 
  private:
   Method method_;

@@ -23,6 +23,11 @@ int nb_slot(Method method) {
   }
 }
 
+// Index into LiveModels::linear_, or -1.
+int linear_slot(Method method) {
+  return method == Method::kSvm ? 0 : method == Method::kLogreg ? 1 : -1;
+}
+
 size_t amount_slot(TermAmount amount) { return static_cast<size_t>(amount); }
 
 // The feature selection a sum applies: tf-idf sums (Rocchio's, shared with
@@ -49,7 +54,7 @@ LiveModels::LiveModels(const ModelState& model, const std::vector<float>& idf,
                                std::to_string(corpus.num_docs()) + " documents");
   }
   for (Method method : all_methods()) {
-    if (!keeps(method)) continue;
+    if (!keeps(method) || linear_slot(method) >= 0) continue;
     const TermAmount amount = amount_for(method);
     const size_t slot = amount_slot(amount);
     if (sums_kept_[slot]) continue;
@@ -73,11 +78,18 @@ LiveModels::LiveModels(const ModelState& model, const std::vector<float>& idf,
   base_forgotten_.assign(num_docs, 0);
   base_ids_.reserve(base_ids.size());
   for (uint32_t d = 0; d < base_ids.size(); ++d) base_ids_.emplace(std::move(base_ids[d]), d);
+  for (Method method : {Method::kSvm, Method::kLogreg}) {
+    const LinearModel& linear = method == Method::kSvm ? model.svm : model.logreg;
+    if (linear.term_start.empty() || !(linear.c > 0)) continue;  // not trained
+    linear_[linear_slot(method)] =
+        std::make_unique<LiveLinear>(method, linear, idf_, model.decision);
+  }
 }
 
 LiveModels::~LiveModels() = default;
 
 bool LiveModels::keeps(Method method) const {
+  if (const int slot = linear_slot(method); slot >= 0) return linear_[slot] != nullptr;
   if (method == Method::kRocchio) return true;
   if (method == Method::kNaiveBayes) return !multinomial_from_em_;
   return nb_slot(method) >= 0;
@@ -102,6 +114,9 @@ void LiveModels::add_locked(const DocumentTerms& doc, const std::vector<uint32_t
 bool LiveModels::remove_locked(const std::string& id) {
   if (auto it = learned_.find(id); it != learned_.end()) {
     add_locked(it->second.doc, it->second.categories, -1.0);
+    for (const auto& linear : linear_) {
+      if (linear) linear->forget_learned(id);
+    }
     learned_.erase(it);
     return true;
   }
@@ -112,6 +127,9 @@ bool LiveModels::remove_locked(const std::string& id) {
   doc.terms.assign(base_terms_.begin() + static_cast<std::ptrdiff_t>(base_start_[d]),
                    base_terms_.begin() + static_cast<std::ptrdiff_t>(base_start_[d + 1]));
   add_locked(doc, base_categories_[d], -1.0);
+  for (const auto& linear : linear_) {
+    if (linear) linear->forget_trained(doc, base_categories_[d]);
+  }
   base_forgotten_[d] = 1;
   return true;
 }
@@ -121,6 +139,9 @@ void LiveModels::learn(const std::string& id, const DocumentTerms& doc,
   std::lock_guard<std::mutex> lock(mutex_);
   remove_locked(id);
   add_locked(doc, categories, +1.0);
+  for (const auto& linear : linear_) {
+    if (linear) linear->learn(id, doc, categories);
+  }
   learned_[id] = Learned{doc, categories};
   version_.fetch_add(1, std::memory_order_release);
 }
@@ -136,6 +157,10 @@ std::shared_ptr<const LiveModel> LiveModels::fit_locked(Method method) const {
   auto fitted = std::make_shared<LiveModel>();
   fitted->method = method;
   fitted->version = version_.load(std::memory_order_acquire);
+  if (const int linear = linear_slot(method); linear >= 0) {
+    fitted->classifier = linear_[linear]->fit();
+    return fitted;
+  }
   const CategorySums& sums = sums_[amount_slot(amount_for(method))];
   const int slot = nb_slot(method);
   const std::vector<float> no_idf;

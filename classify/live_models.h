@@ -1,7 +1,7 @@
-// Rocchio's and the Naive Bayes family's live view of a model: the
-// category sums (category_sums.h) of the training documents, plus the
-// documents learned since, minus those forgotten since, and the models
-// fitted from them with the same functions batch training uses.
+// Rocchio's, the Naive Bayes family's and the linear methods' live view of
+// a model: the category sums (category_sums.h) of the training documents,
+// plus the documents learned since, minus those forgotten since, and the
+// models fitted from them with the same functions batch training uses.
 //
 // A learned document enters the sums as a training document does, so the
 // fitted models equal those `train` would fit on the same documents with
@@ -14,6 +14,14 @@
 // time it is asked for after a change, so a batch of learns costs one fit.
 // Multinomial NB fitted by EM (train --unlabelled) is not kept: it stays as
 // trained.
+//
+// svm and logreg have no sums: a learned document gets dual variables of
+// its own, fitted by warm-started coordinate descent at the next score over
+// the documents changed since, and a forgotten one's share of the weights
+// is taken out (live_linear.h). Frozen as above, plus C, the training
+// documents' dual variables, the bias weights and Platt's sigmoids: each is
+// fitted over the whole collection (the sigmoids out of fold), which a
+// refit redoes.
 //
 // Thread safety: every method may be called from many threads at once.
 // Changes and fits take a mutex; a fitted model is published with
@@ -32,6 +40,7 @@
 #include "autocat/options.h"
 #include "classify/category_sums.h"
 #include "classify/classifier.h"
+#include "classify/live_linear.h"
 #include "classify/model_io.h"
 #include "classify/naive_bayes.h"
 #include "classify/rocchio.h"
@@ -53,12 +62,14 @@ class LiveModels {
   // The sums of `corpus`, the corpus `model` was trained on; `idf` as the
   // model's classifiers use it (compute_idf of its df and selection);
   // `base_ids`: the id of each corpus document, or empty (a model fitted in
-  // memory: its documents cannot be forgotten by id). Keeps copies.
+  // memory: its documents cannot be forgotten by id). Keeps copies, except
+  // of the svm and logreg weights: `model` must outlive this.
   LiveModels(const ModelState& model, const std::vector<float>& idf, const TrainingCorpus& corpus,
              std::vector<std::string> base_ids);
   ~LiveModels();
 
-  // True for the methods kept live: Rocchio, bnb, cnb, and nb unless EM fitted it.
+  // True for the methods kept live: Rocchio, bnb, cnb, nb unless EM fitted
+  // it, and svm and logreg if trained.
   bool keeps(Method method) const;
   // Adds a document, replacing any document with its id. Terms >= the
   // model's vocabulary are ignored. REQUIRES: categories < the model's.
@@ -92,6 +103,8 @@ class LiveModels {
   double alpha_[3] = {1, 1, 1};  // nb, bnb, cnb
   bool tfidf_[3] = {false, false, false};
   bool multinomial_from_em_ = false;
+  // By linear_slot(): svm, logreg; null if not trained.
+  std::unique_ptr<LiveLinear> linear_[2];
 
   mutable std::mutex mutex_;  // guards what follows, and fits
   // By TermAmount: kCount, kPresence, kTfidf (empty sums if no kept method needs them).

@@ -21,12 +21,12 @@ const char kLearnUsage[] =
     "tree whose subfolder names are the labels) to the model in DIR without\n"
     "training it again; a document whose id is already a training document\n"
     "replaces it. They are appended to the journal of DIR's model (fsynced once\n"
-    "for the run), so every model opened from DIR afterwards sees them: kNN,\n"
-    "Rocchio and Naive Bayes (nb, bnb, cnb) at once, with the idf, vocabulary,\n"
-    "feature selection and smoothing of the last training (terms new to the\n"
-    "model count only after a refit); svm, logreg and combo's weights after the\n"
-    "next refit, autocat train --add --model DIR, which folds the journal into\n"
-    "the training collection.\n"
+    "for the run), so every model opened from DIR afterwards sees them: every\n"
+    "method (knn, rocchio, nb, bnb, cnb, svm, logreg and combo over them) at\n"
+    "once, with the idf, vocabulary, feature selection, smoothing, C,\n"
+    "thresholds and calibration of the last training (terms new to the model\n"
+    "count only after a refit) until the next refit, autocat train --add --model\n"
+    "DIR, which folds the journal into the training collection.\n"
     "Every document needs labels the model has (a new category needs a refit);\n"
     "all documents are checked before any is learned: one bad document and\n"
     "nothing is. Inputs are read whole into memory. While an autocat train writes\n"
@@ -65,10 +65,11 @@ const char kForgetUsage[] =
     "\n"
     "Removes the training documents with these ids (trained or learned) from the\n"
     "model in DIR without training it again: appended to the journal of DIR's\n"
-    "model (fsynced once for the run); kNN, Rocchio and Naive Bayes stop using\n"
-    "them at once, svm, logreg and combo's weights after the next refit (autocat\n"
-    "train --add --model DIR). An id that is not a training document is an\n"
-    "error, and nothing is forgotten.\n"
+    "model (fsynced once for the run); every method stops using them at once,\n"
+    "with what was fitted over the whole collection (idf, C, thresholds,\n"
+    "calibration) as trained until the next refit (autocat train --add --model\n"
+    "DIR). An id that is not a training document is an error, and nothing is\n"
+    "forgotten.\n"
     "\n"
     "options:\n"
     "  --model DIR          model directory (written by autocat train)\n"
@@ -97,19 +98,12 @@ const std::vector<OptionSpec>& forget_options() {
   return specs;
 }
 
-// "knn ... use them now; svm after a refit" for the model's default method.
-std::string seen_by(const internal::Categorizer& categorizer, const std::string& model_dir) {
-  const Method method = categorizer.default_method();
-  const std::string refit = "autocat train --add --model " + model_dir;
-  const bool live = method == Method::kKnn || method == Method::kRocchio ||
-                    method == Method::kNaiveBayes || method == Method::kBernoulliNaiveBayes ||
-                    method == Method::kComplementNaiveBayes;
-  if (live) {
-    return "knn, rocchio, nb, bnb and cnb (the default method: " + method_name(method) +
-           ") use them now; svm, logreg and combo's weights after a refit: " + refit;
-  }
-  return "knn, rocchio, nb, bnb and cnb use them now; the default method " + method_name(method) +
-         " after a refit: " + refit;
+// Who sees the learned documents, and when the frozen parts follow.
+std::string seen_by(const std::string& model_dir) {
+  return "every method (knn, rocchio, nb, bnb, cnb, svm, logreg, combo) uses them now; idf, "
+         "vocabulary, C, thresholds and calibration as trained until a refit: autocat train "
+         "--add --model " +
+         model_dir;
 }
 
 int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
@@ -184,7 +178,7 @@ int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages
   }
   out << "learned " << documents.size() << (documents.size() == 1 ? " document" : " documents")
       << " into model " << model_dir << '\n'
-      << "  " << seen_by(categorizer, model_dir) << '\n';
+      << "  " << seen_by(model_dir) << '\n';
   return 0;
 }
 
@@ -206,9 +200,7 @@ int run_forget(const std::vector<std::string>& words, std::ostream& out, Message
   }
   out << "forgot " << forgotten << (forgotten == 1 ? " document" : " documents") << " of model "
       << model_dir << '\n'
-      << "  knn, rocchio, nb, bnb and cnb stop using them now; svm, logreg and combo's "
-         "weights after a refit: autocat train --add --model "
-      << model_dir << '\n';
+      << "  " << seen_by(model_dir) << '\n';
   return 0;
 }
 

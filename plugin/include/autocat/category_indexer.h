@@ -97,11 +97,11 @@ class CategoryIndexer {
   // the one with the same id), or removes one. The change is appended to the
   // model directory's journal (fsynced) before it takes effect, so models
   // opened later, in any process, see it; `autocat train --add --model DIR`
-  // folds the journal into the next training. kNN, Rocchio and Naive Bayes
-  // (nb, bnb, cnb) see the change at once (with the idf, vocabulary,
-  // feature selection and smoothing of the last training; terms the model
-  // does not know count only after that refit); svm, logreg, combo's
-  // weights, thresholds and calibration after the refit. The first learn()
+  // folds the journal into the next training. Every method (kNN, Rocchio,
+  // Naive Bayes, svm, logreg, and combo over them) sees the change at once,
+  // with the idf, vocabulary, feature selection, smoothing, C, combo's
+  // weights, thresholds and calibration of the last training (terms the
+  // model does not know count only after that refit). The first learn()
   // or forget() reads the generation's training database (Rocchio's and
   // NB's category sums) and throws NotFoundError without it.
   // learn() throws InvalidArgumentError naming the id for an empty id, no
