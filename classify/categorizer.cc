@@ -389,7 +389,8 @@ void Categorizer::ensure_live_models(bool for_learning) const {
       live_models_error_ = error;
       if (journal_at_open_) {
         add_warning(error +
-                    "; Rocchio and Naive Bayes classify with the models as trained, without the "
+                    "; Rocchio, Naive Bayes, svm and logreg classify with the models as trained, "
+                    "without the "
                     "journal's documents, until the refit (autocat train --add --model " +
                     model_dir_ + ")");
       }
