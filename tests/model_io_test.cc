@@ -235,23 +235,41 @@ TEST(ModelIoSparseTest, ManyCategoriesNaiveBayesIsStoredSparseAndLoadsBitIdentic
   // The linear models (SVM, logistic regression) are stored apart; the three
   // Naive Bayes sections together must take a fraction of their dense size.
   const std::string bytes = read_file(path);
-  uint64_t nb_bytes = 0;
-  for (uint32_t i = 0; i < 7; ++i) {  // the section table: kind, CRC, offset, length
-    uint32_t kind = 0;
-    uint64_t length = 0;
-    std::memcpy(&kind, bytes.data() + 24 + 24 * i, 4);
-    std::memcpy(&length, bytes.data() + 24 + 24 * i + 16, 8);
-    const uint32_t first_nb = 1 + uint32_t(ModelPart::kMultinomialNb),
-                   last_nb = 1 + uint32_t(ModelPart::kComplementNb);
-    if (kind >= first_nb && kind <= last_nb) nb_bytes += length;
-  }
+  // The lengths of sections first..last, from the section table (kind,
+  // CRC, offset, length per section).
+  const auto section_bytes = [&](uint32_t first, uint32_t last) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < 1 + kNumModelParts; ++i) {
+      uint32_t kind = 0;
+      uint64_t length = 0;
+      std::memcpy(&kind, bytes.data() + 24 + 24 * i, 4);
+      std::memcpy(&length, bytes.data() + 24 + 24 * i + 16, 8);
+      if (kind >= first && kind <= last) total += length;
+    }
+    return total;
+  };
+  const uint64_t nb_bytes = section_bytes(1 + uint32_t(ModelPart::kMultinomialNb),
+                                          1 + uint32_t(ModelPart::kComplementNb));
   EXPECT_LT(nb_bytes, dense_nb_bytes / 8) << "dense Naive Bayes weights: " << dense_nb_bytes;
+  // The linear models' non-zero weights take about 5 bytes each, not 8
+  // (category and weight).
+  const uint64_t linear_entries = model.svm.entry_weight.size() + model.logreg.entry_weight.size();
+  ASSERT_GT(linear_entries, 0u);
+  EXPECT_LT(section_bytes(1 + uint32_t(ModelPart::kSvm), 1 + uint32_t(ModelPart::kLogreg)),
+            linear_entries * 6);
 
   const ModelState loaded = read_model_file(path);
   const std::pair<const NaiveBayesModel*, const NaiveBayesModel*> pairs[] = {
       {&model.multinomial_nb, &loaded.multinomial_nb},
       {&model.bernoulli_nb, &loaded.bernoulli_nb},
       {&model.complement_nb, &loaded.complement_nb}};
+  for (const auto& [fitted, read] :
+       {std::pair(&model.svm, &loaded.svm), std::pair(&model.logreg, &loaded.logreg)}) {
+    EXPECT_EQ(fitted->term_start, read->term_start);
+    EXPECT_EQ(fitted->entry_category, read->entry_category);
+    EXPECT_TRUE(same_bits(fitted->entry_weight, read->entry_weight));
+    EXPECT_TRUE(same_bits(fitted->bias, read->bias));
+  }
   for (const auto& [fitted, read] : pairs) {
     SCOPED_TRACE(fitted->variant);
     EXPECT_TRUE(same_bits(fitted->term_weight, read->term_weight));
@@ -296,6 +314,36 @@ TEST(ModelIoSparseTest, InconsistentSparseWeightsDecodeToNothing) {
   sparse.row_entries = {1, 1};  // more entries than listed
   model.decode_sparse(sparse);
   EXPECT_TRUE(model.term_weight.empty());
+}
+
+// Packed linear weights: a row listed by category gaps and a row stored
+// whole decode to the same entries; any truncation or trailing byte leaves
+// a model the check refuses.
+TEST(ModelIoSparseTest, PackedLinearWeightsRoundTripAndDamageIsRefused) {
+  LinearModel model;
+  model.num_categories = 3;
+  model.term_start = {0, 2, 2, 5};
+  model.entry_category = {0, 2, 0, 1, 2};
+  model.entry_weight = {0.5f, -0.25f, 1e-9f, -3.0f, 7.0f};
+  model.bias = model.slope = model.intercept = {0.1f, 0.2f, 0.3f};
+  const std::vector<uint8_t> packed = model.packed_weights();
+  LinearModel read = model;
+  read.unpack_weights(packed);
+  EXPECT_EQ(read.term_start, model.term_start);
+  EXPECT_EQ(read.entry_category, model.entry_category);
+  EXPECT_EQ(read.entry_weight, model.entry_weight);
+  EXPECT_TRUE(linear_model_consistent(read, 3, 3));
+  for (size_t size = 0; size < packed.size(); ++size) {
+    read.unpack_weights(std::vector<uint8_t>(packed.begin(), packed.begin() + size));
+    EXPECT_FALSE(linear_model_consistent(read, 3, 3)) << size << " bytes";
+  }
+  std::vector<uint8_t> longer = packed;
+  longer.push_back(0);
+  read.unpack_weights(longer);
+  EXPECT_FALSE(linear_model_consistent(read, 3, 3));
+  LinearModel untrained;
+  read.unpack_weights(untrained.packed_weights());
+  EXPECT_TRUE(read.term_start.empty());
 }
 
 TEST_F(ModelIoTest, RoundTripKeepsNgramsAndCrossValidatedChoices) {
