@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -282,14 +283,37 @@ std::string_view bytes_of(const T* data, uint64_t count) {
 
 }  // namespace
 
+// The index file's bytes: mapped (shared with other processes, paged in as
+// searches touch them), or read into private memory (AUTOCAT_KNN_INDEX=read).
+// A mapping keeps the file open so that searches can check, with one
+// fstat, that nobody truncated or rewrote it in place: pages past a
+// truncated end raise SIGBUS when touched, which no caller can catch.
 struct KnnIndex::Mapping {
   void* address = MAP_FAILED;
   size_t length = 0;
+  int fd = -1;                       // mapped only
+  struct timespec modified {};       // the file's mtime when opened
+  std::unique_ptr<uint64_t[]> copy;  // read into memory: the bytes, 8-aligned
   ~Mapping() {
-    if (address != MAP_FAILED) munmap(address, length);
+    if (address != MAP_FAILED && copy == nullptr) munmap(address, length);
+    if (fd >= 0) ::close(fd);
   }
   const char* at(uint64_t offset) const { return static_cast<const char*>(address) + offset; }
 };
+
+namespace {
+
+// AUTOCAT_KNN_INDEX: "map" (the default) or "read".
+bool read_index_into_memory() {
+  const char* setting = std::getenv("AUTOCAT_KNN_INDEX");
+  if (setting == nullptr || *setting == '\0' || std::strcmp(setting, "map") == 0) return false;
+  if (std::strcmp(setting, "read") == 0) return true;
+  throw InvalidArgumentError(std::string("AUTOCAT_KNN_INDEX=") + setting +
+                             ": expected map (share the kNN index file's pages) or read (copy "
+                             "it into private memory)");
+}
+
+}  // namespace
 
 KnnIndex::~KnnIndex() = default;
 
@@ -487,23 +511,40 @@ void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf
 std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
                                                const std::vector<float>& idf, uint32_t num_docs,
                                                uint32_t num_categories) {
+  const bool read_into_memory = read_index_into_memory();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return nullptr;
     throw IOError(path + ": cannot open the kNN index: " + std::strerror(errno));
   }
   auto mapping = std::make_unique<Mapping>();
+  mapping->fd = fd;  // closed with the mapping
   struct stat status {};
   const bool stat_ok = fstat(fd, &status) == 0;
-  if (stat_ok && S_ISREG(status.st_mode) && status.st_size > 0) {
+  if (!stat_ok || !S_ISREG(status.st_mode)) refuse_index_file(path, "not a regular file");
+  mapping->modified = status.st_mtim;
+  if (status.st_size > 0 && read_into_memory) {
+    const auto size = uint64_t(status.st_size);
+    mapping->copy.reset(new uint64_t[(size + 7) / 8]);
+    char* out = reinterpret_cast<char*>(mapping->copy.get());
+    uint64_t done = 0;
+    while (done < size) {
+      const ssize_t got = ::pread(fd, out + done, size - done, off_t(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw IOError(path + ": cannot read the kNN index: " + std::strerror(errno));
+      if (got == 0) break;  // shrank meanwhile: the length check below refuses it
+      done += uint64_t(got);
+    }
+    mapping->address = out;
+    mapping->length = size_t(done);
+    ::close(fd);
+    mapping->fd = -1;
+  } else if (status.st_size > 0) {
     mapping->length = size_t(status.st_size);
     mapping->address = mmap(nullptr, mapping->length, PROT_READ, MAP_SHARED, fd, 0);
-  }
-  const int map_errno = errno;
-  ::close(fd);  // the mapping keeps the file
-  if (!stat_ok || !S_ISREG(status.st_mode)) refuse_index_file(path, "not a regular file");
-  if (mapping->address == MAP_FAILED && status.st_size > 0) {
-    throw IOError(path + ": cannot map the kNN index: " + std::strerror(map_errno));
+    if (mapping->address == MAP_FAILED) {
+      throw IOError(path + ": cannot map the kNN index: " + std::strerror(errno));
+    }
   }
   if (mapping->length < sizeof(KnnFileHeader) ||
       std::memcmp(mapping->at(0), kKnnIndexMagic, sizeof kKnnIndexMagic) != 0) {
@@ -586,10 +627,29 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
   return index;
 }
 
+bool KnnIndex::mapped() const { return mapping_ != nullptr && mapping_->copy == nullptr; }
+
 KnnIndex::TermPostings KnnIndex::postings(uint32_t t) const {
   if (term_verified_ != nullptr) verify_term(t);
   const uint64_t first = postings_start_[t];
   return {posting_doc_ + first, posting_weight_ + first, size_t(postings_start_[t + 1] - first)};
+}
+
+void KnnIndex::check_file_unchanged() const {
+  if (mapping_ == nullptr || mapping_->fd < 0) return;
+  struct stat status {};
+  if (fstat(mapping_->fd, &status) != 0) return;  // cannot tell: carry on
+  if (uint64_t(status.st_size) == mapping_->length &&
+      status.st_mtim.tv_sec == mapping_->modified.tv_sec &&
+      status.st_mtim.tv_nsec == mapping_->modified.tv_nsec) {
+    return;
+  }
+  throw ModelFormatError(path_ + ": " + kKnnIndexFileName + " changed under a running process (" +
+                         std::to_string(status.st_size) + " bytes now, " +
+                         std::to_string(mapping_->length) +
+                         " when opened, or rewritten in place): install generations by rename, "
+                         "never by copying over the files; reopen the model (or set "
+                         "AUTOCAT_KNN_INDEX=read to copy the index into memory)");
 }
 
 void KnnIndex::verify_term(uint32_t t) const {
@@ -1052,6 +1112,7 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
                                                       KnnSearchStats* stats) const {
   if (stats != nullptr) *stats = KnnSearchStats();
   if (k <= 0 || num_docs_ == 0) return {};
+  check_file_unchanged();
   Scratch& scratch = thread_scratch();
 
   // Query weights, normalized over every known term with idf > 0 (also in

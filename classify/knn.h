@@ -74,6 +74,13 @@ class KnnIndex {
   // documents and categories (it must match them exactly). Pages are read
   // as searches touch them and shared between processes; each term's
   // document numbers are checked the first time a search walks them.
+  // The file must not change while mapped (generations are installed by
+  // rename): each search first checks its size and mtime and throws
+  // ModelFormatError naming it if they changed, rather than touching pages
+  // past a truncated end (SIGBUS). A truncation racing a search can still
+  // raise SIGBUS; AUTOCAT_KNN_INDEX=read in the environment reads the file
+  // into private memory instead, immune to it (not shared between
+  // processes). Throws InvalidArgumentError for another setting.
   // Returns nullptr if there is no such file (a model from before the
   // file); throws ModelFormatError naming it if it is truncated, foreign,
   // damaged or belongs to another model.
@@ -85,8 +92,11 @@ class KnnIndex {
   uint32_t num_categories() const { return num_categories_; }
   uint64_t num_postings() const { return num_postings_; }
   const std::vector<float>& idf() const { return idf_; }
-  // True if the postings are mapped from a file (open()).
-  bool mapped() const { return mapping_ != nullptr; }
+  // True if the postings come from the index file (open()): mapped, or
+  // read into private memory when the environment sets
+  // AUTOCAT_KNN_INDEX=read.
+  bool from_file() const { return mapping_ != nullptr; }
+  bool mapped() const;
   // Bytes of heap the index holds (a mapped index's postings are not on
   // the heap: the kernel pages them in and may share or drop them).
   size_t memory_bytes() const;
@@ -131,6 +141,9 @@ class KnnIndex {
   KnnIndex() = default;
   // Points the arrays the searches read at the owned vectors.
   void use_owned_arrays();
+  // Throws ModelFormatError if the mapped file's size or mtime changed
+  // since open() (one fstat).
+  void check_file_unchanged() const;
   // Checks that every document number in term t's postings is below
   // num_docs_, once per term (mapped indexes only).
   void verify_term(uint32_t t) const;

@@ -17,7 +17,9 @@
 // Thread safety: LinearModel is data; LinearClassifier::score() is const.
 #pragma once
 
+#include <boost/serialization/split_member.hpp>
 #include <boost/serialization/vector.hpp>
+#include <boost/serialization/version.hpp>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -45,10 +47,34 @@ struct LinearModel {
   double c = 0;  // the regularization constant it was trained with
 
   template <class Archive>
-  void serialize(Archive& ar, const unsigned int /*version*/) {
-    ar& term_start& entry_category& entry_weight& bias& slope& intercept& num_categories& c;
+  void save(Archive& ar, const unsigned int /*version*/) const {
+    const std::vector<uint8_t> packed = packed_weights();
+    ar << num_categories << packed << bias << slope << intercept << c;
   }
-  // Bytes of the weights in memory (and about as many in the model file).
+  template <class Archive>
+  void load(Archive& ar, const unsigned int version) {
+    if (version == 0) {
+      ar >> term_start >> entry_category >> entry_weight >> bias >> slope >> intercept >>
+          num_categories >> c;
+      return;
+    }
+    std::vector<uint8_t> packed;
+    ar >> num_categories >> packed >> bias >> slope >> intercept >> c;
+    unpack_weights(packed);
+  }
+  BOOST_SERIALIZATION_SPLIT_MEMBER()
+
+  // The weights as the model file stores them (version 1): the number of
+  // terms + 1 (0: not trained), then per term its entry count and, if
+  // any, either its categories as gaps (LEB128 varints, a byte each where
+  // weights are dense) followed by the weights, or, where that is smaller
+  // and no weight is zero, the whole row of num_categories floats. About
+  // 5 bytes a weight instead of 8.
+  std::vector<uint8_t> packed_weights() const;
+  // Sets term_start, entry_category and entry_weight from packed_weights()'
+  // bytes; damaged bytes leave a term_start the model check refuses.
+  void unpack_weights(const std::vector<uint8_t>& packed);
+  // Bytes of the weights in memory.
   uint64_t weight_bytes() const;
 };
 
@@ -155,3 +181,7 @@ class LinearClassifier : public Classifier {
 };
 
 }  // namespace autocat::internal
+
+// Version 1: the weights packed (LinearModel::packed_weights). Version 0
+// files (term_start, entry_category, entry_weight as vectors) still load.
+BOOST_CLASS_VERSION(autocat::internal::LinearModel, 1)

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -105,6 +106,25 @@ std::vector<double> category_totals(const std::vector<double>& counts, uint32_t 
     for (uint32_t c = 0; c < num_categories; ++c) totals[c] += counts[row + c];
   }
   return totals;
+}
+
+// Complement NB's stored weight from log(complement amount + alpha) and the
+// category's log denominator: the trainer and the model file's sparse form
+// (NbSparseWeights) both compute it here, so they agree bit for bit.
+float complement_weight(double log_amount, double log_denominator) {
+  return static_cast<float>(-(log_amount - log_denominator));
+}
+
+uint32_t bits_of(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float float_of(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
 }
 
 bool is_naive_bayes(int variant) {
@@ -237,12 +257,18 @@ NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
   for (uint32_t c = 0; c < num_categories; ++c) {
     log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
   }
+  // A category without term t has its complement amount equal to t's
+  // total: what the model file's sparse form rebuilds those weights from.
+  model.complement_row_log.assign(sums.num_terms, 0.0);
+  model.complement_column_log = log_denominator;
   for (TermId t = 0; t < sums.num_terms; ++t) {
-    if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
+    if (!is_selected(selected, t)) continue;
+    model.complement_row_log[t] = std::log(sums.term_total[t] + alpha);
+    if (!is_selected(wanted, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
-      const double w = std::log(complement(t, row + c) + alpha) - log_denominator[c];
-      model.term_weight[row + c] = static_cast<float>(-w);
+      model.term_weight[row + c] =
+          complement_weight(std::log(complement(t, row + c) + alpha), log_denominator[c]);
     }
   }
   return model;
@@ -254,6 +280,125 @@ NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
   check_training_arguments(corpus, selected, alpha);
   return complement_nb_from_sums(sum_categories(corpus, counting_amount(idf), selected, idf),
                                  selected, alpha, idf);
+}
+
+uint64_t NbSparseWeights::file_bytes() const {
+  constexpr uint64_t kLength = 8;  // each vector's length
+  return 4 + 8 * kLength + zero_row.size() + 4 * column_default.size() + 8 * row_log.size() +
+         8 * column_log.size() + 4 * row_entries.size() + 4 * entry_category.size() +
+         4 * entry_weight.size();
+}
+
+bool NaiveBayesModel::encode_sparse(NbSparseWeights* sparse) const {
+  const uint32_t cats = num_categories;
+  if (cats == 0 || term_weight.size() % cats != 0 ||
+      term_weight.size() / cats > std::numeric_limits<uint32_t>::max()) {
+    return false;
+  }
+  const auto terms = static_cast<uint32_t>(term_weight.size() / cats);
+  NbSparseWeights out;
+  out.num_terms = terms;
+  out.zero_row.assign(terms, 0);
+  const auto row_of = [&](uint32_t t) { return &term_weight[static_cast<size_t>(t) * cats]; };
+  for (uint32_t t = 0; t < terms; ++t) {
+    const float* row = row_of(t);
+    out.zero_row[t] = std::all_of(row, row + cats, [](float w) { return bits_of(w) == 0; });
+  }
+  const bool complement =
+      complement_row_log.size() == terms && complement_column_log.size() == cats;
+  std::vector<uint32_t> default_bits(cats, 0);
+  if (complement) {
+    out.row_log = complement_row_log;
+    out.column_log = complement_column_log;
+  } else {
+    // The value most of each category's weights share (Boyer-Moore
+    // majority vote; any candidate is correct, a poor one only costs
+    // exceptions).
+    std::vector<uint32_t> votes(cats, 0);
+    for (uint32_t t = 0; t < terms; ++t) {
+      if (out.zero_row[t]) continue;
+      const float* row = row_of(t);
+      for (uint32_t c = 0; c < cats; ++c) {
+        const uint32_t b = bits_of(row[c]);
+        if (votes[c] == 0) {
+          default_bits[c] = b;
+          votes[c] = 1;
+        } else {
+          votes[c] += default_bits[c] == b ? 1 : -1;
+        }
+      }
+    }
+    out.column_default.resize(cats);
+    for (uint32_t c = 0; c < cats; ++c) out.column_default[c] = float_of(default_bits[c]);
+  }
+  const auto base_bits = [&](uint32_t t, uint32_t c) {
+    return complement ? bits_of(complement_weight(out.row_log[t], out.column_log[c]))
+                      : default_bits[c];
+  };
+  uint64_t exceptions = 0;
+  for (uint32_t t = 0; t < terms; ++t) {
+    if (out.zero_row[t]) continue;
+    const float* row = row_of(t);
+    for (uint32_t c = 0; c < cats; ++c) exceptions += bits_of(row[c]) != base_bits(t, c);
+  }
+  out.row_entries.assign(terms, 0);
+  const uint64_t dense_bytes = 8 + 4 * uint64_t{term_weight.size()};
+  if (out.file_bytes() + 8 * exceptions >= dense_bytes) return false;
+  out.entry_category.reserve(exceptions);
+  out.entry_weight.reserve(exceptions);
+  for (uint32_t t = 0; t < terms; ++t) {
+    if (out.zero_row[t]) continue;
+    const float* row = row_of(t);
+    for (uint32_t c = 0; c < cats; ++c) {
+      if (bits_of(row[c]) == base_bits(t, c)) continue;
+      out.entry_category.push_back(c);
+      out.entry_weight.push_back(row[c]);
+      ++out.row_entries[t];
+    }
+  }
+  *sparse = std::move(out);
+  return true;
+}
+
+void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
+  term_weight.clear();
+  const uint32_t cats = num_categories;
+  const uint64_t terms = sparse.num_terms;
+  const bool complement = !sparse.row_log.empty();
+  const bool consistent =
+      cats > 0 && sparse.zero_row.size() == terms && sparse.row_entries.size() == terms &&
+      sparse.entry_category.size() == sparse.entry_weight.size() &&
+      (complement ? sparse.row_log.size() == terms && sparse.column_log.size() == cats &&
+                        sparse.column_default.empty()
+                  : sparse.column_default.size() == cats && sparse.column_log.empty());
+  if (!consistent) return;
+  uint64_t listed = 0;
+  for (uint64_t t = 0; t < terms; ++t) {
+    if (sparse.zero_row[t] && sparse.row_entries[t] != 0) return;
+    listed += sparse.row_entries[t];
+  }
+  if (listed != sparse.entry_category.size()) return;
+  std::vector<float> weights(terms * cats, 0.0f);
+  uint64_t e = 0;
+  for (uint64_t t = 0; t < terms; ++t) {
+    if (sparse.zero_row[t]) continue;
+    float* row = &weights[t * cats];
+    if (complement) {
+      for (uint32_t c = 0; c < cats; ++c) {
+        row[c] = complement_weight(sparse.row_log[t], sparse.column_log[c]);
+      }
+    } else {
+      std::copy(sparse.column_default.begin(), sparse.column_default.end(), row);
+    }
+    const uint64_t end = e + sparse.row_entries[t];
+    for (int64_t last = -1; e < end; ++e) {
+      const uint32_t c = sparse.entry_category[e];
+      if (c >= cats || int64_t{c} <= last) return;  // out of range or out of order
+      last = c;
+      row[c] = sparse.entry_weight[e];
+    }
+  }
+  term_weight = std::move(weights);
 }
 
 NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model_(model) {

@@ -5,6 +5,7 @@
 // Thread safety: models are data; NaiveBayesClassifier::score() is const.
 #pragma once
 
+#include <boost/serialization/split_member.hpp>
 #include <boost/serialization/vector.hpp>
 #include <boost/serialization/version.hpp>
 #include <cstdint>
@@ -16,6 +17,28 @@
 
 namespace autocat::internal {
 
+// The weights as a model file stores them from version 2 on: most (t, c)
+// weights of a large model belong to terms never seen in category c, and
+// such a weight follows from per-term and per-category values alone. Rows
+// of terms left out are all zero (zero_row); every other weight is its
+// base unless listed as an exception (term-major: row_entries[t] of them
+// for term t). The base of (t, c) is
+//   complement NB with row_log / column_log: float(-(row_log[t] - column_log[c]))
+//   otherwise: column_default[c], the value most of category c's weights share.
+// Decoding rebuilds the dense weights bit for bit (exceptions are found by
+// comparing bits with the base).
+struct NbSparseWeights {
+  uint32_t num_terms = 0;
+  std::vector<uint8_t> zero_row;
+  std::vector<float> column_default;
+  std::vector<double> row_log;
+  std::vector<double> column_log;
+  std::vector<uint32_t> row_entries;
+  std::vector<uint32_t> entry_category;
+  std::vector<float> entry_weight;
+  uint64_t file_bytes() const;  // about what it takes in the file
+};
+
 struct NaiveBayesModel {
   int variant = 0;     // static_cast<int>(Method)
   double alpha = 1.0;  // additive smoothing
@@ -23,6 +46,7 @@ struct NaiveBayesModel {
   std::vector<double> log_prior;  // per category
   // Term-major, num_terms x num_categories. Multinomial: log P(t|c).
   // Bernoulli: log P(t|c) - log(1 - P(t|c)). Complement: -log theta~_ct.
+  // Dense in memory: scoring reads one contiguous row per document term.
   std::vector<float> term_weight;
   // Per category constant added to every score. Bernoulli: sum over the
   // vocabulary of log(1 - P(t|c)), so absent terms cost nothing per document.
@@ -32,13 +56,54 @@ struct NaiveBayesModel {
   // (Rennie et al. 2003, sec. 4; what scikit-learn's NB peers see), in
   // training and scoring alike; one idf per term, 0 for left-out terms.
   std::vector<float> idf;
+  // Complement NB as trained: log(sum of term t's amounts + alpha) per term
+  // and the log denominator per category, from which the weight of a term
+  // absent from category c follows (NbSparseWeights). Empty otherwise, and
+  // in models read from files (written again, they are stored densely or
+  // with one exception per differing weight).
+  std::vector<double> complement_row_log;
+  std::vector<double> complement_column_log;
 
   bool tfidf() const { return !idf.empty(); }
   template <class Archive>
-  void serialize(Archive& ar, const unsigned int version) {
-    ar& variant& alpha& num_categories& log_prior& term_weight& class_constant;
-    if (version >= 1) ar& idf;
+  void save(Archive& ar, const unsigned int /*version*/) const {
+    ar << variant << alpha << num_categories << log_prior << class_constant << idf;
+    NbSparseWeights sparse;
+    uint8_t is_sparse = encode_sparse(&sparse) ? 1 : 0;
+    ar << is_sparse;
+    if (is_sparse == 0) {
+      ar << term_weight;
+    } else {
+      ar << sparse.num_terms << sparse.zero_row << sparse.column_default << sparse.row_log
+         << sparse.column_log << sparse.row_entries << sparse.entry_category << sparse.entry_weight;
+    }
   }
+  template <class Archive>
+  void load(Archive& ar, const unsigned int version) {
+    if (version < 2) {
+      ar >> variant >> alpha >> num_categories >> log_prior >> term_weight >> class_constant;
+      if (version >= 1) ar >> idf;
+      return;
+    }
+    ar >> variant >> alpha >> num_categories >> log_prior >> class_constant >> idf;
+    uint8_t is_sparse = 0;
+    ar >> is_sparse;
+    if (is_sparse == 0) {
+      ar >> term_weight;
+      return;
+    }
+    NbSparseWeights sparse;
+    ar >> sparse.num_terms >> sparse.zero_row >> sparse.column_default >> sparse.row_log >>
+        sparse.column_log >> sparse.row_entries >> sparse.entry_category >> sparse.entry_weight;
+    // Inconsistent data leaves term_weight empty: the model's check refuses it.
+    decode_sparse(sparse);
+  }
+  BOOST_SERIALIZATION_SPLIT_MEMBER()
+
+  // The sparse form of term_weight; false if it would not be smaller.
+  bool encode_sparse(NbSparseWeights* sparse) const;
+  // Sets term_weight from `sparse` (empty if `sparse` is inconsistent).
+  void decode_sparse(const NbSparseWeights& sparse);
 };
 
 // `selected`: empty = every term; otherwise terms with selected[t] == 0 are
@@ -105,4 +170,7 @@ class NaiveBayesClassifier : public Classifier {
 }  // namespace autocat::internal
 
 // Version 1 (2026-11): idf (tf-idf features). Older models count terms.
-BOOST_CLASS_VERSION(autocat::internal::NaiveBayesModel, 1)
+// Version 2: term_weight stored sparse when that is smaller
+// (NbSparseWeights), after class_constant and idf. Version 1 and 0 files
+// (dense weights) still load.
+BOOST_CLASS_VERSION(autocat::internal::NaiveBayesModel, 2)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <xapian.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -208,6 +209,95 @@ TEST_F(KnnIndexFileTest, DocumentNumberOutOfRangeIsRefusedWhenItsTermIsSearched)
   }
   write_file(paths_.knn_index, file);
   ExpectRefused("document number out of range");
+}
+
+// Classifies every test text with `categorizer` in a child process and
+// exits 0 if it classifies them or throws ModelFormatError naming the index
+// file and saying it changed; 1 on any other outcome. A signal (SIGBUS from
+// a mapping past the end of a truncated file) kills the child only, and the
+// death test's predicate fails.
+void ClassifyOrRefuseChanged(const Categorizer& categorizer, const std::vector<std::string>& texts,
+                             const std::string& index_path) {
+  try {
+    for (const std::string& text : texts) categorizer.classify(text, ClassifyOptions());
+  } catch (const ModelFormatError& e) {
+    const std::string what = e.what();
+    std::_Exit(what.find(index_path) != std::string::npos &&
+                       what.find("changed under a running process") != std::string::npos
+                   ? 0
+                   : 1);
+  } catch (...) {
+    std::_Exit(1);
+  }
+  std::_Exit(0);
+}
+
+// An operator truncating or rewriting knn.index in place (cp onto it)
+// while a process has it mapped: the next search throws ModelFormatError
+// naming the file instead of dying of SIGBUS on pages past the new end.
+TEST_F(KnnIndexFileTest, TruncatedUnderARunningProcessIsAnErrorNotASignal) {
+  const std::string original = read_file(paths_.knn_index);
+  for (const uint64_t size : {uint64_t{0}, uint64_t{original.size() / 2}}) {
+    SCOPED_TRACE(size);
+    write_file(paths_.knn_index, original);
+    const Categorizer categorizer(model_dir_);
+    categorizer.classify(texts_[0], ClassifyOptions());  // maps the index
+    ASSERT_TRUE(categorizer.knn_index().mapped());
+    fs::resize_file(paths_.knn_index, size);
+    EXPECT_EXIT(ClassifyOrRefuseChanged(categorizer, texts_, paths_.knn_index),
+                testing::ExitedWithCode(0), "");
+  }
+}
+
+TEST_F(KnnIndexFileTest, RewrittenInPlaceUnderARunningProcessIsAnError) {
+  // Another model's index, smaller by a document, copied over this one in
+  // place (open with O_TRUNC, write), as `cp` does.
+  const std::vector<std::string> lines =
+      testing_util::split_lines(read_file(test_data("fixture_train.jsonl")));
+  std::string fewer;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) fewer += lines[i] + "\n";
+  write_file(dir_.file("fewer.jsonl"), fewer);
+  const std::string other = dir_.file("other");
+  train_model({dir_.file("fewer.jsonl")}, other, TrainOptions(), ReadOptions(), nullptr);
+  const Categorizer categorizer(model_dir_);
+  categorizer.classify(texts_[0], ClassifyOptions());
+  write_file(paths_.knn_index, read_file(resolve_model_dir(other).knn_index));
+  EXPECT_EXIT(ClassifyOrRefuseChanged(categorizer, texts_, paths_.knn_index),
+              testing::ExitedWithCode(0), "");
+  try {
+    categorizer.classify(texts_[0], ClassifyOptions());
+    FAIL() << "expected ModelFormatError";
+  } catch (const ModelFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(paths_.knn_index), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("install generations by rename"), std::string::npos)
+        << e.what();
+  }
+}
+
+// AUTOCAT_KNN_INDEX=read reads the index into private memory: whatever
+// happens to the file afterwards, classification answers as before.
+TEST_F(KnnIndexFileTest, ReadIntoMemoryOutlivesTheFile) {
+  std::vector<std::vector<KnnIndex::Neighbour>> expected;
+  {
+    const Categorizer mapped(model_dir_);
+    expected = neighbours_of(mapped);
+  }
+  ASSERT_EQ(setenv("AUTOCAT_KNN_INDEX", "read", 1), 0);
+  const Categorizer categorizer(model_dir_);
+  const auto& index = categorizer.knn_index();
+  ASSERT_EQ(unsetenv("AUTOCAT_KNN_INDEX"), 0);
+  EXPECT_FALSE(index.mapped());
+  EXPECT_TRUE(index.from_file());
+  const std::string original = read_file(paths_.knn_index);
+  fs::resize_file(paths_.knn_index, 0);
+  EXPECT_TRUE(same(neighbours_of(categorizer), expected));
+
+  // An unknown setting is refused, naming the variable.
+  write_file(paths_.knn_index, original);
+  ASSERT_EQ(setenv("AUTOCAT_KNN_INDEX", "mmap-please", 1), 0);
+  const Categorizer unknown(model_dir_);
+  EXPECT_THROW(unknown.knn_index(), InvalidArgumentError);
+  ASSERT_EQ(unsetenv("AUTOCAT_KNN_INDEX"), 0);
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <new>
 
@@ -186,6 +189,163 @@ TEST(ModelIoCompatibilityTest, ModelsFromBeforeKnnConcentrationLoad) {
   }
   EXPECT_FALSE(old.combo.empty());
   EXPECT_EQ(old.training.tuning_sample, 50000);
+  // Its Naive Bayes weights were stored dense (NaiveBayesModel version 1).
+  EXPECT_EQ(old.complement_nb.term_weight.size(), old.terms.size() * old.categories.size());
+  EXPECT_TRUE(std::any_of(old.complement_nb.term_weight.begin(),
+                          old.complement_nb.term_weight.end(), [](float w) { return w != 0.0f; }));
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Many categories: most Naive Bayes weights are those of terms a category
+// never saw, which the file stores as per-term and per-category values
+// rather than one float each. Loading rebuilds every weight bit for bit, so
+// scores do not change.
+TEST(ModelIoSparseTest, ManyCategoriesNaiveBayesIsStoredSparseAndLoadsBitIdentical) {
+  constexpr int kCategories = 300;
+  std::vector<LabelledTerms> documents;
+  uint64_t state = 7;
+  const auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return uint32_t(state >> 33);
+  };
+  for (int d = 0; d < 2 * kCategories; ++d) {
+    const int c = d % kCategories;
+    LabelledTerms doc;
+    for (int i = 0; i < 8; ++i) doc.terms.push_back("w" + std::to_string(next() % 1500));
+    for (int i = 0; i < 3; ++i) {
+      doc.terms.push_back("c" + std::to_string(c) + "x" + std::to_string(next() % 4));
+    }
+    doc.labels = {"cat" + std::to_string(c)};
+    documents.push_back(std::move(doc));
+  }
+  const TrainingCorpus corpus = make_training_corpus(documents);
+  TrainOptions options;
+  options.tune_thresholds = false;
+  const ModelState model = fit_model(corpus, AnalyzerSettings(), options);
+  TempDir dir;
+  const std::string path = dir.file("model.autocat");
+  write_model_file(path, model);
+
+  const uint64_t dense_nb_bytes = sizeof(float) * (model.multinomial_nb.term_weight.size() +
+                                                   model.bernoulli_nb.term_weight.size() +
+                                                   model.complement_nb.term_weight.size());
+  ASSERT_EQ(model.multinomial_nb.term_weight.size(), corpus.num_terms() * uint64_t{kCategories});
+
+  // The linear models (SVM, logistic regression) are stored apart; the three
+  // Naive Bayes sections together must take a fraction of their dense size.
+  const std::string bytes = read_file(path);
+  // The lengths of sections first..last, from the section table (kind,
+  // CRC, offset, length per section).
+  const auto section_bytes = [&](uint32_t first, uint32_t last) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < 1 + kNumModelParts; ++i) {
+      uint32_t kind = 0;
+      uint64_t length = 0;
+      std::memcpy(&kind, bytes.data() + 24 + 24 * i, 4);
+      std::memcpy(&length, bytes.data() + 24 + 24 * i + 16, 8);
+      if (kind >= first && kind <= last) total += length;
+    }
+    return total;
+  };
+  const uint64_t nb_bytes = section_bytes(1 + uint32_t(ModelPart::kMultinomialNb),
+                                          1 + uint32_t(ModelPart::kComplementNb));
+  EXPECT_LT(nb_bytes, dense_nb_bytes / 8) << "dense Naive Bayes weights: " << dense_nb_bytes;
+  // The linear models' non-zero weights take about 5 bytes each, not 8
+  // (category and weight).
+  const uint64_t linear_entries = model.svm.entry_weight.size() + model.logreg.entry_weight.size();
+  ASSERT_GT(linear_entries, 0u);
+  EXPECT_LT(section_bytes(1 + uint32_t(ModelPart::kSvm), 1 + uint32_t(ModelPart::kLogreg)),
+            linear_entries * 6);
+
+  const ModelState loaded = read_model_file(path);
+  const std::pair<const NaiveBayesModel*, const NaiveBayesModel*> pairs[] = {
+      {&model.multinomial_nb, &loaded.multinomial_nb},
+      {&model.bernoulli_nb, &loaded.bernoulli_nb},
+      {&model.complement_nb, &loaded.complement_nb}};
+  for (const auto& [fitted, read] :
+       {std::pair(&model.svm, &loaded.svm), std::pair(&model.logreg, &loaded.logreg)}) {
+    EXPECT_EQ(fitted->term_start, read->term_start);
+    EXPECT_EQ(fitted->entry_category, read->entry_category);
+    EXPECT_TRUE(same_bits(fitted->entry_weight, read->entry_weight));
+    EXPECT_TRUE(same_bits(fitted->bias, read->bias));
+  }
+  for (const auto& [fitted, read] : pairs) {
+    SCOPED_TRACE(fitted->variant);
+    EXPECT_TRUE(same_bits(fitted->term_weight, read->term_weight));
+    EXPECT_EQ(fitted->class_constant, read->class_constant);
+    EXPECT_EQ(fitted->log_prior, read->log_prior);
+    EXPECT_TRUE(same_bits(fitted->idf, read->idf));
+    const NaiveBayesClassifier before(*fitted), after(*read);
+    for (uint32_t d = 0; d < 20; ++d) {
+      DocumentTerms doc;
+      for (uint64_t p = 0; p < corpus.postings_start.size() - 1; ++p) {
+        for (uint64_t i = corpus.postings_start[p]; i < corpus.postings_start[p + 1]; ++i) {
+          if (corpus.posting_doc[i] == d) doc.terms.push_back({TermId(p), corpus.posting_wdf[i]});
+        }
+      }
+      std::vector<double> expected, actual;
+      before.score(doc, ClassifyOptions(), &expected);
+      after.score(doc, ClassifyOptions(), &actual);
+      EXPECT_EQ(expected, actual);
+    }
+  }
+}
+
+// The sparse form is decoded only if it is consistent; otherwise the
+// weights stay empty and the model's check refuses the file.
+TEST(ModelIoSparseTest, InconsistentSparseWeightsDecodeToNothing) {
+  NaiveBayesModel model;
+  model.variant = static_cast<int>(Method::kNaiveBayes);
+  model.num_categories = 2;
+  NbSparseWeights sparse;
+  sparse.num_terms = 2;
+  sparse.zero_row = {0, 0};
+  sparse.column_default = {-1.0f, -2.0f};
+  sparse.row_entries = {1, 0};
+  sparse.entry_category = {1};
+  sparse.entry_weight = {-0.5f};
+  model.decode_sparse(sparse);
+  EXPECT_EQ(model.term_weight, (std::vector<float>{-1.0f, -0.5f, -1.0f, -2.0f}));
+  sparse.entry_category = {2};  // no such category
+  model.decode_sparse(sparse);
+  EXPECT_TRUE(model.term_weight.empty());
+  sparse.entry_category = {1};
+  sparse.row_entries = {1, 1};  // more entries than listed
+  model.decode_sparse(sparse);
+  EXPECT_TRUE(model.term_weight.empty());
+}
+
+// Packed linear weights: a row listed by category gaps and a row stored
+// whole decode to the same entries; any truncation or trailing byte leaves
+// a model the check refuses.
+TEST(ModelIoSparseTest, PackedLinearWeightsRoundTripAndDamageIsRefused) {
+  LinearModel model;
+  model.num_categories = 3;
+  model.term_start = {0, 2, 2, 5};
+  model.entry_category = {0, 2, 0, 1, 2};
+  model.entry_weight = {0.5f, -0.25f, 1e-9f, -3.0f, 7.0f};
+  model.bias = model.slope = model.intercept = {0.1f, 0.2f, 0.3f};
+  const std::vector<uint8_t> packed = model.packed_weights();
+  LinearModel read = model;
+  read.unpack_weights(packed);
+  EXPECT_EQ(read.term_start, model.term_start);
+  EXPECT_EQ(read.entry_category, model.entry_category);
+  EXPECT_EQ(read.entry_weight, model.entry_weight);
+  EXPECT_TRUE(linear_model_consistent(read, 3, 3));
+  for (size_t size = 0; size < packed.size(); ++size) {
+    read.unpack_weights(std::vector<uint8_t>(packed.begin(), packed.begin() + size));
+    EXPECT_FALSE(linear_model_consistent(read, 3, 3)) << size << " bytes";
+  }
+  std::vector<uint8_t> longer = packed;
+  longer.push_back(0);
+  read.unpack_weights(longer);
+  EXPECT_FALSE(linear_model_consistent(read, 3, 3));
+  LinearModel untrained;
+  read.unpack_weights(untrained.packed_weights());
+  EXPECT_TRUE(read.term_start.empty());
 }
 
 TEST_F(ModelIoTest, RoundTripKeepsNgramsAndCrossValidatedChoices) {
