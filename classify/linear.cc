@@ -127,37 +127,13 @@ void solve_logistic(const LinearProblem& p, const std::vector<int8_t>& y, double
     double g_max = 0;
     int newton_steps = 0;
     for (uint32_t i : index) {
-      const double a = qd[i];
-      const double b = y[i] * dot(p, i, s->w);
-      double alpha = s->alpha[i];
-      double complement = c - alpha;
-      // Solve for the variable that is below C/2 at the optimum.
-      const bool flip = 0.5 * a * (complement - alpha) + b < 0;
-      const double sign = flip ? -1.0 : 1.0;
-      const double old = flip ? complement : alpha;
-      double z = old;
-      if (c - z < 0.5 * c) z *= 0.1;
-      double gp = a * (z - old) + sign * b + std::log(z / (c - z));
-      g_max = std::max(g_max, std::fabs(sign * b + std::log(old / (c - old))));  // at z = old
-      int steps = 0;
-      while (steps < kMaxNewton && std::fabs(gp) >= inner_eps) {
-        const double gpp = a + c / ((c - z) * z);
-        const double next = z - gp / gpp;
-        z = next <= 0 ? z * 0.1 : next;
-        gp = a * (z - old) + sign * b + std::log(z / (c - z));
-        ++steps;
-      }
-      newton_steps += steps;
-      if (steps > 0) {
-        if (flip) {
-          complement = z;
-          alpha = c - z;
-        } else {
-          alpha = z;
-          complement = c - z;
-        }
-        add_row(p, i, (alpha - s->alpha[i]) * y[i], &s->w);
-        s->alpha[i] = alpha;
+      const LogisticCoordinate step = logistic_dual_coordinate(qd[i], y[i] * dot(p, i, s->w), c,
+                                                               s->alpha[i], inner_eps, kMaxNewton);
+      g_max = std::max(g_max, step.gradient_at_old);
+      newton_steps += step.steps;
+      if (step.steps > 0) {
+        add_row(p, i, (step.alpha - s->alpha[i]) * y[i], &s->w);
+        s->alpha[i] = step.alpha;
       }
     }
     if (g_max < eps) break;
@@ -169,6 +145,30 @@ void solve_logistic(const LinearProblem& p, const std::vector<int8_t>& y, double
 }
 
 }  // namespace
+
+LogisticCoordinate logistic_dual_coordinate(double a, double margin, double c, double alpha,
+                                            double inner_eps, int max_newton) {
+  const double complement = c - alpha;
+  // Solve for the variable that is below C/2 at the optimum.
+  const bool flip = 0.5 * a * (complement - alpha) + margin < 0;
+  const double sign = flip ? -1.0 : 1.0;
+  const double old = flip ? complement : alpha;
+  double z = old;
+  if (c - z < 0.5 * c) z *= 0.1;
+  double gp = a * (z - old) + sign * margin + std::log(z / (c - z));
+  LogisticCoordinate result;
+  result.alpha = alpha;
+  result.gradient_at_old = std::fabs(sign * margin + std::log(old / (c - old)));
+  while (result.steps < max_newton && std::fabs(gp) >= inner_eps) {
+    const double gpp = a + c / ((c - z) * z);
+    const double next = z - gp / gpp;
+    z = next <= 0 ? z * 0.1 : next;
+    gp = a * (z - old) + sign * margin + std::log(z / (c - z));
+    ++result.steps;
+  }
+  if (result.steps > 0) result.alpha = flip ? c - z : z;
+  return result;
+}
 
 namespace {
 

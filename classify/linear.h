@@ -107,6 +107,19 @@ BinarySolution solve_binary(const LinearProblem& problem, const std::vector<int8
                             LinearLoss loss, double c, double eps = 0.1,
                             const std::vector<double>& warm_alpha = {});
 
+// One coordinate of the logistic regression dual (Yu, Huang and Lin 2011):
+// Newton's method on whichever of alpha and C - alpha is the smaller, for a
+// document with squared norm `a` whose margin y*f is `margin`, to tolerance
+// `inner_eps` in at most `max_newton` steps. Shared by the batch solver and
+// the live one, so that both move a variable the same way.
+struct LogisticCoordinate {
+  double alpha = 0;            // the new value (the old one when steps == 0)
+  double gradient_at_old = 0;  // |projected gradient| before the step
+  int steps = 0;               // Newton steps taken
+};
+LogisticCoordinate logistic_dual_coordinate(double a, double margin, double c, double alpha,
+                                            double inner_eps, int max_newton);
+
 // Dual objective of a solution (for tests): squared hinge
 // 0.5 a'Qa + a'a/(4C) - sum a; logistic 0.5 a'Qa + sum a log a + (C-a) log(C-a).
 double dual_objective(const LinearProblem& problem, const std::vector<int8_t>& y, LinearLoss loss,

@@ -131,28 +131,10 @@ double LiveLinear::step(Row* row) {
       pg_max = std::max(pg_max, std::fabs(pg));
       if (std::fabs(pg) > 1e-12) next = std::max(alpha - g / (a + diag), 0.0);
     } else {
-      // Yu, Huang and Lin 2011, as solve_logistic (linear.cc): Newton's
-      // method on whichever of alpha and C - alpha is the smaller.
-      const double c = c_;
-      const double b = y * f[cat];
-      const double complement = c - alpha;
-      const bool flip = 0.5 * a * (complement - alpha) + b < 0;
-      const double sign = flip ? -1.0 : 1.0;
-      const double old = flip ? complement : alpha;
-      double z = old;
-      if (c - z < 0.5 * c) z *= 0.1;
-      double gp = a * (z - old) + sign * b + std::log(z / (c - z));
-      pg_max = std::max(pg_max, std::fabs(sign * b + std::log(old / (c - old))));
-      constexpr double kInnerEps = 1e-8;
-      int steps = 0;
-      while (steps < 100 && std::fabs(gp) >= kInnerEps) {
-        const double gpp = a + c / ((c - z) * z);
-        const double newton = z - gp / gpp;
-        z = newton <= 0 ? z * 0.1 : newton;
-        gp = a * (z - old) + sign * b + std::log(z / (c - z));
-        ++steps;
-      }
-      if (steps > 0) next = flip ? c - z : z;
+      const LogisticCoordinate coordinate = logistic_dual_coordinate(
+          a, y * f[cat], c_, alpha, /*inner_eps=*/1e-8, /*max_newton=*/100);
+      pg_max = std::max(pg_max, coordinate.gradient_at_old);
+      next = coordinate.alpha;
     }
     scale[cat] = (next - alpha) * y;
     alpha = next;
