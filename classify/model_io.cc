@@ -763,6 +763,12 @@ void check_part(const std::string& path, const ModelState& m, ModelPart part) {
   }
 }
 
+void decode_pending_parts(ModelState* m) {
+  for (NaiveBayesModel* nb : {&m->multinomial_nb, &m->bernoulli_nb, &m->complement_nb}) {
+    nb->decode_pending(m->terms.size(), m->categories.size());
+  }
+}
+
 void check_model_state(const std::string& path, const ModelState& m) {
   check_core(path, m);
   for (size_t p = 0; p < kNumModelParts; ++p) check_part(path, m, ModelPart(p));
@@ -790,6 +796,14 @@ struct ModelFile::Rep {
 
 namespace {
 
+// Naive Bayes sections may hold their weights in a sparse form, decoded
+// only once the core's counts are checked against it.
+void decode_pending_part(NaiveBayesModel* model, size_t terms, size_t cats) {
+  model->decode_pending(terms, cats);
+}
+template <class Model>
+void decode_pending_part(Model* /*model*/, size_t /*terms*/, size_t /*cats*/) {}
+
 // Decodes and checks part `part` of a version 2 file into `state`.
 template <class Model>
 void load_part(const std::string& path, const MappedModelFile& file, const SectionTable& sections,
@@ -798,6 +812,7 @@ void load_part(const std::string& path, const MappedModelFile& file, const Secti
   Model model;
   decode(path, verified_section(path, file.bytes(), sections, kind), &model, section_name(kind));
   file.release(sections[kind].offset, sections[kind].length);
+  decode_pending_part(&model, state->terms.size(), state->categories.size());
   check_part_model(Checker(path), model, part, state->terms.size(), state->categories.size());
   state->*member = std::move(model);
 }
@@ -857,6 +872,7 @@ ModelState parse_model_file(const std::string& path, std::string_view bytes) {
   ModelState state;
   if (checked_version(path, bytes) == 1) {
     decode(path, verified_payload(path, bytes), &state);
+    decode_pending_parts(&state);
     check_model_state(path, state);
     return state;
   }
@@ -873,6 +889,7 @@ ModelState parse_model_file(const std::string& path, std::string_view bytes) {
   decode_part(ModelPart::kComplementNb, &state.complement_nb);
   decode_part(ModelPart::kSvm, &state.svm);
   decode_part(ModelPart::kLogreg, &state.logreg);
+  decode_pending_parts(&state);
   for (size_t p = 0; p < kNumModelParts; ++p) check_part(path, state, ModelPart(p));
   return state;
 }

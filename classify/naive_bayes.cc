@@ -401,6 +401,14 @@ void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
   term_weight = std::move(weights);
 }
 
+void NaiveBayesModel::decode_pending(size_t terms, size_t categories) {
+  if (!pending_sparse) return;
+  const std::shared_ptr<const NbSparseWeights> sparse = std::move(pending_sparse);
+  pending_sparse.reset();
+  if (sparse->num_terms != terms || num_categories != categories) return;
+  decode_sparse(*sparse);
+}
+
 NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model_(model) {
   const size_t num_categories = model.num_categories;
   if (!is_naive_bayes(model.variant) || num_categories == 0 ||

@@ -9,6 +9,7 @@
 #include <boost/serialization/vector.hpp>
 #include <boost/serialization/version.hpp>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "classify/category_sums.h"
@@ -95,8 +96,10 @@ struct NaiveBayesModel {
     NbSparseWeights sparse;
     ar >> sparse.num_terms >> sparse.zero_row >> sparse.column_default >> sparse.row_log >>
         sparse.column_log >> sparse.row_entries >> sparse.entry_category >> sparse.entry_weight;
-    // Inconsistent data leaves term_weight empty: the model's check refuses it.
-    decode_sparse(sparse);
+    // Decoded by decode_pending() once the model's term and category counts
+    // are known: a few bytes of a crafted file must not make it allocate
+    // terms x categories weights the model does not have.
+    pending_sparse = std::make_shared<const NbSparseWeights>(std::move(sparse));
   }
   BOOST_SERIALIZATION_SPLIT_MEMBER()
 
@@ -104,6 +107,13 @@ struct NaiveBayesModel {
   bool encode_sparse(NbSparseWeights* sparse) const;
   // Sets term_weight from `sparse` (empty if `sparse` is inconsistent).
   void decode_sparse(const NbSparseWeights& sparse);
+  // After a load: sets term_weight from the sparse form read, if it has
+  // `terms` terms and `categories` categories (else leaves it empty, which
+  // the model's check refuses).
+  void decode_pending(size_t terms, size_t categories);
+
+  // The sparse form read by load(), until decode_pending().
+  std::shared_ptr<const NbSparseWeights> pending_sparse;
 };
 
 // `selected`: empty = every term; otherwise terms with selected[t] == 0 are

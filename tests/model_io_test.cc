@@ -318,6 +318,30 @@ TEST(ModelIoSparseTest, InconsistentSparseWeightsDecodeToNothing) {
   EXPECT_TRUE(model.term_weight.empty());
 }
 
+// A sparse form read from a file is decoded only for the term and category
+// counts of the model's core: a few crafted bytes cannot make the loader
+// allocate weights for terms the model does not have.
+TEST(ModelIoSparseTest, PendingSparseWeightsMustMatchTheCore) {
+  NbSparseWeights sparse;
+  sparse.num_terms = 2;
+  sparse.zero_row = {0, 1};
+  sparse.column_default = {-1.0f, -2.0f};
+  sparse.row_entries = {0, 0};
+  NaiveBayesModel model;
+  model.variant = static_cast<int>(Method::kNaiveBayes);
+  model.num_categories = 2;
+  model.pending_sparse = std::make_shared<const NbSparseWeights>(sparse);
+  model.decode_pending(/*terms=*/3, /*categories=*/2);  // the core has 3 terms
+  EXPECT_TRUE(model.term_weight.empty());
+  EXPECT_EQ(model.pending_sparse, nullptr);
+  model.pending_sparse = std::make_shared<const NbSparseWeights>(sparse);
+  model.decode_pending(/*terms=*/2, /*categories=*/3);
+  EXPECT_TRUE(model.term_weight.empty());
+  model.pending_sparse = std::make_shared<const NbSparseWeights>(sparse);
+  model.decode_pending(/*terms=*/2, /*categories=*/2);
+  EXPECT_EQ(model.term_weight, (std::vector<float>{-1.0f, -2.0f, 0.0f, 0.0f}));
+}
+
 // Packed linear weights: a row listed by category gaps and a row stored
 // whole decode to the same entries; any truncation or trailing byte leaves
 // a model the check refuses.
