@@ -7,22 +7,38 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The last line says whether the whole suite passed, and where it stopped if not.
+step="installing dependencies"
+started=$SECONDS
+finish() {
+  local status=$?
+  if [ "$status" -eq 0 ]; then
+    echo "autocat: PASS: the whole test suite passed ($((SECONDS - started)) s)"
+  else
+    echo "autocat: FAIL: the test suite stopped at: $step (exit $status; the output above says why)"
+  fi
+}
+trap finish EXIT
+
 bash scripts/install-deps.sh
 
 if [ ! -d ../shared/data ]; then
   echo "autocat: NOTE ../shared/data is missing: the 20 Newsgroups and Reuters-21578 tests will report SKIPPED"
 fi
 
+step="formatting"
 echo "== formatting (clang-format --dry-run --Werror)"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror --style=file
 
 jobs=$(nproc)
 
+step="the -Werror build and its tests"
 echo "== build with -Werror"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOCAT_WERROR=ON > /dev/null
 cmake --build build-test -j "$jobs"
 (cd build-test && ctest --output-on-failure -j "$jobs")
 
+step="the AddressSanitizer + UndefinedBehaviorSanitizer build and its tests"
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
 # Debug (assertions on) at -O1: at -O0 the 20 Newsgroups and Reuters suites,
 # which train with the full cross-validation, took over 15 min each under
@@ -39,6 +55,7 @@ cmake --build build-asan -j "$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --output-on-failure -j "$jobs" -E '^(NewsgroupsTest|NewsgroupsLiveTest\..*|NewsgroupsSubjectsTest\..*|ReutersTest)$')
 
+step="the ThreadSanitizer tests"
 echo "== ThreadSanitizer: the Concurrent* tests"
 # A third build, kept cheap: only the executables that hold Concurrent*
 # tests, and only those tests run (category_indexer_test's fixture also
@@ -54,6 +71,7 @@ cmake --build build-tsan -j "$jobs" \
 
 fuzz_seconds=${AUTOCAT_FUZZ_SECONDS:-30}
 if [ "$fuzz_seconds" -gt 0 ]; then
+  step="the fuzzers"
   echo "== fuzzers (clang libFuzzer, ASan + UBSan), ${fuzz_seconds} s each"
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DAUTOCAT_FUZZ=ON -DAUTOCAT_SANITIZE=ON -DAUTOCAT_WERROR=ON -DAUTOCAT_BUILD_TESTS=OFF \
