@@ -404,6 +404,16 @@ TEST_F(CliTest, MethodHelpListsEveryMethod) {
   }
 }
 
+// eval's help does not deny knn and rocchio the probabilities they give.
+TEST_F(CliTest, EvalHelpSaysEveryMethodGivesProbabilities) {
+  const CliResult result = run_autocat({"eval", "--help"});
+  ASSERT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.find("Only nb, bnb"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("Every method's scores are calibrated probabilities"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST_F(CliTest, OverviewWithoutSubcommand) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{}, std::vector<std::string>{"--help"}}) {
