@@ -43,6 +43,16 @@ string(APPEND man ".SH SYNOPSIS\n.B autocat\n.I COMMAND\n[\\fIOPTIONS\\fR] [\\fI
 string(APPEND man ".SH DESCRIPTION\n${overview_troff}")
 string(APPEND man ".SH COMMANDS\n")
 
+# The method names, for completing --method: the list of classify's --method
+# entry ("  --method M           knn, rocchio, ... (default: ...)").
+run_autocat(classify_usage classify --help)
+string(REGEX MATCH "\n  --method M +([^(]*)\\(" _ "${classify_usage}")
+string(REGEX MATCHALL "[a-z]+" methods "${CMAKE_MATCH_1}")
+if(NOT methods)
+  message(FATAL_ERROR "generate_cli_docs: no method list in 'autocat classify --help'")
+endif()
+list(JOIN methods " " method_words)
+
 set(completion_cases "")
 foreach(command ${commands})
   run_autocat(usage ${command} --help)
@@ -70,6 +80,13 @@ _autocat() {
   fi
   case \"\$command\" in
 ${completion_cases}    help) options='${command_words}' ;;
+  esac
+  # Option values: method names, directories for models and databases; no
+  # file names for a category (the CLI has no cheap way to list a model's).
+  case \"\${COMP_WORDS[COMP_CWORD - 1]}\" in
+    --method) COMPREPLY=(\$(compgen -W '${method_words}' -- \"\$cur\")); return ;;
+    --model | --db) COMPREPLY=(\$(compgen -d -- \"\$cur\")); return ;;
+    --category) COMPREPLY=(); return ;;
   esac
   if [[ \"\$cur\" == -* || \"\$command\" == help ]]; then
     COMPREPLY=(\$(compgen -W \"\$options\" -- \"\$cur\"))
