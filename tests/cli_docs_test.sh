@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest: the man page and bash completion generate_cli_docs.cmake writes from
-# the built CLI: the completion offers method names after --method, directories after --model and --db,
+# the built CLI: the man page has its EXAMPLES section, and the completion
+# offers method names after --method, directories after --model and --db,
 # and nothing (not file names) after --category.
 # usage: cli_docs_test.sh AUTOCAT SOURCE_DIR
 set -euo pipefail
@@ -12,6 +13,12 @@ trap 'rm -rf "$work"' EXIT
 cmake -DAUTOCAT="$autocat" -DMAN_PAGE="$work/autocat.1" -DCOMPLETION="$work/completion" \
   -P "$source_dir/cmake/generate_cli_docs.cmake"
 fail() { echo "cli_docs_test: $*" >&2; exit 1; }
+
+grep -q '^\.SH EXAMPLES' "$work/autocat.1" || fail "the man page has no EXAMPLES section"
+examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH EXIT/p' "$work/autocat.1")
+for command in train index search learn forget 'train .*add' recategorize; do
+  grep -q "^autocat $command" <<< "$examples" || fail "EXAMPLES show no 'autocat $command'"
+done
 
 # Completes the words after `autocat`, the last one being completed, in a
 # directory holding a file and a directory.
