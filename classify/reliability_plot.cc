@@ -1,5 +1,6 @@
 #include "classify/reliability_plot.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -20,19 +21,29 @@ std::string number(double value) {
 std::string reliability_svg(const CalibrationReport& calibration, const std::string& title) {
   const Reliability& reliability = calibration.top_label();
   const Reliability& pooled = calibration.pooled();
-  constexpr double kLeft = 60, kTop = 50, kSize = 400, kBottom = 80;
-  const double width = kLeft + kSize + 30, height = kTop + kSize + kBottom;
+  constexpr double kLeft = 60, kTop = 50, kSize = 400, kBottom = 96;
+  const std::string summary = "top label: expected calibration error " +
+                              number(reliability.expected_calibration_error() * 100) + "% over " +
+                              std::to_string(reliability.pairs()) + " documents; all " +
+                              std::to_string(pooled.pairs()) + " pairs " +
+                              number(pooled.expected_calibration_error() * 100) + "%";
+  // The canvas is wide enough for the left-aligned title and summary too
+  // (about 0.6 em a character), so no viewer cuts them off.
+  const auto text_width = [](const std::string& text, double font_size) {
+    return 0.6 * font_size * static_cast<double>(text.size());
+  };
+  const double width = std::max({kLeft + kSize + 30, kLeft + text_width(title, 14) + 20,
+                                 kLeft + text_width(summary, 11) + 20});
+  const double height = kTop + kSize + kBottom;
   const auto x_of = [&](double p) { return kLeft + p * kSize; };
   const auto y_of = [&](double p) { return kTop + (1.0 - p) * kSize; };
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + number(width) +
-                    "\" height=\"" + number(height) + "\" font-family=\"sans-serif\">\n";
+                    "\" height=\"" + number(height) + "\" viewBox=\"0 0 " + number(width) + " " +
+                    number(height) + "\" font-family=\"sans-serif\">\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   svg += "<text x=\"" + number(kLeft) + "\" y=\"24\" font-size=\"14\">" + xml_escape(title) +
          "</text>\n";
-  svg += "<text x=\"" + number(kLeft) + "\" y=\"40\" font-size=\"11\">top label: expected " +
-         "calibration error " + number(reliability.expected_calibration_error() * 100) + "% over " +
-         std::to_string(reliability.pairs()) + " documents; all " + std::to_string(pooled.pairs()) +
-         " pairs " + number(pooled.expected_calibration_error() * 100) + "%</text>\n";
+  svg += "<text x=\"" + number(kLeft) + "\" y=\"40\" font-size=\"11\">" + summary + "</text>\n";
   svg += "<rect x=\"" + number(kLeft) + "\" y=\"" + number(kTop) + "\" width=\"" + number(kSize) +
          "\" height=\"" + number(kSize) + "\" fill=\"none\" stroke=\"black\"/>\n";
   svg += "<line x1=\"" + number(x_of(0)) + "\" y1=\"" + number(y_of(0)) + "\" x2=\"" +
@@ -69,10 +80,14 @@ std::string reliability_svg(const CalibrationReport& calibration, const std::str
            "\" fill=\"none\" stroke=\"darkorange\" stroke-width=\"1.5\"><title>all pairs: "
            "observed against mean prediction</title></polyline>\n";
   }
+  // The axis caption, then the legend on lines of their own: one line of both
+  // is wider than the plot.
   svg += "<text x=\"" + number(kLeft + kSize / 2) + "\" y=\"" + number(kTop + kSize + 46) +
-         "\" font-size=\"12\" text-anchor=\"middle\">top-label probability (bars: share "
-         "right; dots: mean prediction; numbers: documents)</text>\n";
+         "\" font-size=\"12\" text-anchor=\"middle\">top-label probability</text>\n";
   svg += "<text x=\"" + number(kLeft + kSize / 2) + "\" y=\"" + number(kTop + kSize + 62) +
+         "\" font-size=\"11\" text-anchor=\"middle\">bars: share right; dots: mean "
+         "prediction; numbers: documents</text>\n";
+  svg += "<text x=\"" + number(kLeft + kSize / 2) + "\" y=\"" + number(kTop + kSize + 78) +
          "\" font-size=\"11\" text-anchor=\"middle\" fill=\"darkorange\">line: every "
          "(document, category) pair</text>\n";
   svg += "</svg>\n";

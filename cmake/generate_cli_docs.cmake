@@ -43,6 +43,16 @@ string(APPEND man ".SH SYNOPSIS\n.B autocat\n.I COMMAND\n[\\fIOPTIONS\\fR] [\\fI
 string(APPEND man ".SH DESCRIPTION\n${overview_troff}")
 string(APPEND man ".SH COMMANDS\n")
 
+# The method names, for completing --method: the list of classify's --method
+# entry ("  --method M           knn, rocchio, ... (default: ...)").
+run_autocat(classify_usage classify --help)
+string(REGEX MATCH "\n  --method M +([^(]*)\\(" _ "${classify_usage}")
+string(REGEX MATCHALL "[a-z]+" methods "${CMAKE_MATCH_1}")
+if(NOT methods)
+  message(FATAL_ERROR "generate_cli_docs: no method list in 'autocat classify --help'")
+endif()
+list(JOIN methods " " method_words)
+
 set(completion_cases "")
 foreach(command ${commands})
   run_autocat(usage ${command} --help)
@@ -53,6 +63,60 @@ foreach(command ${commands})
   list(JOIN options " " options)
   string(APPEND completion_cases "    ${command}) options='${options}' ;;\n")
 endforeach()
+# The help texts show each command alone; this shows them together, from
+# training to re-categorizing an index with the updated model.
+string(APPEND man ".SH EXAMPLES
+Train a model on labelled JSON lines (or a directory with a folder per category):
+.PP
+.nf
+.RS
+autocat train \\-\\-model news.model train.jsonl
+.RE
+.fi
+.PP
+Index documents with their categories (\\-\\-store\\-text keeps the text, so a
+later model can re\\-categorize them):
+.PP
+.nf
+.RS
+autocat index \\-\\-model news.model \\-\\-db news.db \\-\\-store\\-text inbox/
+.RE
+.fi
+.PP
+Search, filtered by a category, with the category counts of the matches:
+.PP
+.nf
+.RS
+autocat search \\-\\-db news.db \\-\\-category sports \\-\\-facets world cup
+.RE
+.fi
+.PP
+Teach the model a corrected document, or make it forget one, without
+retraining (every method takes them at once):
+.PP
+.nf
+.RS
+autocat learn \\-\\-model news.model corrections.jsonl
+autocat forget \\-\\-model news.model msg\\-17
+.RE
+.fi
+.PP
+Fold new labelled documents and the learned ones into a retrained model:
+.PP
+.nf
+.RS
+autocat train \\-\\-model news.model \\-\\-add more.jsonl
+.RE
+.fi
+.PP
+Re\\-categorize the indexed documents with the new model:
+.PP
+.nf
+.RS
+autocat recategorize \\-\\-model news.model \\-\\-db news.db
+.RE
+.fi
+")
 string(APPEND man ".SH EXIT STATUS\n0 success, 1 runtime error, 2 usage error.\n")
 string(APPEND man ".SH SEE ALSO\n.BR quest (1),\n.BR xapian-delve (1)\n")
 file(WRITE "${MAN_PAGE}" "${man}")
@@ -70,6 +134,13 @@ _autocat() {
   fi
   case \"\$command\" in
 ${completion_cases}    help) options='${command_words}' ;;
+  esac
+  # Option values: method names, directories for models and databases; no
+  # file names for a category (the CLI has no cheap way to list a model's).
+  case \"\${COMP_WORDS[COMP_CWORD - 1]}\" in
+    --method) COMPREPLY=(\$(compgen -W '${method_words}' -- \"\$cur\")); return ;;
+    --model | --db) COMPREPLY=(\$(compgen -d -- \"\$cur\")); return ;;
+    --category) COMPREPLY=(); return ;;
   esac
   if [[ \"\$cur\" == -* || \"\$command\" == help ]]; then
     COMPREPLY=(\$(compgen -W \"\$options\" -- \"\$cur\"))

@@ -157,6 +157,35 @@ internal::TextField parse_text_field(const std::string& spec) {
   return field;
 }
 
+std::string method_help(const std::string& more, const std::string& before) {
+  // Help entries: the option in 23 columns, the text wrapped at 80.
+  const std::string indent(23, ' ');
+  std::string words = before;
+  for (Method method : all_methods()) {
+    words += (words.size() == before.size() ? "" : ", ") + method_name(method);
+  }
+  words += " " + more;
+  std::string help = "  --method M           ";
+  size_t column = help.size();
+  size_t start = 0;
+  while (start < words.size()) {
+    size_t end = words.find(' ', start);
+    if (end == std::string::npos) end = words.size();
+    const std::string word = words.substr(start, end - start);
+    if (column > indent.size() && column + 1 + word.size() > 80) {
+      help += "\n" + indent;
+      column = indent.size();
+    } else if (column > indent.size()) {
+      help += ' ';
+      ++column;
+    }
+    help += word;
+    column += word.size();
+    start = end + 1;
+  }
+  return help + "\n";
+}
+
 const std::vector<OptionSpec>& decision_option_specs() {
   static const std::vector<OptionSpec> specs = {
       {"any-of", false},   {"one-of", false},   {"other", false},

@@ -55,6 +55,11 @@ internal::ReadOptions read_options(const ParsedArgs& args);
 // --field NAME[^BOOST] (BOOST a whole number, 1..100, default 1).
 internal::TextField parse_text_field(const std::string& spec);
 
+// The help entry of --method: `before`, every method (from all_methods(), so
+// a new method shows in every command) and then `more` ("(default: ...)"),
+// wrapped like the other entries.
+std::string method_help(const std::string& more, const std::string& before = "");
+
 // The decision options every categorizing command accepts, and their help.
 const std::vector<OptionSpec>& decision_option_specs();
 extern const char kDecisionHelp[];
@@ -65,7 +70,7 @@ ClassifyOptions classify_options(const ParsedArgs& args);
 // The training options of `autocat train` (and `eval --folds`), their help,
 // and TrainOptions from them.
 const std::vector<OptionSpec>& train_option_specs();
-extern const char kTrainHelp[];
+std::string train_help();
 TrainOptions train_options(const ParsedArgs& args);
 
 // `specs` followed by `more`.

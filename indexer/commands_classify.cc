@@ -21,9 +21,9 @@ const char kUsage[] =
     "A plain text file is one document.\n"
     "\n"
     "options:\n"
-    "  --model DIR          model directory written by autocat train\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
-    "                       model's)\n"
+    "  --model DIR          model directory written by autocat train\n";
+
+const char kUsageOptions[] =
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n"
     "  --rules FILE         rule categories applied with the learned ones: lines\n"
@@ -189,7 +189,9 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
 
 Command classify_command() {
   return {"classify", "print the categories of documents (one line or JSON object each)",
-          std::string(kUsage) + kDecisionHelp + kUsageTail, run_classify};
+          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
+              kDecisionHelp + kUsageTail,
+          run_classify};
 }
 
 }  // namespace autocat::cli

@@ -46,8 +46,8 @@ const char kUsage[] =
     "Log-loss is the mean of -ln(max(p, 1e-15)), p the probability the method gives\n"
     "the true category, over the documents with exactly one true category known to\n"
     "the model (documents without any known term, where every score is 0, are left\n"
-    "out). Only nb, bnb, cnb, svm and logreg give probabilities; for knn and rocchio\n"
-    "it is n/a.\n"
+    "out). Every method's scores are calibrated probabilities (in a model written\n"
+    "before knn and rocchio were calibrated, theirs are not, and log-loss is n/a).\n"
     "\n"
     "With --folds K, INPUT is one labelled collection instead: it is split into K\n"
     "folds stratified by label (each document goes with its rarest label; the split\n"
@@ -58,11 +58,9 @@ const char kUsage[] =
     "needs at least K documents (otherwise exit status 1, naming the category).\n"
     "\n"
     "options:\n"
-    "  --model DIR          model directory written by autocat train (not with --folds)\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
-    "                       model's; knn with --folds); with --folds also all: every\n"
-    "                       method on the same\n"
-    "                       folds and models\n"
+    "  --model DIR          model directory written by autocat train (not with --folds)\n";
+
+const char kUsageOptions[] =
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n"
     "  --folds K            K-fold cross-validation on INPUT (K >= 2) instead of --model\n"
@@ -390,13 +388,13 @@ std::string plot_title(Method method, const std::string& what,
          " documents)";
 }
 
-// kTrainHelp without the entries eval documents itself (--method and
+// train_help() without the entries eval documents itself (--method and
 // --one-of / --any-of mean the same in both, but read differently there).
 std::string training_help() {
   std::string help;
   bool skipping = false;
   size_t start = 0;
-  const std::string text = kTrainHelp;
+  const std::string text = train_help();
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     end = end == std::string::npos ? text.size() : end + 1;
@@ -924,7 +922,11 @@ int run_eval(const std::vector<std::string>& words, std::ostream& out, Messages&
 
 Command eval_command() {
   return {"eval", "measure accuracy, F1 and speed on labelled documents, or cross-validate",
-          std::string(kUsage) + kDecisionHelp + kUsageTail + training_help() + kExamples, run_eval};
+          std::string(kUsage) +
+              method_help("(default: the model's; knn with --folds); with --folds also all: "
+                          "every method on the same folds and models") +
+              kUsageOptions + kDecisionHelp + kUsageTail + training_help() + kExamples,
+          run_eval};
 }
 
 }  // namespace autocat::cli

@@ -36,9 +36,9 @@ const char kUsage[] =
     "standard input. A plain text file is one document.\n"
     "\n"
     "options:\n"
-    "  --model DIR          model directory written by autocat train\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg, combo (default: the\n"
-    "                       model's)\n"
+    "  --model DIR          model directory written by autocat train\n";
+
+const char kUsageOptions[] =
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n"
     "  --top N              categories, neighbours and terms shown (default 5)\n"
@@ -333,7 +333,9 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
 
 Command explain_command() {
   return {"explain", "show why documents get their categories (neighbours, terms)",
-          std::string(kUsage) + kDecisionHelp + kUsageTail, run_explain};
+          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
+              kDecisionHelp + kUsageTail,
+          run_explain};
 }
 
 }  // namespace autocat::cli

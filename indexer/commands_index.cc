@@ -59,9 +59,9 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
-    "  --db DB              Xapian database to create or update\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
-    "                       model's)\n"
+    "  --db DB              Xapian database to create or update\n";
+
+const char kUsageOptions[] =
     "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
     "                       training)\n"
     "  --rules FILE         rule categories applied with the learned ones (see\n"
@@ -586,7 +586,9 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
 
 Command index_command() {
   return {"index", "categorize documents and add them to a Xapian database",
-          std::string(kUsage) + kDecisionHelp + kUsageTail, run_index};
+          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
+              kDecisionHelp + kUsageTail,
+          run_index};
 }
 
 }  // namespace autocat::cli

@@ -46,9 +46,9 @@ const char kUsage[] =
     "options:\n"
     "  --model DIR          model directory written by autocat train\n"
     "  --db DB              database written by autocat index --store-text\n"
-    "                       (repeatable)\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
-    "                       model's)\n"
+    "                       (repeatable)\n";
+
+const char kUsageOptions[] =
     "  --k K                neighbours for knn (default: the model's)\n"
     "  --batch N            commit every N documents (default 1000)\n"
     "  --threads N          categorize on N threads (default: one per core)\n"
@@ -317,7 +317,9 @@ int run_recategorize(const std::vector<std::string>& words, std::ostream& out, M
 
 Command recategorize_command() {
   return {"recategorize", "categorize an index's documents again with another model",
-          std::string(kUsage) + kDecisionHelp + kUsageTail, run_recategorize};
+          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
+              kDecisionHelp + kUsageTail,
+          run_recategorize};
 }
 
 }  // namespace autocat::cli

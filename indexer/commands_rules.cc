@@ -37,9 +37,9 @@ const char kUsage[] =
     "\n"
     "options:\n"
     "  --rules FILE         the rules file\n"
-    "  --model DIR          also compare with the learned categories of model DIR\n"
-    "  --method M           knn, rocchio, nb, bnb, cnb, svm, logreg (default: the\n"
-    "                       model's)\n"
+    "  --model DIR          also compare with the learned categories of model DIR\n";
+
+const char kUsageOptions[] =
     "  --k N                kNN: neighbours that vote (default: the model's)\n";
 
 const char kUsageTail[] =
@@ -288,7 +288,9 @@ int run_rules(const std::vector<std::string>& words, std::ostream& out, Messages
 
 Command rules_command() {
   return {"rules", "test rule categories (queries) against labelled documents",
-          std::string(kUsage) + kDecisionHelp + kUsageTail, run_rules};
+          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
+              kDecisionHelp + kUsageTail,
+          run_rules};
 }
 
 }  // namespace autocat::cli

@@ -570,7 +570,7 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
 
 Command train_command() {
   return {"train", "train a model directory from labelled documents",
-          std::string(kUsage) + kTrainHelp + kExample, run_train};
+          std::string(kUsage) + train_help() + kExample, run_train};
 }
 
 }  // namespace autocat::cli

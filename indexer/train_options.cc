@@ -30,10 +30,9 @@ const std::vector<OptionSpec>& train_option_specs() {
   return specs;
 }
 
-const char kTrainHelp[] =
-    "  --method M           default method for index/classify: knn, rocchio, nb, bnb,\n"
-    "                       cnb, svm, logreg, combo (default: the best by\n"
-    "                       cross-validation; knn with --threshold-folds 0)\n"
+namespace {
+
+const char kTrainHelpOptions[] =
     "  --one-of / --any-of  the model's decision mode: one category per document, or\n"
     "                       every category over its threshold (default: any-of if some\n"
     "                       document has several labels, or \"labels\": [])\n"
@@ -67,6 +66,14 @@ const char kTrainHelp[] =
     "                       K-fold cross-validation (default 5; 0 = do not tune)\n"
     "  --tuning-sample N    cross-validate on a stratified sample of about N documents\n"
     "                       when there are more (default 50000; 0 = all documents)\n";
+
+}  // namespace
+
+std::string train_help() {
+  return method_help("(default: the best by cross-validation; knn with --threshold-folds 0)",
+                     "default method for index/classify: ") +
+         kTrainHelpOptions;
+}
 
 namespace {
 

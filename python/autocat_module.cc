@@ -95,8 +95,12 @@ autocat::IndexOptions make_options(const std::optional<std::string>& method, int
   if (method) {
     options.classify.method = autocat::parse_method(*method);
     if (!options.classify.method) {
-      throw autocat::InvalidArgumentError("unknown method '" + *method +
-                                          "'; choose knn, rocchio, nb, bnb or cnb");
+      std::string choices;
+      for (autocat::Method known : autocat::all_methods()) {
+        choices += (choices.empty() ? "" : ", ") + autocat::method_name(known);
+      }
+      throw autocat::InvalidArgumentError("unknown method '" + *method + "'; choose one of " +
+                                          choices);
     }
   }
   if (decision) {

@@ -13,7 +13,10 @@ echo "autocat: building (log in build/build.log)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAUTOCAT_BUILD_TESTS=OFF \
   -DAUTOCAT_BUILD_EXAMPLES=ON -DAUTOCAT_BUILD_BENCH=OFF > build/build.log 2>&1 ||
   { cat build/build.log; exit 1; }
-cmake --build build --target autocat search_app autocat_python >> build/build.log 2>&1 ||
+# autocat_cli_docs: the man page and bash completion, so that
+# `cmake --install build` works right after the demo.
+cmake --build build --target autocat search_app autocat_python autocat_cli_docs \
+  >> build/build.log 2>&1 ||
   { cat build/build.log; exit 1; }
 
 autocat=build/indexer/autocat

@@ -384,6 +384,36 @@ TEST_F(CliTest, HelpForEverySubcommand) {
   EXPECT_EQ(run_autocat({"help", "eval"}).out.rfind("usage: autocat eval", 0), 0u);
 }
 
+// Every command taking --method lists every method in its help, combo too.
+TEST_F(CliTest, MethodHelpListsEveryMethod) {
+  for (const std::string command :
+       {"train", "index", "classify", "eval", "explain", "recategorize", "rules"}) {
+    const CliResult result = run_autocat({command, "--help"});
+    ASSERT_EQ(result.exit_code, 0) << command;
+    const size_t start = result.out.find("  --method M ");
+    ASSERT_NE(start, std::string::npos) << command;
+    const size_t end = result.out.find("\n  -", start);
+    const std::string entry = result.out.substr(start, end - start);
+    for (Method method : all_methods()) {
+      EXPECT_NE(entry.find(" " + method_name(method)), std::string::npos)
+          << command << ": " << method_name(method) << " missing from " << entry;
+    }
+    for (const std::string& line : lines_of(entry)) {
+      EXPECT_LE(line.size(), 80u) << command << ": " << line;
+    }
+  }
+}
+
+// eval's help does not deny knn and rocchio the probabilities they give.
+TEST_F(CliTest, EvalHelpSaysEveryMethodGivesProbabilities) {
+  const CliResult result = run_autocat({"eval", "--help"});
+  ASSERT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out.find("Only nb, bnb"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("Every method's scores are calibrated probabilities"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST_F(CliTest, OverviewWithoutSubcommand) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{}, std::vector<std::string>{"--help"}}) {

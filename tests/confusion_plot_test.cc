@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/reliability_plot.h"
 #include "tests/test_util.h"
 #include "tests/xml_check.h"
 
@@ -146,6 +148,44 @@ TEST(ConfusionHtmlTest, SelfContainedPage) {
       << html;
   EXPECT_NE(html.find("8 documents; accuracy 0.6250"), std::string::npos);
   EXPECT_EQ(html.substr(html.size() - 8), "</html>\n");
+}
+
+// Every text of the reliability diagram, its axis caption too, lies inside
+// the canvas: its baseline above the bottom edge and its estimated extent
+// (0.6 em a character) between the side edges.
+TEST(ReliabilitySvgTest, EveryTextInsideTheCanvas) {
+  CalibrationReport calibration(3);
+  calibration.add({0.9, 0.05, 0.05}, {0});
+  calibration.add({0.2, 0.7, 0.1}, {1});
+  calibration.add({0.3, 0.3, 0.4}, {0});
+  const std::string svg = reliability_svg(calibration, "a title");
+  std::string xml_error;
+  EXPECT_TRUE(well_formed_xml(svg, &xml_error)) << xml_error;
+  std::smatch size;
+  ASSERT_TRUE(std::regex_search(svg, size, std::regex("width=\"([0-9.]+)\" height=\"([0-9.]+)\"")));
+  const double width = std::stod(size[1]), height = std::stod(size[2]);
+  EXPECT_NE(svg.find("viewBox=\"0 0 "), std::string::npos);
+  const std::regex text_re(
+      "<text x=\"([0-9.-]+)\" y=\"([0-9.-]+)\" font-size=\"([0-9.]+)\"( "
+      "text-anchor=\"(middle|end)\")?[^>]*>([^<]*)</text>");
+  int texts = 0;
+  bool caption = false;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text_re);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    ++texts;
+    const double x = std::stod(m[1]), y = std::stod(m[2]), font = std::stod(m[3]);
+    const std::string anchor = m[5], text = m[6];
+    if (text.rfind("top-label probability", 0) == 0) caption = true;
+    const double extent = 0.6 * font * static_cast<double>(text.size());
+    const double left = anchor == "middle" ? x - extent / 2 : anchor == "end" ? x - extent : x;
+    EXPECT_LE(y + 0.25 * font, height) << text;  // descenders too
+    EXPECT_GE(y - font, 0.0) << text;
+    EXPECT_GE(left, 0.0) << text;
+    EXPECT_LE(left + extent, width) << text;
+  }
+  EXPECT_GT(texts, 10);
+  EXPECT_TRUE(caption) << svg;
 }
 
 TEST(WriteConfusionPlotTest, WritesTheFormatTheNameAsksFor) {

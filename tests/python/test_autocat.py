@@ -225,8 +225,11 @@ class AutocatPythonTest(unittest.TestCase):
         with self.assertRaises(autocat.NotFoundError) as raised:
             autocat.CategoryIndexer(missing)
         self.assertIn("no-such-model", str(raised.exception))
-        with self.assertRaises(autocat.InvalidArgumentError):
+        with self.assertRaises(autocat.InvalidArgumentError) as raised:
             autocat.CategoryIndexer(self.model, method="bogus")
+        # The error lists every method.
+        for method in ("knn", "rocchio", "nb", "bnb", "cnb", "svm", "logreg", "combo"):
+            self.assertIn(method, str(raised.exception))
         self.assertTrue(issubclass(autocat.NotFoundError, autocat.Error))
 
 
