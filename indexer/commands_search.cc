@@ -39,12 +39,16 @@ const char kUsage[] =
     "  --category C         only documents in category C (repeat for any of several)\n"
     "  --facets             count the categories of all matching documents (exact,\n"
     "                       also over remote shards)\n"
+    "  --facets-top N       show only the N categories with the most matches\n"
+    "  --exact              count the matches exactly instead of estimating (as\n"
+    "                       --facets does): slower on large databases\n"
     "  --limit N            show at most N results (default 10)\n"
     "  --offset N           skip the first N results (default 0)\n"
     "  --stemmer LANG       stemmer for the query (default: as indexed, else english)\n"
     "  --prefix XC          term prefix of categories (default: as indexed, else XC)\n"
     "  --slot N             value slot of categories (default: as indexed, else 200)\n"
     "  --json               one JSON object: {\"query\", \"matches_estimated\",\n"
+    "                       \"matches_exact\",\n"
     "                       \"results\": [{\"rank\", \"id\", \"weight\", \"categories\", "
     "\"data\"}],\n"
     "                       \"facets\": [{\"category\", \"count\"}]}\n"
@@ -56,8 +60,8 @@ const char kUsage[] =
     "  autocat search --db news.db --category sports --facets world cup\n";
 
 const std::vector<OptionSpec> kOptions = {
-    {"db", true, true}, {"category", true, true}, {"facets", false},
-    {"limit", true},    {"offset", true},         {"stemmer", true},
+    {"db", true, true}, {"category", true, true}, {"facets", false}, {"facets-top", true},
+    {"exact", false},   {"limit", true},          {"offset", true},  {"stemmer", true},
     {"prefix", true},   {"slot", true},           {"json", false},
 };
 
@@ -100,7 +104,10 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   const auto offset = static_cast<Xapian::doccount>(args.integer("offset", 0, 0, 1000000000));
   if (args.has("prefix")) check_prefix(args.value("prefix"));
   const bool facets = args.has("facets");
+  const bool exact = args.has("exact");
   const bool json = args.has("json");
+  const auto facets_top = static_cast<size_t>(args.integer("facets-top", 0, 1, 1000000000));
+  if (args.has("facets-top") && !facets) throw UsageError("--facets-top N goes with --facets");
 
   // Shards combine into one Database; metadata comes from the first.
   Xapian::Database db;
@@ -156,12 +163,17 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   Xapian::Enquire enquire(db);
   enquire.set_query(query);
   // With facets every match is counted anyway: make the estimate exact too.
-  const Xapian::MSet matches = enquire.get_mset(offset, limit, facets ? db.get_doccount() : 0);
+  const Xapian::MSet matches =
+      enquire.get_mset(offset, limit, facets || exact ? db.get_doccount() : 0);
+  // Xapian's bounds meet when it counted every match.
+  const bool counted = matches.get_matches_lower_bound() == matches.get_matches_upper_bound();
   // Counted from the category terms with filtered queries rather than a
   // MatchSpy, so remote shards on a stock xapian-tcpsrv work too.
   Xapian::doccount facet_documents = 0;
   std::vector<FacetCount> facet_counts;
   if (facets) facet_counts = category_counts(db, query, &facet_documents, prefix);
+  const size_t facet_categories = facet_counts.size();
+  if (facets_top != 0 && facet_counts.size() > facets_top) facet_counts.resize(facets_top);
 
   if (json) {
     internal::JsonValue result = internal::JsonValue::object();
@@ -173,6 +185,7 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
     }
     result.set("filter", std::move(filter_json));
     result.set("matches_estimated", internal::JsonValue::number(matches.get_matches_estimated()));
+    result.set("matches_exact", internal::JsonValue::boolean(counted));
     internal::JsonValue results = internal::JsonValue::array();
     for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
       const Xapian::Document doc = it.get_document();
@@ -195,13 +208,15 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
       }
       result.set("facets", std::move(facet_list));
       result.set("facet_documents", internal::JsonValue::number(facet_documents));
+      result.set("facet_categories",
+                 internal::JsonValue::number(static_cast<double>(facet_categories)));
     }
     out << json_output(result) << '\n';
     return 0;
   }
 
   const Xapian::doccount estimated = matches.get_matches_estimated();
-  out << "about " << estimated << (estimated == 1 ? " match" : " matches");
+  out << (counted ? "" : "about ") << estimated << (estimated == 1 ? " match" : " matches");
   if (!raw_query.empty()) out << " for \"" << one_line(raw_query) << '"';
   if (!filter.empty()) out << " in " << one_line(join(filter, " or "));
   out << '\n';
@@ -222,7 +237,11 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
   }
   if (facets) {
     out << "categories of the " << facet_documents
-        << (facet_documents == 1 ? " matching document:\n" : " matching documents:\n");
+        << (facet_documents == 1 ? " matching document" : " matching documents");
+    if (facet_counts.size() < facet_categories) {
+      out << " (the top " << facet_counts.size() << " of " << facet_categories << ")";
+    }
+    out << ":\n";
     std::vector<std::vector<std::string>> rows;
     for (const FacetCount& count : facet_counts) {
       rows.push_back({"  " + count.category, std::to_string(count.count)});

@@ -429,7 +429,7 @@ TEST_F(CliErrorsTest, UnknownCategoryInSearchWarns) {
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_EQ(one_line(result.err),
             "autocat: warning: no document has category 'music'; known: food, science, sports");
-  EXPECT_TRUE(contains(result.out, "about 0 matches")) << result.out;
+  EXPECT_TRUE(contains(result.out, "0 matches for")) << result.out;
 }
 
 TEST_F(CliErrorsTest, MissingDatabase) {

@@ -762,6 +762,44 @@ TEST_F(CliTest, IndexSearchAndFacets) {
   EXPECT_EQ(number_at(json(lines_of(two.out).at(0)), "matches_estimated"), 12);
 }
 
+// --exact counts every match (a filtered, limited search otherwise prints
+// Xapian's estimate, "about N"); --facets-top keeps the largest facets.
+TEST_F(CliTest, SearchCountsExactlyWhenAskedAndCutsFacets) {
+  const std::string db = scratch_.file("db");
+  ASSERT_EQ(index_fixtures(db).exit_code, 0);
+  const std::vector<std::string> query = {"team", "OR", "sauce", "OR", "comet", "OR", "goal"};
+  std::vector<std::string> all_args = {"search", "--db", db, "--limit", "100", "--json"};
+  all_args.insert(all_args.end(), query.begin(), query.end());
+  const CliResult all = run_autocat(all_args);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const double matching = json(lines_of(all.out).at(0)).find("results")->as_array().size();
+  ASSERT_GT(matching, 1);
+
+  std::vector<std::string> exact_args = {"search", "--db", db, "--limit", "1", "--exact", "--json"};
+  exact_args.insert(exact_args.end(), query.begin(), query.end());
+  const JsonValue exact = json(lines_of(run_autocat(exact_args).out).at(0));
+  EXPECT_EQ(number_at(exact, "matches_estimated"), matching);
+  EXPECT_TRUE(exact.find("matches_exact")->as_bool());
+  exact_args.pop_back();  // human output: no "about" when counted
+  exact_args.erase(std::find(exact_args.begin(), exact_args.end(), "--json"));
+  exact_args.push_back("goal");
+  const CliResult human = run_autocat(exact_args);
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_EQ(human.out.rfind(std::to_string(static_cast<int>(matching)) + " matches for", 0), 0u)
+      << human.out;
+
+  const CliResult top =
+      run_autocat({"search", "--db", db, "--facets", "--facets-top", "2", "--json"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  const JsonValue cut = json(lines_of(top.out).at(0));
+  EXPECT_EQ(cut.find("facets")->as_array().size(), 2u);
+  EXPECT_EQ(number_at(cut, "facet_categories"), 3);
+  const CliResult top_human = run_autocat({"search", "--db", db, "--facets", "--facets-top", "2"});
+  EXPECT_NE(top_human.out.find("matching documents (the top 2 of 3):\n"), std::string::npos)
+      << top_human.out;
+  EXPECT_EQ(run_autocat({"search", "--db", db, "--facets-top", "2"}).exit_code, 2);
+}
+
 TEST_F(CliTest, SearchTextIsCaseFoldedAndRanked) {
   const std::string db = scratch_.file("db");
   ASSERT_EQ(index_fixtures(db).exit_code, 0);

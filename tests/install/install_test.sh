@@ -30,9 +30,9 @@ fi
 grep -q '^\.SS autocat search' "$prefix/share/man/man1/autocat.1" \
   || { echo "install_test: the man page has no 'autocat search' section" >&2; exit 1; }
 completion=$(bash -c 'source "$1"; COMP_WORDS=(autocat sea); COMP_CWORD=1; _autocat
-  echo "${COMPREPLY[*]}"; COMP_WORDS=(autocat search --fac); COMP_CWORD=2; _autocat
+  echo "${COMPREPLY[*]}"; COMP_WORDS=(autocat search --exa); COMP_CWORD=2; _autocat
   echo "${COMPREPLY[*]}"' _ "$prefix/share/bash-completion/completions/autocat")
-[ "$completion" = $'search\n--facets' ] \
+[ "$completion" = $'search\n--exact' ] \
   || { echo "install_test: bash completion gave '$completion'" >&2; exit 1; }
 
 "$prefix/bin/autocat" train --model "$work/model" "$source_dir/examples/data/train.jsonl" > /dev/null
