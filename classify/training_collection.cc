@@ -242,9 +242,7 @@ namespace {
 // Xapian's write errors name a block, not the database ("Error writing
 // block 102 (No space left on device)"): this one names it.
 [[noreturn]] void training_db_write_error(const std::string& path, const Xapian::Error& e) {
-  const char* reason = e.get_error_string();
-  throw IOError(path + ": cannot write the training database: " + e.get_msg() +
-                (reason != nullptr && *reason != '\0' ? std::string(" (") + reason + ")" : "") +
+  throw IOError(path + ": cannot write the training database: " + xapian_reason(e) +
                 "; free space (or raise the file size limit) and run again");
 }
 
@@ -261,6 +259,12 @@ Xapian::WritableDatabase open_training_db(const std::string& path, bool overwrit
 }
 
 }  // namespace
+
+std::string xapian_reason(const Xapian::Error& e) {
+  const char* reason = e.get_error_string();
+  if (reason == nullptr || *reason == '\0') return e.get_msg();
+  return e.get_msg() + " (" + reason + ")";
+}
 
 TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int commit_batch,
                                                    bool overwrite)

@@ -20,6 +20,10 @@
 
 namespace autocat::internal {
 
+// Xapian's message with the OS reason it keeps apart ("Couldn't open
+// db/postlist.glass to read (Too many open files)").
+std::string xapian_reason(const Xapian::Error& e);
+
 using TermId = uint32_t;
 
 // Term-major view of the training database, read through its posting lists.

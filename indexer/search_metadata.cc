@@ -82,12 +82,6 @@ bool too_many_open_files(const std::string& reason) {
          reason.find("too many open files") != std::string::npos;
 }
 
-std::string xapian_reason(const Xapian::Error& e) {
-  const char* reason = e.get_error_string();
-  if (reason == nullptr || *reason == '\0') return e.get_msg();
-  return e.get_msg() + " (" + reason + ")";
-}
-
 std::string database_lock_message(const std::string& path, const Xapian::DatabaseLockError& e) {
   // Xapian says why in the message only: "Unable to get write lock on DB:
   // already locked" when another writer holds it, else the lock file's

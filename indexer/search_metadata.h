@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "classify/analyzer.h"
+#include "classify/training_collection.h"
 
 namespace autocat::cli {
 
@@ -67,9 +68,7 @@ std::vector<std::string> search_metadata_differences(const SearchMetadata& recor
 // forgotten since (its journal moved on).
 bool learned_since_recorded(const SearchMetadata& recorded, const SearchMetadata& wanted);
 
-// Xapian's message with the OS reason it keeps apart ("Couldn't open
-// db/postlist.glass to read (Too many open files)").
-std::string xapian_reason(const Xapian::Error& e);
+using internal::xapian_reason;
 // True if `reason` is the OS's "Too many open files" (or Xapian's own words
 // for it): the advice is then to raise `ulimit -n`.
 bool too_many_open_files(const std::string& reason);
