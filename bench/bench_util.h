@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/linear.h"
-#include "classify/model_dir.h"
-#include "classify/model_io.h"
-#include "classify/training_collection.h"
-#include "classify/weighting.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/corpus/weighting.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/model_dir.h"
+#include "classify/methods/linear.h"
+#include "classify/model/model_io.h"
 
 namespace autocat::bench {
 

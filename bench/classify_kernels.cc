@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "classify/knn.h"
-#include "classify/rocchio.h"
-#include "classify/training_collection.h"
-#include "classify/weighting.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/corpus/weighting.h"
+#include "classify/methods/knn.h"
+#include "classify/methods/rocchio.h"
 
 namespace autocat::internal {
 namespace {

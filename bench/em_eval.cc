@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "classify/analyzer.h"
-#include "classify/document_reader.h"
-#include "classify/em.h"
-#include "classify/naive_bayes.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/methods/em.h"
+#include "classify/methods/naive_bayes.h"
+#include "classify/text/analyzer.h"
 
 using autocat::bench::Clock;
 using autocat::bench::parse_list;

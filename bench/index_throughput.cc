@@ -29,7 +29,7 @@
 #include "autocat/category_indexer.h"
 #include "autocat/types.h"
 #include "bench/bench_util.h"
-#include "classify/document_reader.h"
+#include "classify/corpus/document_reader.h"
 
 namespace {
 

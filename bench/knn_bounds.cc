@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "classify/categorizer.h"
-#include "classify/knn.h"
-#include "classify/weighting.h"
+#include "classify/corpus/weighting.h"
+#include "classify/decide/categorizer.h"
+#include "classify/methods/knn.h"
 
 using autocat::internal::KnnIndex;
 using autocat::internal::KnnSearch;

@@ -15,9 +15,9 @@
 
 #include "autocat/error.h"
 #include "bench/bench_util.h"
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/knn.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/methods/knn.h"
 
 namespace fs = std::filesystem;
 using autocat::bench::Clock;

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/analyzer.h"
-#include "classify/document_reader.h"
-#include "classify/linear.h"
-#include "classify/training_collection.h"
-#include "classify/weighting.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/corpus/weighting.h"
+#include "classify/methods/linear.h"
+#include "classify/text/analyzer.h"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "bench/bench_util.h"
-#include "classify/model_dir.h"
-#include "classify/model_io.h"
+#include "classify/io/model_dir.h"
+#include "classify/model/model_io.h"
 
 using autocat::bench::Clock;
 using autocat::bench::since;

@@ -22,11 +22,11 @@
 
 #include "autocat/error.h"
 #include "bench/bench_util.h"
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/evaluation.h"
-#include "classify/json.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/train/trainer.h"
 
 namespace fs = std::filesystem;
 using autocat::bench::Clock;

@@ -19,10 +19,10 @@
 
 #include "autocat/error.h"
 #include "bench/bench_util.h"
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/evaluation.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/train/trainer.h"
 
 namespace fs = std::filesystem;
 using autocat::bench::Clock;

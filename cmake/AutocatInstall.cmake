@@ -5,7 +5,9 @@ include(CMakePackageConfigHelpers)
 
 set(AUTOCAT_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/autocat")
 
-install(DIRECTORY "${PROJECT_SOURCE_DIR}/plugin/include/autocat"
+# The vocabulary headers (classify/include) and the plugin's install together.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/classify/include/autocat"
+                  "${PROJECT_SOURCE_DIR}/plugin/include/autocat"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" FILES_MATCHING PATTERN "*.h")
 install(FILES "${PROJECT_BINARY_DIR}/include/autocat/version.h"
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/autocat")

@@ -1,12 +1,14 @@
 # The library applications link: one `autocat` built from the classify/ and
 # plugin/ objects, as a versioned shared library (libautocat.so.MAJOR) and a
 # static one (libautocat.a), both position-independent. Consumers see only
-# the public headers (plugin/include/autocat and the generated version.h).
+# the public headers (classify/include/autocat, plugin/include/autocat and the generated
+# version.h).
 
 configure_file("${PROJECT_SOURCE_DIR}/cmake/version.h.in"
                "${PROJECT_BINARY_DIR}/include/autocat/version.h" @ONLY)
 
 set(AUTOCAT_PUBLIC_INCLUDE_DIRS
+  "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/classify/include>"
   "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/plugin/include>"
   "$<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>"
   "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")

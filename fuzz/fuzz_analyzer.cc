@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "classify/analyzer.h"
+#include "classify/text/analyzer.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "autocat/error.h"
-#include "classify/journal.h"
+#include "classify/io/journal.h"
 
 namespace {
 

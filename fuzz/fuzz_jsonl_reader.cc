@@ -16,8 +16,8 @@
 #include <string_view>
 
 #include "autocat/error.h"
-#include "classify/document_reader.h"
-#include "classify/json.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/io/json.h"
 
 namespace {
 

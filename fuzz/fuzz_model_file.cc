@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/analyzer.h"
-#include "classify/calibration.h"
-#include "classify/combo.h"
-#include "classify/linear.h"
-#include "classify/model_io.h"
-#include "classify/naive_bayes.h"
-#include "classify/rocchio.h"
-#include "classify/weighting.h"
+#include "classify/corpus/weighting.h"
+#include "classify/methods/calibration.h"
+#include "classify/methods/combo.h"
+#include "classify/methods/linear.h"
+#include "classify/methods/naive_bayes.h"
+#include "classify/methods/rocchio.h"
+#include "classify/model/model_io.h"
+#include "classify/text/analyzer.h"
 
 namespace {
 

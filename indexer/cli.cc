@@ -10,7 +10,7 @@
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "autocat/version.h"
-#include "classify/categorizer.h"
+#include "classify/decide/categorizer.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

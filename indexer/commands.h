@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "autocat/options.h"
-#include "classify/document_reader.h"
-#include "classify/json.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/io/json.h"
 #include "indexer/args.h"
 #include "indexer/output.h"
 

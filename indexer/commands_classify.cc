@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <ostream>
 
-#include "classify/categorizer.h"
-#include "classify/json.h"
-#include "classify/rules.h"
-#include "classify/thresholds.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/rules.h"
+#include "classify/io/json.h"
+#include "classify/train/thresholds.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

@@ -12,15 +12,15 @@
 #include <ostream>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/confusion_plot.h"
-#include "classify/cross_validation.h"
-#include "classify/evaluation.h"
-#include "classify/json.h"
-#include "classify/model_io.h"
-#include "classify/reliability_plot.h"
-#include "classify/trainer.h"
-#include "classify/training_collection.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
+#include "classify/metrics/confusion_plot.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/metrics/reliability_plot.h"
+#include "classify/model/model_io.h"
+#include "classify/train/cross_validation.h"
+#include "classify/train/trainer.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

@@ -1,10 +1,10 @@
 // autocat explain: why each document gets its categories.
 #include <ostream>
 
-#include "classify/categorizer.h"
-#include "classify/explain.h"
-#include "classify/json.h"
-#include "classify/rules.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/explain.h"
+#include "classify/decide/rules.h"
+#include "classify/io/json.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

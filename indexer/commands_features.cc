@@ -6,12 +6,12 @@
 #include <ostream>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/feature_selection.h"
-#include "classify/json.h"
-#include "classify/linear.h"
-#include "classify/model_io.h"
-#include "classify/training_collection.h"
+#include "classify/corpus/feature_selection.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
+#include "classify/methods/linear.h"
+#include "classify/model/model_io.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

@@ -3,9 +3,9 @@
 #include <ostream>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/db_reader.h"
-#include "classify/json.h"
+#include "classify/corpus/db_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
 

@@ -18,8 +18,8 @@
 
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
-#include "classify/atomic_file.h"
-#include "classify/json.h"
+#include "classify/io/atomic_file.h"
+#include "classify/io/json.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
 #include "indexer/search_metadata.h"

@@ -8,9 +8,9 @@
 #include <set>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/json.h"
-#include "classify/rules.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/rules.h"
+#include "classify/io/json.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

@@ -13,9 +13,9 @@
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "autocat/facets.h"
-#include "classify/analyzer.h"
-#include "classify/atomic_file.h"
-#include "classify/json.h"
+#include "classify/io/atomic_file.h"
+#include "classify/io/json.h"
+#include "classify/text/analyzer.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
 

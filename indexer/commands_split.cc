@@ -2,9 +2,9 @@
 #include <ostream>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/json.h"
-#include "classify/page_split.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/page_split.h"
+#include "classify/io/json.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

@@ -6,9 +6,9 @@
 
 #include "autocat/error.h"
 #include "autocat/facets.h"
-#include "classify/json.h"
-#include "classify/thresholds.h"
-#include "classify/trainer.h"
+#include "classify/io/json.h"
+#include "classify/train/thresholds.h"
+#include "classify/train/trainer.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
 

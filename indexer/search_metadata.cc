@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/model_dir.h"
-#include "classify/model_io.h"
+#include "classify/io/model_dir.h"
+#include "classify/model/model_io.h"
 
 namespace autocat::cli {
 

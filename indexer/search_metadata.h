@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "classify/analyzer.h"
-#include "classify/training_collection.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/text/analyzer.h"
 
 namespace autocat::cli {
 

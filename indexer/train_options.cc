@@ -3,7 +3,7 @@
 
 #include <limits>
 
-#include "classify/analyzer.h"
+#include "classify/text/analyzer.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {

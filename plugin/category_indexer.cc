@@ -16,10 +16,10 @@
 
 #include "autocat/error.h"
 #include "autocat/facets.h"
-#include "classify/analyzer.h"
-#include "classify/categorizer.h"
-#include "classify/model_io.h"
-#include "classify/rules.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/rules.h"
+#include "classify/model/model_io.h"
+#include "classify/text/analyzer.h"
 
 namespace autocat {
 

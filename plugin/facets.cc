@@ -1,8 +1,8 @@
 // Category filters, the QueryParser `category:` field and facet counts.
 //
-// Category terms follow Xapian's prefix convention (category_term()), so the
-// QueryParser field is a plain boolean prefix and stock QueryParsers (Python,
-// Omega) find every category.
+// Category terms follow Xapian's prefix convention (category_term(),
+// classify/text/category_terms.cc), so the QueryParser field is a plain
+// boolean prefix and stock QueryParsers (Python, Omega) find every category.
 #include "autocat/facets.h"
 
 #include <algorithm>
@@ -12,21 +12,10 @@
 
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
-#include "classify/analyzer.h"
 
 namespace autocat {
 
 namespace {
-
-void check_prefix(const std::string& prefix) { check_category_prefix(prefix); }
-
-bool is_capital(char c) { return c >= 'A' && c <= 'Z'; }
-
-// Xapian's rule (queryparser.lemony, prefix_needs_colon): a ':' separates a
-// prefix longer than one character from a value starting with a capital or ':'.
-bool needs_colon(const std::string& prefix, const std::string& value) {
-  return prefix.size() > 1 && !value.empty() && (is_capital(value[0]) || value[0] == ':');
-}
 
 std::vector<FacetCount> sorted_counts(const std::map<std::string, Xapian::doccount>& counts) {
   std::vector<FacetCount> sorted;
@@ -99,30 +88,6 @@ class Reader {
 
 }  // namespace
 
-void check_category_prefix(const std::string& prefix) {
-  bool capitals = !prefix.empty();
-  for (char c : prefix) capitals = capitals && is_capital(c);
-  if (!capitals || prefix == "X" || prefix[0] == 'Q' || prefix[0] == 'Z') {
-    throw InvalidArgumentError(
-        "category prefix '" + prefix +
-        "' is not allowed: use one or more capital letters A-Z (like XC), not X alone and not "
-        "starting with Q (reserved for unique ids) or Z (reserved for stemmed terms)");
-  }
-}
-
-std::string category_term(const std::string& name, const std::string& prefix) {
-  return needs_colon(prefix, name) ? prefix + ':' + name : prefix + name;
-}
-
-std::string category_from_term(const std::string& term, const std::string& prefix) {
-  if (term.size() <= prefix.size() || term.compare(0, prefix.size(), prefix) != 0) return {};
-  std::string value = term.substr(prefix.size());
-  if (prefix.size() > 1 && value[0] == ':') value.erase(0, 1);
-  // Only a value the colon rule reproduces is ours.
-  if (value.empty() || category_term(value, prefix) != term) return {};
-  return value;
-}
-
 // An empty `query` (Xapian::Query(), which alone matches nothing) is taken
 // to mean "everything": the result is the filter on its own, scaled to weight
 // 0, so it returns exactly the documents in the categories, in docid order.
@@ -130,37 +95,13 @@ Xapian::Query category_filter(const Xapian::Query& query,
                               const std::vector<std::string>& categories,
                               const std::string& prefix) {
   if (categories.empty()) return query;
-  check_prefix(prefix);
+  check_category_prefix(prefix);
   std::vector<Xapian::Query> terms;
   terms.reserve(categories.size());
   for (const std::string& name : categories) terms.emplace_back(category_term(name, prefix));
   Xapian::Query filter(Xapian::Query::OP_OR, terms.begin(), terms.end());
   if (query.empty()) return Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, filter, 0.0);
   return Xapian::Query(Xapian::Query::OP_FILTER, query, filter);
-}
-
-// Several `category:` filters in one query string are combined with OP_OR
-// (any of them), like category_filter().
-void add_category_prefix(Xapian::QueryParser& parser, const std::string& prefix) {
-  check_prefix(prefix);
-  parser.add_boolean_prefix(kCategoryField, prefix);
-}
-
-const std::vector<std::string>& query_stopwords() { return internal::english_stopwords(); }
-
-void configure_query_parser(Xapian::QueryParser& parser, const std::string& stemmer,
-                            const std::string& prefix) {
-  try {
-    parser.set_stemmer(Xapian::Stem(stemmer));
-  } catch (const Xapian::InvalidArgumentError&) {
-    throw InvalidArgumentError("unknown stemmer '" + stemmer +
-                               "'; use a language Xapian::Stem knows (english, german, ...) "
-                               "or none");
-  }
-  parser.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
-  const std::vector<std::string>& stopwords = query_stopwords();
-  parser.set_stopper((new Xapian::SimpleStopper(stopwords.begin(), stopwords.end()))->release());
-  add_category_prefix(parser, prefix);
 }
 
 void CategoryFacetSpy::operator()(const Xapian::Document& doc, double /*weight*/) {
@@ -230,7 +171,7 @@ std::vector<FacetCount> CategoryFacetSpy::counts() const { return sorted_counts(
 
 std::vector<FacetCount> category_counts(const Xapian::Database& db, const Xapian::Query& query,
                                         Xapian::doccount* matching, const std::string& prefix) {
-  check_prefix(prefix);
+  check_category_prefix(prefix);
   const Xapian::doccount everything = db.get_doccount();
   Xapian::Enquire enquire(db);
   // Counting needs no weights; BoolWeight lets the matcher skip computing them.
@@ -253,7 +194,7 @@ std::vector<FacetCount> category_counts(const Xapian::Database& db, const Xapian
 
 std::vector<FacetCount> collection_category_counts(const Xapian::Database& db,
                                                    const std::string& prefix) {
-  check_prefix(prefix);
+  check_category_prefix(prefix);
   std::map<std::string, Xapian::doccount> counts;
   for (Xapian::TermIterator it = db.allterms_begin(prefix); it != db.allterms_end(prefix); ++it) {
     std::string name = category_from_term(*it, prefix);

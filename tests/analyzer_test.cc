@@ -1,6 +1,6 @@
 // Tests of the ICU analyzer: normalization, segmentation, invalid UTF-8,
 // stopwords, stemming, limits and concurrent use.
-#include "classify/analyzer.h"
+#include "classify/text/analyzer.h"
 
 #include <gtest/gtest.h>
 

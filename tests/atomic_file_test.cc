@@ -1,4 +1,4 @@
-#include "classify/atomic_file.h"
+#include "classify/io/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/confusion_plot.h"
-#include "classify/evaluation.h"
-#include "classify/model_io.h"
+#include "classify/metrics/confusion_plot.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/model/model_io.h"
 #include "tests/test_util.h"
 
 namespace autocat::internal {

@@ -15,9 +15,9 @@
 
 #include "autocat/error.h"
 #include "autocat/facets.h"
-#include "classify/model_dir.h"
-#include "classify/model_io.h"
-#include "classify/trainer.h"
+#include "classify/io/model_dir.h"
+#include "classify/model/model_io.h"
+#include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
 namespace autocat {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "classify/model_dir.h"
+#include "classify/io/model_dir.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 

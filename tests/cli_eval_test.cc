@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "classify/reliability_plot.h"
+#include "classify/metrics/reliability_plot.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 #include "tests/xml_check.h"

@@ -27,7 +27,7 @@
 
 #include "autocat/category_indexer.h"
 #include "autocat/types.h"
-#include "classify/model_dir.h"
+#include "classify/io/model_dir.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 

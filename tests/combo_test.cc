@@ -1,5 +1,5 @@
 // Calibration (calibration.h), combo (combo.h) and the reliability table.
-#include "classify/combo.h"
+#include "classify/methods/combo.h"
 
 #include <gtest/gtest.h>
 
@@ -8,13 +8,13 @@
 #include <random>
 
 #include "autocat/error.h"
-#include "classify/calibration.h"
-#include "classify/categorizer.h"
-#include "classify/evaluation.h"
-#include "classify/linear.h"
-#include "classify/model_io.h"
-#include "classify/reliability_plot.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/methods/calibration.h"
+#include "classify/methods/linear.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/metrics/reliability_plot.h"
+#include "classify/model/model_io.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 #include "trained_fixture.h"
 

@@ -1,4 +1,4 @@
-#include "classify/confusion_plot.h"
+#include "classify/metrics/confusion_plot.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/reliability_plot.h"
+#include "classify/metrics/reliability_plot.h"
 #include "tests/test_util.h"
 #include "tests/xml_check.h"
 

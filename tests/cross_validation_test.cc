@@ -1,4 +1,4 @@
-#include "classify/cross_validation.h"
+#include "classify/train/cross_validation.h"
 
 #include <gtest/gtest.h>
 #include <xapian.h>
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/json.h"
-#include "classify/model_io.h"
-#include "classify/thresholds.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
+#include "classify/model/model_io.h"
+#include "classify/train/thresholds.h"
+#include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
 namespace autocat::internal {

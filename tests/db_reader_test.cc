@@ -1,6 +1,6 @@
 // Tests of read_database() and of training from a labelled Xapian database
 // (`autocat train --from-db`).
-#include "classify/db_reader.h"
+#include "classify/corpus/db_reader.h"
 
 #include <gtest/gtest.h>
 #include <xapian.h>
@@ -10,9 +10,9 @@
 
 #include "autocat/error.h"
 #include "autocat/facets.h"
-#include "classify/categorizer.h"
-#include "classify/json.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
+#include "classify/train/trainer.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 

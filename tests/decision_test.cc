@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "classify/categorizer.h"
-#include "classify/thresholds.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/train/thresholds.h"
+#include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
 namespace autocat::internal {

@@ -1,6 +1,6 @@
 // Tests of read_documents(): JSON Lines (plain, gzip, stdin), folder trees,
 // plain files, malformed input and the 20 Newsgroups collection.
-#include "classify/document_reader.h"
+#include "classify/corpus/document_reader.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "classify/em.h"
+#include "classify/methods/em.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/analyzer.h"
-#include "classify/document_reader.h"
-#include "classify/model_dir.h"
-#include "classify/model_io.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/io/model_dir.h"
+#include "classify/model/model_io.h"
+#include "classify/text/analyzer.h"
 #include "tests/cli_test_util.h"
 
 namespace autocat::internal {

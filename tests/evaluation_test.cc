@@ -1,4 +1,4 @@
-#include "classify/evaluation.h"
+#include "classify/metrics/evaluation.h"
 
 #include <gtest/gtest.h>
 

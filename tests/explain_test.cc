@@ -1,6 +1,6 @@
-// Explanations (classify/explain.h) and `autocat explain`, on a model trained
+// Explanations (classify/decide/explain.h) and `autocat explain`, on a model trained
 // from the fixture corpus (split "train": food, science, sports).
-#include "classify/explain.h"
+#include "classify/decide/explain.h"
 
 #include <gtest/gtest.h>
 #include <xapian.h>
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "classify/calibration.h"
-#include "classify/categorizer.h"
-#include "classify/combo.h"
-#include "classify/naive_bayes.h"
+#include "classify/decide/categorizer.h"
+#include "classify/methods/calibration.h"
+#include "classify/methods/combo.h"
+#include "classify/methods/naive_bayes.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 

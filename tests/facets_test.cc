@@ -16,7 +16,7 @@
 
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
-#include "classify/trainer.h"
+#include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
 namespace autocat {

@@ -1,4 +1,4 @@
-#include "classify/feature_selection.h"
+#include "classify/corpus/feature_selection.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// The live-learning journal (classify/journal.h): round trip, a torn last
+// The live-learning journal (classify/io/journal.h): round trip, a torn last
 // record ignored and cut off, damage refused, appends under the lock; an
 // append is all or nothing; fault injection at every byte (flipped bits,
 // truncation, zero fill) loses nothing valid and cuts only torn tails;
 // format 1 journals still read and appended to.
-#include "classify/journal.h"
+#include "classify/io/journal.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "autocat/error.h"
-#include "classify/model_dir.h"
+#include "classify/io/model_dir.h"
 #include "test_util.h"
 
 namespace autocat::internal {

@@ -11,12 +11,12 @@
 #include <utility>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/knn.h"
-#include "classify/model_dir.h"
-#include "classify/trainer.h"
-#include "classify/weighting.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/corpus/weighting.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/model_dir.h"
+#include "classify/methods/knn.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

@@ -1,6 +1,6 @@
-// Tests of kNN through posting lists (classify/knn.h) and of the shared
-// idf computation (classify/weighting.h), against brute-force dense cosines.
-#include "classify/knn.h"
+// Tests of kNN through posting lists (classify/methods/knn.h) and of the shared
+// idf computation (classify/corpus/weighting.h), against brute-force dense cosines.
+#include "classify/methods/knn.h"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/training_collection.h"
-#include "classify/weighting.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/corpus/weighting.h"
 #include "test_util.h"
 
 namespace autocat::internal {

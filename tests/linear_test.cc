@@ -1,8 +1,8 @@
-// Tests of the linear SVM and logistic regression (classify/linear.h): the
+// Tests of the linear SVM and logistic regression (classify/methods/linear.h): the
 // dual coordinate descent against the optimality (KKT) conditions and a
 // brute-force projected-gradient solver, Platt scaling, the probabilities
 // the classifier reports, and the model file round trip.
-#include "classify/linear.h"
+#include "classify/methods/linear.h"
 
 #include <gtest/gtest.h>
 
@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/model_io.h"
-#include "classify/thresholds.h"
-#include "classify/trainer.h"
-#include "classify/weighting.h"
+#include "classify/corpus/weighting.h"
+#include "classify/decide/categorizer.h"
+#include "classify/model/model_io.h"
+#include "classify/train/thresholds.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

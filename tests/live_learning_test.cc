@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/journal.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/journal.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

@@ -1,4 +1,4 @@
-// Live svm and logreg (classify/live_linear.h through Categorizer::learn /
+// Live svm and logreg (classify/methods/live_linear.h through Categorizer::learn /
 // forget), and combo over them: a document they get wrong, learned once
 // with its label, is classified right; forgetting it restores the trained
 // scores; a reopened model replays to the same scores; and readers score
@@ -10,9 +10,9 @@
 #include <cmath>
 #include <thread>
 
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

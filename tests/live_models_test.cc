@@ -1,4 +1,4 @@
-// Live Rocchio and Naive Bayes (classify/live_models.h through
+// Live Rocchio and Naive Bayes (classify/model/live_models.h through
 // Categorizer::learn / forget): after learning and forgetting, each live
 // model equals the one its train_* function fits on the resulting
 // documents with the trained model's frozen parts (idf, vocabulary,
@@ -13,13 +13,13 @@
 #include <thread>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/explain.h"
-#include "classify/naive_bayes.h"
-#include "classify/rocchio.h"
-#include "classify/trainer.h"
-#include "classify/weighting.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/corpus/weighting.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/explain.h"
+#include "classify/methods/naive_bayes.h"
+#include "classify/methods/rocchio.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

@@ -1,4 +1,4 @@
-#include "classify/model_dir.h"
+#include "classify/io/model_dir.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/train/trainer.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 

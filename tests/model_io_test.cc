@@ -1,4 +1,4 @@
-#include "classify/model_io.h"
+#include "classify/model/model_io.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <new>
 
 #include "autocat/error.h"
-#include "classify/trainer.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 // Every allocation of this test program goes through here, so a test can

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/model_io.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/model/model_io.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

@@ -1,4 +1,4 @@
-#include "classify/naive_bayes.h"
+#include "classify/methods/naive_bayes.h"
 
 #include <gtest/gtest.h>
 

@@ -3,10 +3,10 @@
 // document at a time (Categorizer::learn, journaled), and is compared on the
 // test split with a model batch-trained on the whole split (same k, no
 // tuning, so only the learning path differs); Rocchio, multinomial and
-// complement NB likewise (their live models, classify/live_models.h). Prints the cost per learned
-// document (with and without an fsync per document), the classify speed
-// with the overlay and while another thread learns, the replay time of a reopened model, and checks
-// that train --add folds the journal into exactly the batch model. Skipped, loudly, when
+// complement NB likewise (their live models, classify/model/live_models.h). Prints the cost per
+// learned document (with and without an fsync per document), the classify speed with the overlay
+// and while another thread learns, the replay time of a reopened model, and checks that train --add
+// folds the journal into exactly the batch model. Skipped, loudly, when
 // ../shared/data is absent (see newsgroups_test.cc).
 #include <gtest/gtest.h>
 
@@ -19,13 +19,13 @@
 #include <thread>
 #include <tuple>
 
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/evaluation.h"
-#include "classify/json.h"
-#include "classify/live_linear.h"
-#include "classify/trainer.h"
-#include "classify/weighting.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/corpus/weighting.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
+#include "classify/methods/live_linear.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

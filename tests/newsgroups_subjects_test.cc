@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/json.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/json.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

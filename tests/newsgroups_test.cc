@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <memory>
 
-#include "classify/categorizer.h"
-#include "classify/combo.h"
-#include "classify/document_reader.h"
-#include "classify/evaluation.h"
-#include "classify/knn.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/methods/combo.h"
+#include "classify/methods/knn.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

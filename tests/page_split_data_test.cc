@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/json.h"
-#include "classify/page_split.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/page_split.h"
+#include "classify/io/json.h"
+#include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
 namespace autocat::internal {

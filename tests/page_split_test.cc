@@ -1,5 +1,5 @@
-// Tests of page-stream segmentation (classify/page_split.h).
-#include "classify/page_split.h"
+// Tests of page-stream segmentation (classify/decide/page_split.h).
+#include "classify/decide/page_split.h"
 
 #include <gtest/gtest.h>
 

@@ -23,7 +23,7 @@
 
 #include "autocat/category_indexer.h"
 #include "autocat/facets.h"
-#include "classify/trainer.h"
+#include "classify/train/trainer.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 

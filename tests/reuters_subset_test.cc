@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/evaluation.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

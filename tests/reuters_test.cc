@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "classify/categorizer.h"
-#include "classify/document_reader.h"
-#include "classify/evaluation.h"
-#include "classify/rules.h"
-#include "classify/trainer.h"
+#include "classify/corpus/document_reader.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/rules.h"
+#include "classify/metrics/evaluation.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::internal {

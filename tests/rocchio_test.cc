@@ -1,6 +1,6 @@
-// Tests of Rocchio centroids and scoring (classify/rocchio.h) against a
+// Tests of Rocchio centroids and scoring (classify/methods/rocchio.h) against a
 // brute-force dense computation.
-#include "classify/rocchio.h"
+#include "classify/methods/rocchio.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/training_collection.h"
-#include "classify/weighting.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/corpus/weighting.h"
 #include "test_util.h"
 
 namespace autocat::internal {

@@ -1,7 +1,7 @@
-// Tests of rule categories (classify/rules.h): the file format and its
+// Tests of rule categories (classify/decide/rules.h): the file format and its
 // errors, what a query matches, and how assign, veto and evidence change the
 // learned decision.
-#include "classify/rules.h"
+#include "classify/decide/rules.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "autocat/error.h"
-#include "classify/trainer.h"
+#include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
 namespace autocat::internal {

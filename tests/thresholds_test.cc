@@ -1,9 +1,9 @@
-#include "classify/thresholds.h"
+#include "classify/train/thresholds.h"
 
 #include <gtest/gtest.h>
 
-#include "classify/categorizer.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 #include "trained_fixture.h"
 

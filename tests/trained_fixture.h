@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "classify/categorizer.h"
-#include "classify/trainer.h"
+#include "classify/decide/categorizer.h"
+#include "classify/train/trainer.h"
 #include "test_util.h"
 
 namespace autocat::testing_util {

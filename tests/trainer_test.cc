@@ -1,4 +1,4 @@
-#include "classify/trainer.h"
+#include "classify/train/trainer.h"
 
 #include <gtest/gtest.h>
 #include <xapian.h>
@@ -7,11 +7,11 @@
 #include <filesystem>
 
 #include "autocat/error.h"
-#include "classify/categorizer.h"
-#include "classify/knn.h"
-#include "classify/model_dir.h"
-#include "classify/thresholds.h"
-#include "classify/weighting.h"
+#include "classify/corpus/weighting.h"
+#include "classify/decide/categorizer.h"
+#include "classify/io/model_dir.h"
+#include "classify/methods/knn.h"
+#include "classify/train/thresholds.h"
 #include "test_util.h"
 
 namespace autocat::internal {

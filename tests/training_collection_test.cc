@@ -1,11 +1,11 @@
-#include "classify/training_collection.h"
+#include "classify/corpus/training_collection.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "autocat/error.h"
-#include "classify/cross_validation.h"
+#include "classify/train/cross_validation.h"
 #include "test_util.h"
 
 namespace autocat::internal {

@@ -11,58 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "autocat/category_terms.h"
+#include "autocat/query_parser.h"
 #include "autocat/types.h"
 
 namespace autocat {
-
-// Throws InvalidArgumentError unless `prefix` can be a category prefix: one
-// or more capital letters A-Z, not "X" alone (the start of every
-// user-defined prefix), not starting with "Q" (unique ids, "Q" + id) or "Z"
-// (stemmed text terms), so category terms never collide with those.
-void check_category_prefix(const std::string& prefix);
-
-// The boolean term of category `name`, by Xapian's convention (what
-// QueryParser::add_boolean_prefix produces): prefix + ':' + name when the
-// prefix is longer than one character and `name` starts with a capital A-Z
-// or ':', else prefix + name. "XCsci.med", "XC:Sports", "XC:New York".
-std::string category_term(const std::string& name,
-                          const std::string& prefix = kDefaultCategoryPrefix);
-
-// The category name of `term` if category_term() could have made it with
-// `prefix`, else empty ("XCOLORred" is not a category term for "XC").
-std::string category_from_term(const std::string& term,
-                               const std::string& prefix = kDefaultCategoryPrefix);
 
 // `query` filtered to documents in any of `categories` (OP_FILTER, so the
 // filter does not change weights). Empty `categories` returns `query`.
 Xapian::Query category_filter(const Xapian::Query& query,
                               const std::vector<std::string>& categories,
                               const std::string& prefix = kDefaultCategoryPrefix);
-
-// Adds the boolean prefix `category:` (mapped to `prefix`) to a QueryParser:
-// plain add_boolean_prefix(), so `category:Sports` and
-// `category:"New York"` give the terms category_term() writes.
-void add_category_prefix(Xapian::QueryParser& parser,
-                         const std::string& prefix = kDefaultCategoryPrefix);
-
-// Flags for QueryParser::parse_query on text indexed by CategoryIndexer:
-// Xapian's defaults plus CJK n-grams (as the text was indexed).
-constexpr unsigned kQueryParserFlags =
-    Xapian::QueryParser::FLAG_DEFAULT | Xapian::QueryParser::FLAG_CJK_NGRAM;
-
-// The stopword list configure_query_parser() gives the parser, for
-// bindings that set up a QueryParser of their own (Python).
-const std::vector<std::string>& query_stopwords();
-
-// Sets up `parser` the way CategoryIndexer indexed the text with stemmer
-// `stemmer` ("english", ..., or "none"): that stemmer with STEM_SOME (stemmed
-// words match the "Z" terms), autocat's English stopword list (stopwords are
-// dropped from queries outside phrases, as Omega does) and the `category:`
-// prefix. Parse with kQueryParserFlags. A stock QueryParser set up the same
-// way (C++, Python, Omega) finds the same documents.
-// Throws InvalidArgumentError for an unknown stemmer.
-void configure_query_parser(Xapian::QueryParser& parser, const std::string& stemmer,
-                            const std::string& prefix = kDefaultCategoryPrefix);
 
 struct FacetCount {
   std::string category;

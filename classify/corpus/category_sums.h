@@ -1,0 +1,56 @@
+// The sufficient statistics of Rocchio and the Naive Bayes family: per
+// category and term, the sum of what the term contributes in the documents
+// labelled with the category (its counts, its presence, or its component of
+// the document's L2-normalized tf-idf vector), the same sum over every
+// document, and the documents per category. Batch training computes them
+// from the postings and fits the models from them (rocchio.h,
+// naive_bayes.h); live learning (live_models.h) adds and subtracts single
+// documents and fits the models again from the same sums.
+//
+// Thread safety: CategorySums is data.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "classify/corpus/training_collection.h"
+
+namespace autocat::internal {
+
+// What one occurrence of a term in a document adds to the sums.
+enum class TermAmount {
+  kCount,     // its wdf (multinomial and complement NB on counts)
+  kPresence,  // 1 (Bernoulli NB)
+  kTfidf,     // (1 + log wdf) idf / |d| (Rocchio; NB on tf-idf vectors)
+};
+
+struct CategorySums {
+  TermAmount amount = TermAmount::kCount;
+  uint32_t num_terms = 0;
+  uint32_t num_categories = 0;
+  // Term-major num_terms x num_categories: the amounts of term t in the
+  // documents labelled c (a document with several labels adds to each).
+  std::vector<double> sums;
+  // Per term: its amounts over every document, each counted once (labelled
+  // or not): complement NB's complements are term_total - sums.
+  std::vector<double> term_total;
+  // Per category: the documents labelled with it.
+  std::vector<int64_t> category_docs;
+
+  double at(TermId t, uint32_t c) const { return sums[size_t(t) * num_categories + c]; }
+};
+
+// One walk over the corpus' postings. `selected`: empty = every term,
+// otherwise terms with selected[t] == 0 stay 0. `idf` (kTfidf only; 0 for
+// left-out terms): REQUIRES idf.size() == corpus.num_terms().
+CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
+                            const std::vector<uint8_t>& selected, const std::vector<float>& idf);
+
+// Adds (sign +1) or subtracts (sign -1) one document, weighted exactly as
+// sum_categories() weights a training document. Terms at or beyond
+// num_terms are ignored. REQUIRES: every category < num_categories.
+void add_document(const DocumentTerms& doc, const std::vector<uint32_t>& categories, double sign,
+                  const std::vector<uint8_t>& selected, const std::vector<float>& idf,
+                  CategorySums* sums);
+
+}  // namespace autocat::internal

@@ -1,0 +1,710 @@
+// Linear SVM and logistic regression by dual coordinate descent: each step
+// optimizes one document's dual variable exactly (squared hinge) or by a few
+// Newton steps (logistic), keeping w = sum_i y_i alpha_i x_i up to date, so
+// an epoch costs one pass over the non-zeros.
+#include "classify/methods/linear.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "autocat/error.h"
+#include "classify/corpus/weighting.h"
+
+namespace autocat::internal {
+
+namespace {
+
+constexpr int kMaxEpochs = 1000;
+constexpr double kBiasValue = 1.0;
+
+double dot(const LinearProblem& p, uint32_t row, const std::vector<double>& w) {
+  double sum = w[p.num_features] * kBiasValue;
+  for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
+    sum += w[p.column[k]] * p.value[k];
+  }
+  return sum;
+}
+
+void add_row(const LinearProblem& p, uint32_t row, double scale, std::vector<double>* w) {
+  (*w)[p.num_features] += scale * kBiasValue;
+  for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
+    (*w)[p.column[k]] += scale * p.value[k];
+  }
+}
+
+double squared_norm(const LinearProblem& p, uint32_t row) {
+  double sum = kBiasValue * kBiasValue;
+  for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
+    sum += double(p.value[k]) * p.value[k];
+  }
+  return sum;
+}
+
+// A deterministic shuffle (std::shuffle's order is left to the library).
+void shuffle(std::vector<uint32_t>* items, size_t count, std::mt19937* generator) {
+  for (size_t i = count; i > 1; --i) {
+    const size_t j = (*generator)() % i;
+    std::swap((*items)[i - 1], (*items)[j]);
+  }
+}
+
+// Hsieh et al. 2008, Algorithm 3 (with shrinking), for the squared hinge
+// loss: D = 1/(2C) on the diagonal, no upper bound on alpha.
+void solve_squared_hinge(const LinearProblem& p, const std::vector<int8_t>& y, double c, double eps,
+                         BinarySolution* s) {
+  const uint32_t n = p.num_rows();
+  const double diag = 0.5 / c;
+  std::vector<double> qd(n);
+  for (uint32_t i = 0; i < n; ++i) qd[i] = squared_norm(p, i) + diag;
+  std::vector<uint32_t> index(n);
+  std::iota(index.begin(), index.end(), 0);
+  std::mt19937 generator(1);
+  size_t active = n;
+  // No upper bound on alpha: only variables at 0 can be shrunk.
+  double pg_max_old = std::numeric_limits<double>::infinity();
+  for (s->epochs = 0; s->epochs < kMaxEpochs; ++s->epochs) {
+    shuffle(&index, active, &generator);
+    double pg_max = -std::numeric_limits<double>::infinity(), pg_min = -pg_max;
+    for (size_t k = 0; k < active; ++k) {
+      const uint32_t i = index[k];
+      double& alpha = s->alpha[i];
+      const double g = y[i] * dot(p, i, s->w) - 1.0 + diag * alpha;
+      double pg = g;
+      if (alpha == 0.0) {
+        if (g > pg_max_old) {  // at its bound and likely to stay there: shrink
+          --active;
+          std::swap(index[k], index[active]);
+          --k;
+          continue;
+        }
+        pg = std::min(g, 0.0);
+      }
+      pg_max = std::max(pg_max, pg);
+      pg_min = std::min(pg_min, pg);
+      if (std::fabs(pg) > 1e-12) {
+        const double old = alpha;
+        alpha = std::max(alpha - g / qd[i], 0.0);
+        add_row(p, i, (alpha - old) * y[i], &s->w);
+      }
+    }
+    if (pg_max - pg_min <= eps) {
+      if (active == n) break;
+      // Converged on the active set: check every variable once more.
+      active = n;
+      pg_max_old = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    pg_max_old = pg_max <= 0 ? std::numeric_limits<double>::infinity() : pg_max;
+  }
+}
+
+// Yu, Huang and Lin 2011: each alpha_i in (0, C) is kept with its
+// complement C - alpha_i; the one-variable problem
+//   min_z z log z + (C - z) log(C - z) + a/2 (z - alpha_i)^2 + b (z - alpha_i)
+// is solved by Newton's method on whichever of z and C - z is the smaller
+// at the optimum, which keeps the logarithms accurate.
+void solve_logistic(const LinearProblem& p, const std::vector<int8_t>& y, double c, double eps,
+                    BinarySolution* s) {
+  const uint32_t n = p.num_rows();
+  std::vector<double> qd(n);
+  for (uint32_t i = 0; i < n; ++i) qd[i] = squared_norm(p, i);
+  std::vector<uint32_t> index(n);
+  std::iota(index.begin(), index.end(), 0);
+  std::mt19937 generator(1);
+  constexpr int kMaxNewton = 100;
+  double inner_eps = 1e-2;
+  constexpr double kMinInnerEps = 1e-8;
+  for (s->epochs = 0; s->epochs < kMaxEpochs; ++s->epochs) {
+    shuffle(&index, n, &generator);
+    double g_max = 0;
+    int newton_steps = 0;
+    for (uint32_t i : index) {
+      const LogisticCoordinate step = logistic_dual_coordinate(qd[i], y[i] * dot(p, i, s->w), c,
+                                                               s->alpha[i], inner_eps, kMaxNewton);
+      g_max = std::max(g_max, step.gradient_at_old);
+      newton_steps += step.steps;
+      if (step.steps > 0) {
+        add_row(p, i, (step.alpha - s->alpha[i]) * y[i], &s->w);
+        s->alpha[i] = step.alpha;
+      }
+    }
+    if (g_max < eps) break;
+    // Few Newton steps this epoch: the coordinates are nearly optimal, so
+    // solve each one more precisely.
+    if (newton_steps <= static_cast<int>(n / 10))
+      inner_eps = std::max(kMinInnerEps, 0.1 * inner_eps);
+  }
+}
+
+}  // namespace
+
+LogisticCoordinate logistic_dual_coordinate(double a, double margin, double c, double alpha,
+                                            double inner_eps, int max_newton) {
+  const double complement = c - alpha;
+  // Solve for the variable that is below C/2 at the optimum.
+  const bool flip = 0.5 * a * (complement - alpha) + margin < 0;
+  const double sign = flip ? -1.0 : 1.0;
+  const double old = flip ? complement : alpha;
+  double z = old;
+  if (c - z < 0.5 * c) z *= 0.1;
+  double gp = a * (z - old) + sign * margin + std::log(z / (c - z));
+  LogisticCoordinate result;
+  result.alpha = alpha;
+  result.gradient_at_old = std::fabs(sign * margin + std::log(old / (c - old)));
+  while (result.steps < max_newton && std::fabs(gp) >= inner_eps) {
+    const double gpp = a + c / ((c - z) * z);
+    const double next = z - gp / gpp;
+    z = next <= 0 ? z * 0.1 : next;
+    gp = a * (z - old) + sign * margin + std::log(z / (c - z));
+    ++result.steps;
+  }
+  if (result.steps > 0) result.alpha = flip ? c - z : z;
+  return result;
+}
+
+namespace {
+
+void put_varint(uint64_t value, std::vector<uint8_t>* out) {
+  while (value >= 0x80) {
+    out->push_back(uint8_t(value | 0x80));
+    value >>= 7;
+  }
+  out->push_back(uint8_t(value));
+}
+
+size_t varint_bytes(uint64_t value) {
+  size_t bytes = 1;
+  while (value >= 0x80) value >>= 7, ++bytes;
+  return bytes;
+}
+
+// Reads bytes [*at, end) of a packed model; false past the end or on a
+// varint longer than 64 bits.
+class PackedReader {
+ public:
+  explicit PackedReader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+  bool varint(uint64_t* value) {
+    *value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ >= bytes_.size()) return false;
+      const uint8_t byte = bytes_[at_++];
+      *value |= uint64_t(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool byte(uint8_t* value) {
+    if (at_ >= bytes_.size()) return false;
+    *value = bytes_[at_++];
+    return true;
+  }
+  bool floats(float* out, uint64_t count) {
+    if (count > (bytes_.size() - at_) / sizeof(float)) return false;
+    std::memcpy(out, bytes_.data() + at_, count * sizeof(float));
+    at_ += count * sizeof(float);
+    return true;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  const std::vector<uint8_t>& bytes_;
+  size_t at_ = 0;
+};
+
+constexpr uint8_t kListRow = 0, kDenseRow = 1;
+
+}  // namespace
+
+std::vector<uint8_t> LinearModel::packed_weights() const {
+  std::vector<uint8_t> out;
+  put_varint(term_start.size(), &out);
+  const auto append_floats = [&](const float* values, size_t count) {
+    const size_t at = out.size();
+    out.resize(at + count * sizeof(float));
+    std::memcpy(out.data() + at, values, count * sizeof(float));
+  };
+  std::vector<float> row(num_categories);
+  for (size_t t = 0; t + 1 < term_start.size(); ++t) {
+    const uint64_t first = term_start[t], last = term_start[t + 1];
+    put_varint(last - first, &out);
+    if (first == last) continue;
+    size_t list_bytes = (last - first) * sizeof(float);
+    bool no_zero = true, in_range = true;
+    for (uint64_t e = first, previous = 0; e < last; ++e) {
+      const uint64_t category = entry_category[e];
+      list_bytes += varint_bytes(e == first ? category : category - previous - 1);
+      previous = category;
+      no_zero = no_zero && entry_weight[e] != 0.0f;
+      in_range =
+          in_range && category < num_categories && (e == first || category > entry_category[e - 1]);
+    }
+    if (in_range && no_zero && uint64_t{num_categories} * sizeof(float) < list_bytes) {
+      out.push_back(kDenseRow);
+      std::fill(row.begin(), row.end(), 0.0f);
+      for (uint64_t e = first; e < last; ++e) row[entry_category[e]] = entry_weight[e];
+      append_floats(row.data(), row.size());
+      continue;
+    }
+    out.push_back(kListRow);
+    for (uint64_t e = first, previous = 0; e < last; ++e) {
+      const uint64_t category = entry_category[e];
+      // Out-of-order categories (never written by training) are kept as
+      // they are: their gap wraps around and decodes back.
+      put_varint(uint32_t(e == first ? category : category - previous - 1), &out);
+      previous = category;
+    }
+    append_floats(&entry_weight[first], last - first);
+  }
+  return out;
+}
+
+void LinearModel::unpack_weights(const std::vector<uint8_t>& packed) {
+  term_start.clear();
+  entry_category.clear();
+  entry_weight.clear();
+  const auto refuse = [this] { term_start.assign(1, 1); };  // inconsistent
+  PackedReader in(packed);
+  uint64_t starts = 0;
+  if (!in.varint(&starts) || starts > packed.size()) return refuse();
+  if (starts == 0) return in.done() ? void() : refuse();
+  term_start.reserve(starts);
+  term_start.push_back(0);
+  std::vector<float> row;  // sized at the first dense row
+  for (uint64_t t = 0; t + 1 < starts; ++t) {
+    uint64_t count = 0;
+    if (!in.varint(&count) || count > num_categories) return refuse();
+    if (count > 0) {
+      uint8_t kind = 0;
+      if (!in.byte(&kind)) return refuse();
+      if (kind == kDenseRow) {
+        if (uint64_t{num_categories} * sizeof(float) > packed.size()) return refuse();
+        row.resize(num_categories);
+        if (!in.floats(row.data(), row.size())) return refuse();
+        for (uint32_t c = 0; c < num_categories; ++c) {
+          if (row[c] == 0.0f) continue;
+          entry_category.push_back(c);
+          entry_weight.push_back(row[c]);
+        }
+        if (entry_weight.size() - term_start.back() != count) return refuse();
+      } else if (kind == kListRow) {
+        uint32_t previous = 0;
+        for (uint64_t i = 0; i < count; ++i) {
+          uint64_t gap = 0;
+          if (!in.varint(&gap)) return refuse();
+          const uint32_t category = uint32_t(i == 0 ? gap : previous + 1 + gap);
+          entry_category.push_back(category);
+          previous = category;
+        }
+        entry_weight.resize(entry_category.size());
+        if (!in.floats(&entry_weight[term_start.back()], count)) return refuse();
+      } else {
+        return refuse();
+      }
+    }
+    term_start.push_back(entry_category.size());
+  }
+  if (!in.done()) return refuse();
+}
+
+uint64_t LinearModel::weight_bytes() const {
+  return term_start.size() * sizeof(uint64_t) +
+         entry_category.size() * (sizeof(uint32_t) + sizeof(float)) +
+         (bias.size() + slope.size() + intercept.size()) * sizeof(float);
+}
+
+LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
+                                  const ForEachTermPostings& for_each_term_postings) {
+  LinearProblem p;
+  p.num_features = static_cast<uint32_t>(idf.size());
+  const uint32_t n = num_docs;
+  std::vector<uint64_t> count(n, 0);
+  std::vector<double> norm2(n, 0.0);
+  for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
+    if (!(idf[t] > 0.0f)) return;
+    for (size_t k = 0; k < postings; ++k) {
+      const double w = sublinear_tf(wdf[k]) * idf[t];
+      ++count[doc[k]];
+      norm2[doc[k]] += w * w;
+    }
+  });
+  p.row_start.assign(size_t(n) + 1, 0);
+  for (uint32_t d = 0; d < n; ++d) p.row_start[d + 1] = p.row_start[d] + count[d];
+  std::vector<uint64_t>().swap(count);
+  p.column.resize(p.row_start[n]);
+  p.value.resize(p.row_start[n]);
+  std::vector<uint64_t> next(p.row_start.begin(), p.row_start.end() - 1);
+  // Terms in id order, so each row's columns come out sorted.
+  for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
+    if (!(idf[t] > 0.0f)) return;
+    for (size_t k = 0; k < postings; ++k) {
+      const uint32_t d = doc[k];
+      const double w = sublinear_tf(wdf[k]) * idf[t];
+      p.column[next[d]] = t;
+      p.value[next[d]] = static_cast<float>(w / std::sqrt(norm2[d]));
+      ++next[d];
+    }
+  });
+  return p;
+}
+
+LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf) {
+  if (idf.size() != corpus.num_terms()) {
+    throw InvalidArgumentError("linear training: " + std::to_string(idf.size()) +
+                               " idf values for " + std::to_string(corpus.num_terms()) + " terms");
+  }
+  return make_linear_problem(corpus.num_docs(), idf, [&](const TermPostingsVisitor& visit) {
+    for (TermId t = 0; t < corpus.num_terms(); ++t) {
+      const uint64_t first = corpus.postings_start[t];
+      visit(t, corpus.posting_doc.data() + first, corpus.posting_wdf.data() + first,
+            static_cast<size_t>(corpus.postings_start[t + 1] - first));
+    }
+  });
+}
+
+BinarySolution solve_binary(const LinearProblem& problem, const std::vector<int8_t>& y,
+                            LinearLoss loss, double c, double eps,
+                            const std::vector<double>& warm_alpha) {
+  if (!(c > 0)) throw InvalidArgumentError("linear training: C must be > 0");
+  const uint32_t n = problem.num_rows();
+  BinarySolution s;
+  s.w.assign(size_t(problem.num_features) + 1, 0.0);
+  if (warm_alpha.size() == n) {
+    s.alpha = warm_alpha;
+    for (double& alpha : s.alpha) {
+      alpha = loss == LinearLoss::kLogistic ? std::clamp(alpha, 1e-12 * c, c * (1 - 1e-12))
+                                            : std::max(alpha, 0.0);
+    }
+  } else {
+    // Logistic: strictly inside (0, C), where the entropy terms are finite.
+    s.alpha.assign(n, loss == LinearLoss::kLogistic ? std::min(0.001 * c, 1e-8) : 0.0);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (s.alpha[i] != 0.0) add_row(problem, i, s.alpha[i] * y[i], &s.w);
+  }
+  if (loss == LinearLoss::kSquaredHinge) {
+    solve_squared_hinge(problem, y, c, eps, &s);
+  } else {
+    solve_logistic(problem, y, c, eps, &s);
+  }
+  return s;
+}
+
+double dual_objective(const LinearProblem& problem, const std::vector<int8_t>& y, LinearLoss loss,
+                      double c, const std::vector<double>& alpha) {
+  std::vector<double> w(size_t(problem.num_features) + 1, 0.0);
+  for (uint32_t i = 0; i < problem.num_rows(); ++i) add_row(problem, i, alpha[i] * y[i], &w);
+  double value = 0.0;
+  for (double x : w) value += 0.5 * x * x;  // 0.5 a'Qa = 0.5 |w|^2
+  for (double a : alpha) {
+    if (loss == LinearLoss::kSquaredHinge) {
+      value += a * a / (4 * c) - a;
+    } else {
+      value += (a > 0 ? a * std::log(a) : 0.0) + (c - a > 0 ? (c - a) * std::log(c - a) : 0.0);
+    }
+  }
+  return value;
+}
+
+namespace {
+
+// Term-major entries of category-major weights.
+void set_weights(const std::vector<std::vector<float>>& weights, uint32_t num_terms,
+                 LinearModel* model) {
+  model->term_start.assign(size_t(num_terms) + 1, 0);
+  // Sized exactly: growing by doubling held up to twice the weights at once.
+  size_t nonzero = 0;
+  for (const std::vector<float>& row : weights) {
+    nonzero += size_t(
+        std::count_if(row.begin(), row.begin() + num_terms, [](float w) { return w != 0.0f; }));
+  }
+  model->entry_category.reserve(nonzero);
+  model->entry_weight.reserve(nonzero);
+  for (uint32_t t = 0; t < num_terms; ++t) {
+    model->term_start[t] = model->entry_category.size();
+    for (uint32_t cat = 0; cat < weights.size(); ++cat) {
+      if (weights[cat][t] == 0.0f) continue;
+      model->entry_category.push_back(cat);
+      model->entry_weight.push_back(weights[cat][t]);
+    }
+  }
+  model->term_start[num_terms] = model->entry_category.size();
+}
+
+}  // namespace
+
+void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
+                                LinearLoss loss, const std::vector<double>& cs, unsigned threads,
+                                const std::function<void(size_t, LinearModel&&)>& fitted) {
+  const uint32_t num_categories = corpus.num_categories();
+  const uint32_t num_terms = problem.num_features;
+  if (corpus.num_docs() != problem.num_rows()) {
+    throw InvalidArgumentError("linear training: the problem is not the corpus's");
+  }
+  // Each category's dual solution at the previous C, the next one's start.
+  std::vector<std::vector<double>> alpha(num_categories);
+  for (size_t k = 0; k < cs.size(); ++k) {
+    LinearModel model;
+    model.num_categories = num_categories;
+    model.c = cs[k];
+    model.bias.assign(num_categories, 0.0f);
+    model.slope.assign(num_categories, 1.0f);
+    model.intercept.assign(num_categories, 0.0f);
+    std::vector<std::vector<float>> weights(num_categories);
+    const bool warm_start_next = k + 1 < cs.size();
+    // One-vs-rest: the categories' problems are independent, each solved
+    // deterministically, so they run on `threads` threads with the same
+    // result.
+    const auto fit_category = [&](uint32_t cat, std::vector<int8_t>* y) {
+      for (uint32_t d = 0; d < problem.num_rows(); ++d) {
+        const auto& labels = corpus.doc_categories[d];
+        (*y)[d] = std::find(labels.begin(), labels.end(), cat) != labels.end() ? 1 : -1;
+      }
+      BinarySolution s = solve_binary(problem, *y, loss, cs[k], 0.1, alpha[cat]);
+      weights[cat].assign(s.w.begin(), s.w.begin() + num_terms);
+      model.bias[cat] = static_cast<float>(s.w[num_terms]);
+      alpha[cat] = warm_start_next ? std::move(s.alpha) : std::vector<double>();
+    };
+    std::atomic<uint32_t> next_category{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    const auto worker = [&] {
+      std::vector<int8_t> y(problem.num_rows());
+      for (uint32_t cat; (cat = next_category++) < num_categories;) {
+        try {
+          fit_category(cat, &y);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+          next_category = num_categories;  // the others stop after their current category
+        }
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < std::min<unsigned>(std::max(threads, 1u), num_categories); ++t) {
+      helpers.emplace_back(worker);
+    }
+    worker();
+    for (std::thread& helper : helpers) helper.join();
+    if (failure) std::rethrow_exception(failure);
+    set_weights(weights, num_terms, &model);
+    std::vector<std::vector<float>>().swap(weights);
+    fitted(k, std::move(model));
+  }
+}
+
+std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
+                                           const TrainingCorpus& corpus, LinearLoss loss,
+                                           const std::vector<double>& cs, unsigned threads) {
+  std::vector<LinearModel> models(cs.size());
+  for_each_linear_path_model(problem, corpus, loss, cs, threads,
+                             [&](size_t k, LinearModel&& model) { models[k] = std::move(model); });
+  return models;
+}
+
+LinearModel train_linear(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                         LinearLoss loss, double c) {
+  return std::move(train_linear_path(make_linear_problem(corpus, idf), corpus, loss, {c}).front());
+}
+
+Sigmoid fit_platt(const std::vector<double>& f, const std::vector<uint8_t>& positive) {
+  // p = 1 / (1 + exp(A f + B)) in Lin, Lin and Weng's notation; slope = -A.
+  const size_t n = f.size();
+  double prior1 = 0, prior0 = 0;
+  for (uint8_t is_positive : positive) (is_positive ? prior1 : prior0) += 1;
+  const double hi = (prior1 + 1.0) / (prior1 + 2.0), lo = 1.0 / (prior0 + 2.0);
+  std::vector<double> t(n);
+  for (size_t i = 0; i < n; ++i) t[i] = positive[i] ? hi : lo;
+  double a = 0.0, b = std::log((prior0 + 1.0) / (prior1 + 1.0));
+  const auto objective = [&](double a_, double b_) {
+    double value = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double z = f[i] * a_ + b_;
+      value +=
+          z >= 0 ? t[i] * z + std::log1p(std::exp(-z)) : (t[i] - 1) * z + std::log1p(std::exp(z));
+    }
+    return value;
+  };
+  double fval = objective(a, b);
+  constexpr double kSigma = 1e-12, kEps = 1e-5;
+  for (int iter = 0; iter < 100; ++iter) {
+    double h11 = kSigma, h22 = kSigma, h21 = 0, g1 = 0, g2 = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double z = f[i] * a + b;
+      double p, q;
+      if (z >= 0) {
+        p = std::exp(-z) / (1.0 + std::exp(-z));
+        q = 1.0 / (1.0 + std::exp(-z));
+      } else {
+        p = 1.0 / (1.0 + std::exp(z));
+        q = std::exp(z) / (1.0 + std::exp(z));
+      }
+      const double d2 = p * q;
+      h11 += f[i] * f[i] * d2;
+      h22 += d2;
+      h21 += f[i] * d2;
+      const double d1 = t[i] - p;
+      g1 += f[i] * d1;
+      g2 += d1;
+    }
+    if (std::fabs(g1) < kEps && std::fabs(g2) < kEps) break;
+    const double det = h11 * h22 - h21 * h21;
+    const double da = -(h22 * g1 - h21 * g2) / det, db = -(-h21 * g1 + h11 * g2) / det;
+    const double gd = g1 * da + g2 * db;
+    double step = 1.0;
+    bool improved = false;
+    while (step >= 1e-10) {
+      const double na = a + step * da, nb = b + step * db;
+      const double nf = objective(na, nb);
+      if (nf < fval + 1e-4 * step * gd) {
+        a = na;
+        b = nb;
+        fval = nf;
+        improved = true;
+        break;
+      }
+      step /= 2;
+    }
+    if (!improved) break;
+  }
+  return Sigmoid{-a, -b};
+}
+
+void linear_decision_values(const LinearModel& model, const std::vector<float>& idf,
+                            const DocumentTerms& doc, std::vector<double>* values) {
+  values->assign(model.num_categories, 0.0);
+  double* const out = values->data();
+  const size_t vocabulary = idf.size();
+  // Accumulate with unnormalized weights, then divide once by |x|.
+  double norm2 = 0.0;
+  for (const TermCount& tc : doc.terms) {
+    if (tc.term >= vocabulary || tc.count == 0) continue;
+    const float weight = idf[tc.term];
+    if (!(weight > 0.0f)) continue;
+    const double x = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * weight;
+    norm2 += x * x;
+    const uint64_t end = model.term_start[tc.term + 1];
+    for (uint64_t e = model.term_start[tc.term]; e < end; ++e) {
+      out[model.entry_category[e]] += x * model.entry_weight[e];
+    }
+  }
+  const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
+  for (size_t c = 0; c < values->size(); ++c) out[c] = out[c] * inverse_norm + model.bias[c];
+}
+
+std::vector<float> dense_term_weights(const LinearModel& model) {
+  const size_t terms = model.term_start.empty() ? 0 : model.term_start.size() - 1;
+  std::vector<float> weights(terms * model.num_categories, 0.0f);
+  for (size_t t = 0; t < terms; ++t) {
+    for (uint64_t e = model.term_start[t]; e < model.term_start[t + 1]; ++e) {
+      weights[t * model.num_categories + model.entry_category[e]] = model.entry_weight[e];
+    }
+  }
+  return weights;
+}
+
+void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
+                                  const std::vector<float>& idf, const DocumentTerms& doc,
+                                  std::vector<double>* values) {
+  const size_t num_categories = model.num_categories;
+  values->assign(num_categories, 0.0);
+  double* const out = values->data();
+  const size_t vocabulary = idf.size();
+  double norm2 = 0.0;
+  const size_t num_terms = doc.terms.size();
+  const size_t row_bytes = num_categories * sizeof(float);
+  for (size_t i = 0; i < num_terms; ++i) {
+    // The rows are scattered over megabytes: ask for a later term's row
+    // now, so its cache misses overlap this term's work.
+    constexpr size_t kPrefetchDistance = 8;
+    if (i + kPrefetchDistance < num_terms) {
+      const TermId ahead = doc.terms[i + kPrefetchDistance].term;
+      if (ahead < vocabulary) {
+        const char* const row =
+            reinterpret_cast<const char*>(dense_weights.data()) + size_t(ahead) * row_bytes;
+        for (size_t offset = 0; offset < row_bytes; offset += 64) __builtin_prefetch(row + offset);
+        __builtin_prefetch(row + row_bytes - 1);
+      }
+    }
+    const TermCount& tc = doc.terms[i];
+    if (tc.term >= vocabulary || tc.count == 0) continue;
+    const float weight = idf[tc.term];
+    if (!(weight > 0.0f)) continue;
+    const double x = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * weight;
+    norm2 += x * x;
+    // Adding x * 0 where the sparse entries have none leaves each sum as it
+    // is (x > 0, and no sum is -0), so the values match the sparse ones.
+    const float* const row = dense_weights.data() + size_t(tc.term) * num_categories;
+    for (size_t c = 0; c < num_categories; ++c) out[c] += x * row[c];
+  }
+  const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
+  for (size_t c = 0; c < num_categories; ++c) out[c] = out[c] * inverse_norm + model.bias[c];
+}
+
+void linear_probabilities(const LinearModel& model, Decision decision,
+                          std::vector<double>* values) {
+  double total = 0.0;
+  for (size_t c = 0; c < values->size(); ++c) {
+    (*values)[c] = sigmoid(model.slope[c] * (*values)[c] + model.intercept[c]);
+    total += (*values)[c];
+  }
+  if (decision == Decision::kOneOf && total > 0.0) {
+    for (double& value : *values) value /= total;
+  }
+}
+
+LinearClassifier::LinearClassifier(Method method, const LinearModel& model,
+                                   const std::vector<float>& idf, Decision decision)
+    : method_(method), model_(model), idf_(idf), decision_(decision) {
+  const auto bad = [&](const std::string& what) {
+    return InvalidArgumentError(method_name(method) + " model: " + what);
+  };
+  if (model.term_start.empty()) return;  // not trained: score() gives zeros
+  if (model.term_start.size() != idf.size() + 1) throw bad("terms disagree with the vocabulary");
+  if (model.entry_category.size() != model.entry_weight.size() || model.term_start.front() != 0 ||
+      model.term_start.back() != model.entry_category.size() ||
+      !std::is_sorted(model.term_start.begin(), model.term_start.end()) ||
+      model.bias.size() != model.num_categories || model.slope.size() != model.num_categories ||
+      model.intercept.size() != model.num_categories) {
+    throw bad("inconsistent weight entries");
+  }
+  for (uint32_t c : model.entry_category) {
+    if (c >= model.num_categories) throw bad("category index out of range");
+  }
+  // Dense rows cost 4 bytes per (term, category), entries 8 per non-zero:
+  // go dense when that at most doubles the weights' memory, or stays small.
+  constexpr uint64_t kSmallDenseBytes = uint64_t{64} << 20;
+  const uint64_t dense_bytes = uint64_t(idf.size()) * model.num_categories * sizeof(float);
+  const uint64_t entry_bytes = model.entry_weight.size() * (sizeof(uint32_t) + sizeof(float));
+  if (dense_bytes <= std::max(2 * entry_bytes, kSmallDenseBytes)) {
+    dense_weights_ = dense_term_weights(model);
+  }
+}
+
+void LinearClassifier::decision_values(const DocumentTerms& doc,
+                                       std::vector<double>* values) const {
+  if (model_.term_start.empty()) {
+    throw InvalidArgumentError("this model has no " + method_name(method_) +
+                               " weights (written by an older autocat); train it again");
+  }
+  if (dense_weights_.empty()) {
+    linear_decision_values(model_, idf_, doc, values);
+  } else {
+    dense_linear_decision_values(model_, dense_weights_, idf_, doc, values);
+  }
+}
+
+void LinearClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
+                             std::vector<double>* scores) const {
+  decision_values(doc, scores);
+  linear_probabilities(model_, options.decision.value_or(decision_), scores);
+}
+
+}  // namespace autocat::internal

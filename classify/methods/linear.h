@@ -1,0 +1,200 @@
+// Linear classifiers over L2-normalized sublinear tf-idf vectors plus a bias
+// feature (value 1), one-vs-rest:
+//  - `svm`: L2-regularized L2-loss (squared hinge) linear SVM, trained by
+//    dual coordinate descent with shrinking (Hsieh et al. 2008);
+//  - `logreg`: L2-regularized logistic regression, trained by dual
+//    coordinate descent with a Newton step per coordinate (Yu et al. 2011).
+// Both minimize 0.5 |w|^2 + C * sum_i loss(y_i w.x_i), the bias regularized
+// like any weight (as liblinear does).
+//
+// Scores: each category's decision value f_c = w_c.x is mapped to a
+// probability p_c = 1 / (1 + exp(-(slope_c * f_c + intercept_c))). For svm
+// slope and intercept are Platt's sigmoid fitted on out-of-fold decision
+// values; for logreg they are 1 and 0 (its own probability). Any-of models
+// report every p_c as it is (each category a yes/no question); one-of models
+// divide by their sum, so the scores of a document sum to 1.
+//
+// Thread safety: LinearModel is data; LinearClassifier::score() is const.
+#pragma once
+
+#include <boost/serialization/split_member.hpp>
+#include <boost/serialization/vector.hpp>
+#include <boost/serialization/version.hpp>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "autocat/options.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/methods/classifier.h"
+
+namespace autocat::internal {
+
+enum class LinearLoss { kSquaredHinge, kLogistic };
+
+// Weights stored term-major and sparse (only non-zero weights, as float):
+// for term t, the entries [term_start[t], term_start[t+1]) give (category,
+// weight). Empty term_start: not trained.
+struct LinearModel {
+  std::vector<uint64_t> term_start;
+  std::vector<uint32_t> entry_category;
+  std::vector<float> entry_weight;
+  std::vector<float> bias;       // per category: weight of the bias feature
+  std::vector<float> slope;      // per category: probability sigmoid
+  std::vector<float> intercept;  // per category
+  uint32_t num_categories = 0;
+  double c = 0;  // the regularization constant it was trained with
+
+  template <class Archive>
+  void save(Archive& ar, const unsigned int /*version*/) const {
+    const std::vector<uint8_t> packed = packed_weights();
+    ar << num_categories << packed << bias << slope << intercept << c;
+  }
+  template <class Archive>
+  void load(Archive& ar, const unsigned int version) {
+    if (version == 0) {
+      ar >> term_start >> entry_category >> entry_weight >> bias >> slope >> intercept >>
+          num_categories >> c;
+      return;
+    }
+    std::vector<uint8_t> packed;
+    ar >> num_categories >> packed >> bias >> slope >> intercept >> c;
+    unpack_weights(packed);
+  }
+  BOOST_SERIALIZATION_SPLIT_MEMBER()
+
+  // The weights as the model file stores them (version 1): the number of
+  // terms + 1 (0: not trained), then per term its entry count and, if
+  // any, either its categories as gaps (LEB128 varints, a byte each where
+  // weights are dense) followed by the weights, or, where that is smaller
+  // and no weight is zero, the whole row of num_categories floats. About
+  // 5 bytes a weight instead of 8.
+  std::vector<uint8_t> packed_weights() const;
+  // Sets term_start, entry_category and entry_weight from packed_weights()'
+  // bytes; damaged bytes leave a term_start the model check refuses.
+  void unpack_weights(const std::vector<uint8_t>& packed);
+  // Bytes of the weights in memory.
+  uint64_t weight_bytes() const;
+};
+
+// Rows of a training problem: each document's L2-normalized tf-idf vector
+// over the terms with idf > 0 (document-major), the bias feature implicit.
+struct LinearProblem {
+  std::vector<uint64_t> row_start;
+  std::vector<uint32_t> column;
+  std::vector<float> value;
+  uint32_t num_features = 0;  // terms; the bias is feature num_features
+  uint32_t num_rows() const { return static_cast<uint32_t>(row_start.size() - 1); }
+};
+LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf);
+// The same from postings visited in term order (SpilledPostings), for
+// `num_docs` documents and the terms of `idf`.
+using ForEachTermPostings = std::function<void(const TermPostingsVisitor&)>;
+LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
+                                  const ForEachTermPostings& for_each_term_postings);
+
+struct BinarySolution {
+  std::vector<double> w;      // num_features + 1 weights, the bias last
+  std::vector<double> alpha;  // dual variables, one per row
+  int epochs = 0;
+};
+
+// Solves one binary problem (y[i] = +1 or -1) to a projected-gradient
+// tolerance `eps` (liblinear's default 0.1). `warm_alpha`, if not empty,
+// starts from those dual variables (e.g. the solution at a smaller C).
+BinarySolution solve_binary(const LinearProblem& problem, const std::vector<int8_t>& y,
+                            LinearLoss loss, double c, double eps = 0.1,
+                            const std::vector<double>& warm_alpha = {});
+
+// One coordinate of the logistic regression dual (Yu, Huang and Lin 2011):
+// Newton's method on whichever of alpha and C - alpha is the smaller, for a
+// document with squared norm `a` whose margin y*f is `margin`, to tolerance
+// `inner_eps` in at most `max_newton` steps. Shared by the batch solver and
+// the live one, so that both move a variable the same way.
+struct LogisticCoordinate {
+  double alpha = 0;            // the new value (the old one when steps == 0)
+  double gradient_at_old = 0;  // |projected gradient| before the step
+  int steps = 0;               // Newton steps taken
+};
+LogisticCoordinate logistic_dual_coordinate(double a, double margin, double c, double alpha,
+                                            double inner_eps, int max_newton);
+
+// Dual objective of a solution (for tests): squared hinge
+// 0.5 a'Qa + a'a/(4C) - sum a; logistic 0.5 a'Qa + sum a log a + (C-a) log(C-a).
+double dual_objective(const LinearProblem& problem, const std::vector<int8_t>& y, LinearLoss loss,
+                      double c, const std::vector<double>& alpha);
+
+// One-vs-rest weights for every category (slope 1, intercept 0).
+// REQUIRES: idf.size() == corpus.num_terms().
+LinearModel train_linear(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                         LinearLoss loss, double c);
+// Same, from a prepared problem, for each C of `cs` (ascending), each
+// category's solver starting from its solution at the previous C. The
+// categories are solved on up to `threads` threads (the same result).
+std::vector<LinearModel> train_linear_path(const LinearProblem& problem,
+                                           const TrainingCorpus& corpus, LinearLoss loss,
+                                           const std::vector<double>& cs, unsigned threads = 1);
+// The same models, handed to `fitted` (with their index in `cs`) one at a
+// time as each C is done, so that only one is in memory at once.
+void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
+                                LinearLoss loss, const std::vector<double>& cs, unsigned threads,
+                                const std::function<void(size_t, LinearModel&&)>& fitted);
+
+// Platt's sigmoid p = 1 / (1 + exp(-(slope * f + intercept))) fitted by
+// Newton's method with backtracking (Lin, Lin and Weng 2007) to decision
+// values `f` with labels `positive`, using Platt's smoothed targets.
+struct Sigmoid {
+  double slope = 1, intercept = 0;
+};
+Sigmoid fit_platt(const std::vector<double>& f, const std::vector<uint8_t>& positive);
+
+inline double sigmoid(double z) {
+  return z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z));
+}
+
+// Decision values w_c.x of a document (x its normalized tf-idf vector), one
+// per category.
+void linear_decision_values(const LinearModel& model, const std::vector<float>& idf,
+                            const DocumentTerms& doc, std::vector<double>* values);
+// The same from a dense term-major copy of the weights (`dense_weights`,
+// num_categories per term): no category indices to chase, and each term's
+// row is contiguous, so the inner loop vectorizes. Sums in the same order as
+// linear_decision_values, so the values are identical. `features` ranks
+// terms by the same copy (0 where no weight is stored).
+std::vector<float> dense_term_weights(const LinearModel& model);
+void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
+                                  const std::vector<float>& idf, const DocumentTerms& doc,
+                                  std::vector<double>* values);
+// Probabilities from decision values, in place, as score() reports them.
+void linear_probabilities(const LinearModel& model, Decision decision, std::vector<double>* values);
+
+class LinearClassifier : public Classifier {
+ public:
+  // Keeps references: `model` and `idf` must outlive the classifier.
+  // `decision`: the model's mode, used when ClassifyOptions name none.
+  LinearClassifier(Method method, const LinearModel& model, const std::vector<float>& idf,
+                   Decision decision);
+  Method method() const override { return method_; }
+  void score(const DocumentTerms& doc, const ClassifyOptions& options,
+             std::vector<double>* scores) const override;
+  // The decision values w_c.x that score() maps to probabilities.
+  void decision_values(const DocumentTerms& doc, std::vector<double>* values) const;
+  const LinearModel& model() const { return model_; }
+  Decision decision() const { return decision_; }
+
+ private:
+  Method method_;
+  const LinearModel& model_;
+  const std::vector<float>& idf_;
+  Decision decision_;
+  // Dense copy of the weights for score(), when it is not much larger than
+  // the sparse entries (else empty, and score() reads the entries).
+  std::vector<float> dense_weights_;
+};
+
+}  // namespace autocat::internal
+
+// Version 1: the weights packed (LinearModel::packed_weights). Version 0
+// files (term_start, entry_category, entry_weight as vectors) still load.
+BOOST_CLASS_VERSION(autocat::internal::LinearModel, 1)

@@ -1,0 +1,27 @@
+// A reliability diagram as an SVG picture of the top label (each
+// document's best score: is that category right?): for each probability
+// bin, a bar at the share observed, drawn against the diagonal a calibrated
+// method follows, with the bin's mean prediction marked and its document
+// count written under it. Every (document, category) pair pooled is drawn
+// as a line over it.
+//
+// Thread safety: free functions over immutable data.
+#pragma once
+
+#include <string>
+
+#include "classify/metrics/evaluation.h"
+
+namespace autocat::internal {
+
+std::string reliability_svg(const CalibrationReport& calibration, const std::string& title);
+
+// The file `eval --plot FILE` draws the reliability diagram in: FILE's name
+// with its extension replaced by "-reliability.svg".
+std::string reliability_plot_path(const std::string& plot_path);
+
+// Writes the picture atomically; throws IOError naming `path`.
+void write_reliability_plot(const std::string& path, const CalibrationReport& calibration,
+                            const std::string& title);
+
+}  // namespace autocat::internal

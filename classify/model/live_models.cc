@@ -1,0 +1,204 @@
+// Live Rocchio and Naive Bayes: category sums updated per document, models
+// fitted from them lazily and published copy-on-write.
+#include "classify/model/live_models.h"
+
+#include <utility>
+
+#include "autocat/error.h"
+
+namespace autocat::internal {
+namespace {
+
+// Index into the alpha / tf-idf arrays of a Naive Bayes method.
+int nb_slot(Method method) {
+  switch (method) {
+    case Method::kNaiveBayes:
+      return 0;
+    case Method::kBernoulliNaiveBayes:
+      return 1;
+    case Method::kComplementNaiveBayes:
+      return 2;
+    default:
+      return -1;
+  }
+}
+
+// Index into LiveModels::linear_, or -1.
+int linear_slot(Method method) {
+  return method == Method::kSvm ? 0 : method == Method::kLogreg ? 1 : -1;
+}
+
+size_t amount_slot(TermAmount amount) { return static_cast<size_t>(amount); }
+
+// The feature selection a sum applies: tf-idf sums (Rocchio's, shared with
+// NB on tf-idf) skip only terms with idf 0, which the selection has zeroed
+// already.
+const std::vector<uint8_t>& selection_for(TermAmount amount, const std::vector<uint8_t>& selected) {
+  static const std::vector<uint8_t> every_term;
+  return amount == TermAmount::kTfidf ? every_term : selected;
+}
+
+}  // namespace
+
+LiveModels::LiveModels(const ModelState& model, const std::vector<float>& idf,
+                       const TrainingCorpus& corpus, std::vector<std::string> base_ids)
+    : selected_(model.selected),
+      idf_(idf),
+      rocchio_gamma_(model.rocchio_gamma),
+      alpha_{model.multinomial_nb.alpha, model.bernoulli_nb.alpha, model.complement_nb.alpha},
+      tfidf_{model.multinomial_nb.tfidf(), false, model.complement_nb.tfidf()},
+      multinomial_from_em_(model.em.iterations > 0),
+      fitted_(all_methods().size()) {
+  if (!base_ids.empty() && base_ids.size() != corpus.num_docs()) {
+    throw InvalidArgumentError("live models: " + std::to_string(base_ids.size()) + " ids for " +
+                               std::to_string(corpus.num_docs()) + " documents");
+  }
+  for (Method method : all_methods()) {
+    if (!keeps(method) || linear_slot(method) >= 0) continue;
+    const TermAmount amount = amount_for(method);
+    const size_t slot = amount_slot(amount);
+    if (sums_kept_[slot]) continue;
+    // One kTfidf sum serves Rocchio and NB on tf-idf.
+    sums_[slot] = sum_categories(corpus, amount, selection_for(amount, selected_), idf_);
+    sums_kept_[slot] = true;
+  }
+  // Doc-major copy of the postings, to subtract a forgotten training document.
+  const uint32_t num_docs = corpus.num_docs();
+  base_start_.assign(size_t(num_docs) + 1, 0);
+  for (uint32_t doc : corpus.posting_doc) ++base_start_[doc + 1];
+  for (uint32_t d = 0; d < num_docs; ++d) base_start_[d + 1] += base_start_[d];
+  base_terms_.resize(corpus.posting_doc.size());
+  std::vector<uint64_t> next(base_start_.begin(), base_start_.end() - 1);
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      base_terms_[next[corpus.posting_doc[p]]++] = TermCount{t, corpus.posting_wdf[p]};
+    }
+  }
+  base_categories_ = corpus.doc_categories;
+  base_forgotten_.assign(num_docs, 0);
+  base_ids_.reserve(base_ids.size());
+  for (uint32_t d = 0; d < base_ids.size(); ++d) base_ids_.emplace(std::move(base_ids[d]), d);
+  for (Method method : {Method::kSvm, Method::kLogreg}) {
+    const LinearModel& linear = method == Method::kSvm ? model.svm : model.logreg;
+    if (linear.term_start.empty() || !(linear.c > 0)) continue;  // not trained
+    linear_[linear_slot(method)] =
+        std::make_unique<LiveLinear>(method, linear, idf_, model.decision);
+  }
+}
+
+LiveModels::~LiveModels() = default;
+
+bool LiveModels::keeps(Method method) const {
+  if (const int slot = linear_slot(method); slot >= 0) return linear_[slot] != nullptr;
+  if (method == Method::kRocchio) return true;
+  if (method == Method::kNaiveBayes) return !multinomial_from_em_;
+  return nb_slot(method) >= 0;
+}
+
+TermAmount LiveModels::amount_for(Method method) const {
+  const int slot = nb_slot(method);
+  if (method == Method::kBernoulliNaiveBayes) return TermAmount::kPresence;
+  if (slot >= 0 && !tfidf_[slot]) return TermAmount::kCount;
+  return TermAmount::kTfidf;
+}
+
+void LiveModels::add_locked(const DocumentTerms& doc, const std::vector<uint32_t>& categories,
+                            double sign) {
+  for (size_t slot = 0; slot < sums_.size(); ++slot) {
+    if (!sums_kept_[slot]) continue;
+    add_document(doc, categories, sign, selection_for(sums_[slot].amount, selected_), idf_,
+                 &sums_[slot]);
+  }
+}
+
+bool LiveModels::remove_locked(const std::string& id) {
+  if (auto it = learned_.find(id); it != learned_.end()) {
+    add_locked(it->second.doc, it->second.categories, -1.0);
+    for (const auto& linear : linear_) {
+      if (linear) linear->forget_learned(id);
+    }
+    learned_.erase(it);
+    return true;
+  }
+  const auto it = base_ids_.find(id);
+  if (it == base_ids_.end() || base_forgotten_[it->second]) return false;
+  const uint32_t d = it->second;
+  DocumentTerms doc;
+  doc.terms.assign(base_terms_.begin() + static_cast<std::ptrdiff_t>(base_start_[d]),
+                   base_terms_.begin() + static_cast<std::ptrdiff_t>(base_start_[d + 1]));
+  add_locked(doc, base_categories_[d], -1.0);
+  for (const auto& linear : linear_) {
+    if (linear) linear->forget_trained(doc, base_categories_[d]);
+  }
+  base_forgotten_[d] = 1;
+  return true;
+}
+
+void LiveModels::learn(const std::string& id, const DocumentTerms& doc,
+                       const std::vector<uint32_t>& categories) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  remove_locked(id);
+  add_locked(doc, categories, +1.0);
+  for (const auto& linear : linear_) {
+    if (linear) linear->learn(id, doc, categories);
+  }
+  learned_[id] = Learned{doc, categories};
+  version_.fetch_add(1, std::memory_order_release);
+}
+
+bool LiveModels::forget(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!remove_locked(id)) return false;
+  version_.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+std::shared_ptr<const LiveModel> LiveModels::fit_locked(Method method) const {
+  auto fitted = std::make_shared<LiveModel>();
+  fitted->method = method;
+  fitted->version = version_.load(std::memory_order_acquire);
+  if (const int linear = linear_slot(method); linear >= 0) {
+    fitted->classifier = linear_[linear]->fit();
+    return fitted;
+  }
+  const CategorySums& sums = sums_[amount_slot(amount_for(method))];
+  const int slot = nb_slot(method);
+  const std::vector<float> no_idf;
+  switch (method) {
+    case Method::kRocchio:
+      fitted->rocchio = rocchio_from_sums(sums, rocchio_gamma_);
+      fitted->classifier = std::make_unique<RocchioClassifier>(fitted->rocchio, idf_);
+      return fitted;
+    case Method::kNaiveBayes:
+      fitted->naive_bayes =
+          multinomial_nb_from_sums(sums, selected_, alpha_[slot], tfidf_[slot] ? idf_ : no_idf);
+      break;
+    case Method::kBernoulliNaiveBayes:
+      fitted->naive_bayes = bernoulli_nb_from_sums(sums, selected_, alpha_[slot]);
+      break;
+    case Method::kComplementNaiveBayes:
+      fitted->naive_bayes =
+          complement_nb_from_sums(sums, selected_, alpha_[slot], tfidf_[slot] ? idf_ : no_idf);
+      break;
+    default:
+      return nullptr;
+  }
+  fitted->classifier = std::make_unique<NaiveBayesClassifier>(fitted->naive_bayes);
+  return fitted;
+}
+
+std::shared_ptr<const LiveModel> LiveModels::model(Method method) const {
+  if (!keeps(method)) return nullptr;
+  std::shared_ptr<const LiveModel>& slot = fitted_[static_cast<size_t>(method)];
+  std::shared_ptr<const LiveModel> current = std::atomic_load(&slot);
+  if (current && current->version == version()) return current;
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Another reader may have fitted it while this one waited.
+  current = std::atomic_load(&slot);
+  if (current && current->version == version()) return current;
+  current = fit_locked(method);
+  std::atomic_store(&slot, current);
+  return current;
+}
+
+}  // namespace autocat::internal

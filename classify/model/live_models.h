@@ -1,0 +1,126 @@
+// Rocchio's, the Naive Bayes family's and the linear methods' live view of
+// a model: the category sums (category_sums.h) of the training documents,
+// plus the documents learned since, minus those forgotten since, and the
+// models fitted from them with the same functions batch training uses.
+//
+// A learned document enters the sums as a training document does, so the
+// fitted models equal those `train` would fit on the same documents with
+// the frozen parts of the trained model: until the next refit (`autocat
+// train --add`) idf, the vocabulary (terms the model does not know are not
+// seen), the feature selection, NB's alpha, Rocchio's gamma, radii,
+// thresholds and calibration stay as trained. A change costs only the
+// update of the sums (a few microseconds); a model is fitted again (all of
+// it: complement NB and Rocchio's gamma touch every category) the first
+// time it is asked for after a change, so a batch of learns costs one fit.
+// Multinomial NB fitted by EM (train --unlabelled) is not kept: it stays as
+// trained.
+//
+// svm and logreg have no sums: a learned document gets dual variables of
+// its own, fitted by warm-started coordinate descent at the next score over
+// the documents changed since, and a forgotten one's share of the weights
+// is taken out (live_linear.h). Frozen as above, plus C, the training
+// documents' dual variables, the bias weights and Platt's sigmoids: each is
+// fitted over the whole collection (the sigmoids out of fold), which a
+// refit redoes.
+//
+// Thread safety: every method may be called from many threads at once.
+// Changes and fits take a mutex; a fitted model is published with
+// std::atomic_store and never modified, so a reader holding one keeps
+// scoring with it while another thread changes the sums.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "autocat/options.h"
+#include "classify/corpus/category_sums.h"
+#include "classify/methods/classifier.h"
+#include "classify/methods/live_linear.h"
+#include "classify/methods/naive_bayes.h"
+#include "classify/methods/rocchio.h"
+#include "classify/model/model_io.h"
+
+namespace autocat::internal {
+
+// A model fitted from the sums at one point: the model of its method and
+// a classifier over it.
+struct LiveModel {
+  Method method = Method::kRocchio;
+  uint64_t version = 0;         // LiveModels::version() it was fitted at
+  RocchioModel rocchio;         // kRocchio
+  NaiveBayesModel naive_bayes;  // the Naive Bayes methods
+  std::unique_ptr<Classifier> classifier;
+};
+
+class LiveModels {
+ public:
+  // The sums of `corpus`, the corpus `model` was trained on; `idf` as the
+  // model's classifiers use it (compute_idf of its df and selection);
+  // `base_ids`: the id of each corpus document, or empty (a model fitted in
+  // memory: its documents cannot be forgotten by id). Keeps copies, except
+  // of the svm and logreg weights: `model` must outlive this.
+  LiveModels(const ModelState& model, const std::vector<float>& idf, const TrainingCorpus& corpus,
+             std::vector<std::string> base_ids);
+  ~LiveModels();
+
+  // True for the methods kept live: Rocchio, bnb, cnb, nb unless EM fitted
+  // it, and svm and logreg if trained.
+  bool keeps(Method method) const;
+  // Adds a document, replacing any document with its id. Terms >= the
+  // model's vocabulary are ignored. REQUIRES: categories < the model's.
+  void learn(const std::string& id, const DocumentTerms& doc,
+             const std::vector<uint32_t>& categories);
+  // Removes the document with this id; false if there is none.
+  bool forget(const std::string& id);
+  // Changes so far (learn and forget calls that changed something).
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  // The model of `method` for the current sums, fitted now if a change
+  // came after the last fit. Null if !keeps(method).
+  std::shared_ptr<const LiveModel> model(Method method) const;
+
+ private:
+  struct Learned {
+    DocumentTerms doc;
+    std::vector<uint32_t> categories;
+  };
+  // Adds (sign +1) or subtracts (-1) a document to every kept sum.
+  // REQUIRES: mutex_ held.
+  void add_locked(const DocumentTerms& doc, const std::vector<uint32_t>& categories, double sign);
+  bool remove_locked(const std::string& id);
+  std::shared_ptr<const LiveModel> fit_locked(Method method) const;
+  // What `method`'s sums add up: presence, counts or tf-idf components.
+  TermAmount amount_for(Method method) const;
+
+  // Frozen parts of the trained model.
+  std::vector<uint8_t> selected_;
+  std::vector<float> idf_;
+  double rocchio_gamma_ = 0;
+  double alpha_[3] = {1, 1, 1};  // nb, bnb, cnb
+  bool tfidf_[3] = {false, false, false};
+  bool multinomial_from_em_ = false;
+  // By linear_slot(): svm, logreg; null if not trained.
+  std::unique_ptr<LiveLinear> linear_[2];
+
+  mutable std::mutex mutex_;  // guards what follows, and fits
+  // By TermAmount: kCount, kPresence, kTfidf (empty sums if no kept method needs them).
+  std::array<CategorySums, 3> sums_;
+  std::array<bool, 3> sums_kept_ = {false, false, false};
+  // The training documents doc-major: document d's terms are
+  // base_terms_[base_start_[d] .. base_start_[d + 1]).
+  std::vector<uint64_t> base_start_;
+  std::vector<TermCount> base_terms_;
+  std::vector<std::vector<uint32_t>> base_categories_;
+  std::vector<uint8_t> base_forgotten_;
+  std::unordered_map<std::string, uint32_t> base_ids_;
+  std::unordered_map<std::string, Learned> learned_;
+  std::atomic<uint64_t> version_{0};
+  // By Method; read with std::atomic_load, replaced with std::atomic_store.
+  mutable std::vector<std::shared_ptr<const LiveModel>> fitted_;
+};
+
+}  // namespace autocat::internal

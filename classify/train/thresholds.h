@@ -1,0 +1,129 @@
+// Per-category decision thresholds (any-of decisions, one-of's "other",
+// Rocchio's radius), tuned by k-fold cross-validation on the training data
+// (Yang's SCut): every classifier is fitted k times, each time without one
+// fold, and scores that fold; each category then gets the score threshold
+// that maximizes its F1 over these out-of-fold scores. Categories too rare to
+// calibrate fall back to the median threshold of the others. kNN's k and
+// vote power and Rocchio's gamma are chosen on the same folds.
+//
+// Thread safety: free functions over immutable data.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autocat/options.h"
+#include "classify/corpus/training_collection.h"
+#include "classify/model/model_io.h"
+#include "classify/text/analyzer.h"
+
+namespace autocat::internal {
+
+// Below this cross-validated F1 a per-category cut is noise.
+inline constexpr double kMinUsefulF1 = 0.3;
+// Categories with fewer training documents than this get a fallback cut
+// (the median of the others', kNeverAssign when no other has one).
+inline constexpr size_t kMinPositives = 5;
+
+// The F1-maximizing threshold of one category: `scores` of held-out
+// documents, `positive` whether each is labelled with the category;
+// `missed_positives` more positive documents scored 0 (they are never
+// accepted: a category needs a score above 0). Returns the midpoint between
+// the lowest accepted and the highest rejected score, or kNeverAssign when
+// there is no positive document or the best F1 is below `min_f1`.
+// "Just above the best held-out score" is no safe cut: posteriors of Naive
+// Bayes span hundreds of orders of magnitude, so any test document clears it.
+double best_f1_threshold(const std::vector<double>& scores, const std::vector<uint8_t>& positive,
+                         double min_f1, size_t missed_positives = 0);
+
+// What cross-validation chose.
+struct TunedSettings {
+  // thresholds[method][category]; empty if the corpus is too small to tune.
+  std::vector<std::vector<double>> thresholds;
+  int knn_k = kDefaultKnnK;
+  int knn_similarity_power = 1;
+  double knn_concentration = 0.0;  // knn_term_weights' exponent
+  double rocchio_gamma = 0.0;
+  // The cross-validated objective of each candidate (micro-F1 for any-of
+  // models, accuracy for one-of), for the training report.
+  std::vector<KnnCandidate> knn_objective;
+  std::vector<std::pair<double, double>> rocchio_gamma_objective;
+  // svm and logreg: C in force and every candidate's objective; svm's Platt
+  // sigmoid per category, fitted on out-of-fold decision values at that C
+  // (empty without tuning).
+  double svm_c = 1.0, logreg_c = 1.0;
+  std::vector<std::pair<double, double>> svm_c_objective, logreg_c_objective;
+  std::vector<float> svm_slope, svm_intercept;
+  // nb, bnb, cnb (kNaiveBayesMethods order): alpha in force and every
+  // candidate's objective.
+  std::vector<double> nb_alpha;
+  std::vector<std::vector<std::pair<double, double>>> nb_alpha_objective;
+  // Per Naive Bayes method: tf-idf features (NaiveBayesModel::idf) or counts.
+  std::vector<bool> nb_tfidf;
+  // Per Method: the best cross-validated objective (-1 = not tuned), to
+  // choose the default method.
+  std::vector<double> method_objective;
+  // Each method's calibration (by method, combo's empty) and combo's
+  // stacked model, fitted on the out-of-fold scores at the settings chosen;
+  // the thresholds above are on the calibrated scale. Empty without
+  // tuning.
+  std::vector<Calibration> calibration;
+  ComboModel combo;
+  // Documents of the tuned collection with the same terms and counts as an
+  // earlier one (copy_groups). Folds here are round-robin, so copies land
+  // on both sides of a cut and the objectives above are optimistic for new
+  // text; holding copies together did not choose better settings (see
+  // BENCHMARKS.md), so it is only reported.
+  uint32_t copied_documents = 0;
+};
+
+// The Naive Bayes methods, in the order of TunedSettings::nb_alpha.
+const std::vector<Method>& naive_bayes_methods();
+
+// Candidates tried when TrainOptions leave kNN's k or Rocchio's gamma unset.
+const std::vector<int>& knn_k_candidates();
+const std::vector<double>& rocchio_gamma_candidates();
+// Exponents of the class concentration in kNN's term weights tried when
+// TrainOptions leave it negative (knn_term_weights; 0 = idf alone).
+const std::vector<double>& knn_concentration_candidates();
+// Naive Bayes' alpha tried when TrainOptions leave it 0.
+const std::vector<double>& nb_alpha_candidates();
+// C tried for svm and logreg (ascending) when TrainOptions leave it 0.
+const std::vector<double>& linear_c_candidates(Method method);
+
+// Called by tune_settings() as its work advances: `done` of `total` steps
+// (each method's fits on one fold, then the calibrations), `step` the one
+// just done ("svm, fold 3 of 5"). Calls come from the fold threads one at a
+// time, never at once.
+using TuneProgressCallback =
+    std::function<void(uint64_t done, uint64_t total, const std::string& step)>;
+
+// Cross-validates every method over options.threshold_folds folds: chooses
+// kNN's k, Rocchio's gamma, the linear methods' C and each Naive Bayes
+// method's alpha (when options leave them unset) by the
+// objective of `decision`, and tunes the thresholds of every method.
+// Without tuning (too few documents, or options.tune_thresholds false) the
+// options' values or the defaults are returned with no thresholds.
+TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
+                            Decision decision, const TuneProgressCallback& on_progress = {});
+
+// Folds over the out-of-fold scores on which combo's own objective is
+// cross-fitted (TunedSettings::method_objective).
+inline constexpr uint32_t kComboObjectiveFolds = 5;
+
+// Fits each member's calibration on its out-of-fold scores
+// (`member_scores[m]`, documents x categories, in combo_members() order, as
+// the classifier gives them; `scored[d]` whether d was scored), moves
+// every member's thresholds onto the calibrated scale (any-of: each cut
+// through its category's sigmoid, the same decisions; one-of: re-tuned on
+// the calibrated scores), and fits combo, its thresholds and its objective
+// (cross-fitted over kComboObjectiveFolds). Fills tuned->calibration,
+// combo, thresholds and method_objective[kCombo].
+void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& scored,
+                      Decision decision, const std::vector<std::vector<float>>& member_scores,
+                      TunedSettings* tuned);
+
+}  // namespace autocat::internal
