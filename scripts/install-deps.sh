@@ -7,6 +7,7 @@ packages=(
   libxapian-dev xapian-tools python3-xapian xapian-omega
   libicu-dev
   libboost-serialization-dev
+  nlohmann-json3-dev libcli11-dev
   zlib1g-dev
   libgtest-dev
   python3-dev pybind11-dev python3-xapian
