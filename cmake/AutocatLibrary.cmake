@@ -15,6 +15,14 @@ set(AUTOCAT_PUBLIC_INCLUDE_DIRS
 # The public headers include <xapian.h>; ICU, Boost and zlib stay private.
 set(AUTOCAT_PRIVATE_DEPENDENCIES ICU::uc ICU::i18n Boost::serialization ZLIB::ZLIB)
 
+# Only the public API (AUTOCAT_EXPORT, autocat/export.h) leaves the shared
+# library; the engine's internal:: names stay hidden. The CLI, tests and the
+# Python module link the static library, where visibility does not matter.
+foreach(objects autocat_classify autocat_plugin)
+  set_target_properties(${objects} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+endforeach()
+
 add_library(autocat_shared SHARED
   $<TARGET_OBJECTS:autocat_classify> $<TARGET_OBJECTS:autocat_plugin>)
 add_library(autocat_static STATIC
@@ -33,7 +41,12 @@ if(PROJECT_VERSION_MAJOR EQUAL 0)
 else()
   set(AUTOCAT_SOVERSION "${PROJECT_VERSION_MAJOR}")
 endif()
+# The version script keeps the template instances compiled into the library
+# (std::, boost::) local too, so the export table is autocat::'s alone.
+target_link_options(autocat_shared PRIVATE
+  "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/libautocat.map")
 set_target_properties(autocat_shared PROPERTIES
+  LINK_DEPENDS "${PROJECT_SOURCE_DIR}/cmake/libautocat.map"
   OUTPUT_NAME autocat EXPORT_NAME autocat
   VERSION ${PROJECT_VERSION} SOVERSION ${AUTOCAT_SOVERSION})
 set_target_properties(autocat_static PROPERTIES

@@ -7,36 +7,38 @@
 #include <stdexcept>
 #include <string>
 
+#include "autocat/export.h"
+
 namespace autocat {
 
 // Base of every error autocat throws. what() is one line that names the file
 // (and line) involved and, where there is one, what to do about it.
-class Error : public std::runtime_error {
+class AUTOCAT_EXPORT Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
 // A caller passed something invalid: an unknown method or category, a bad
 // option value, a malformed input record.
-class InvalidArgumentError : public Error {
+class AUTOCAT_EXPORT InvalidArgumentError : public Error {
  public:
   using Error::Error;
 };
 
 // A file, directory or model that should exist does not.
-class NotFoundError : public Error {
+class AUTOCAT_EXPORT NotFoundError : public Error {
  public:
   using Error::Error;
 };
 
 // A model file that is truncated, foreign, corrupted or of a newer format.
-class ModelFormatError : public Error {
+class AUTOCAT_EXPORT ModelFormatError : public Error {
  public:
   using Error::Error;
 };
 
 // Reading or writing a file failed.
-class IOError : public Error {
+class AUTOCAT_EXPORT IOError : public Error {
  public:
   using Error::Error;
 };

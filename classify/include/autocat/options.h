@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autocat/export.h"
 #include "autocat/types.h"
 
 namespace autocat {
@@ -41,8 +42,9 @@ enum class FeatureSelection {
   kKlDivergence,       // KL divergence of the class term distribution
 };
 
-std::string feature_selection_name(FeatureSelection selection);  // mi, chi2, df, kl, none
-std::optional<FeatureSelection> parse_feature_selection(const std::string& name);
+AUTOCAT_EXPORT std::string feature_selection_name(
+    FeatureSelection selection);  // mi, chi2, df, kl, none
+AUTOCAT_EXPORT std::optional<FeatureSelection> parse_feature_selection(const std::string& name);
 
 // How categories are chosen from the scores.
 enum class Decision {
@@ -50,8 +52,8 @@ enum class Decision {
   kAnyOf,  // multi-label: every category whose score reaches its threshold
 };
 
-std::string decision_name(Decision decision);  // one-of, any-of
-std::optional<Decision> parse_decision(const std::string& name);
+AUTOCAT_EXPORT std::string decision_name(Decision decision);  // one-of, any-of
+AUTOCAT_EXPORT std::optional<Decision> parse_decision(const std::string& name);
 
 // kNN's k when nothing else decides it: on 20 Newsgroups, accuracy is flat
 // from 20 to 100 with a fifth of the training split held out.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "autocat/export.h"
 #include "autocat/types.h"
 
 namespace autocat {
@@ -15,8 +16,8 @@ namespace autocat {
 // Adds the boolean prefix `category:` (mapped to `prefix`) to a QueryParser:
 // plain add_boolean_prefix(), so `category:Sports` and
 // `category:"New York"` give the terms category_term() writes.
-void add_category_prefix(Xapian::QueryParser& parser,
-                         const std::string& prefix = kDefaultCategoryPrefix);
+AUTOCAT_EXPORT void add_category_prefix(Xapian::QueryParser& parser,
+                                        const std::string& prefix = kDefaultCategoryPrefix);
 
 // Flags for QueryParser::parse_query on text indexed by CategoryIndexer:
 // Xapian's defaults plus CJK n-grams (as the text was indexed).
@@ -25,7 +26,7 @@ constexpr unsigned kQueryParserFlags =
 
 // The stopword list configure_query_parser() gives the parser, for
 // bindings that set up a QueryParser of their own (Python).
-const std::vector<std::string>& query_stopwords();
+AUTOCAT_EXPORT const std::vector<std::string>& query_stopwords();
 
 // Sets up `parser` the way CategoryIndexer indexed the text with stemmer
 // `stemmer` ("english", ..., or "none"): that stemmer with STEM_SOME (stemmed
@@ -34,7 +35,7 @@ const std::vector<std::string>& query_stopwords();
 // prefix. Parse with kQueryParserFlags. A stock QueryParser set up the same
 // way (C++, Python, Omega) finds the same documents.
 // Throws InvalidArgumentError for an unknown stemmer.
-void configure_query_parser(Xapian::QueryParser& parser, const std::string& stemmer,
-                            const std::string& prefix = kDefaultCategoryPrefix);
+AUTOCAT_EXPORT void configure_query_parser(Xapian::QueryParser& parser, const std::string& stemmer,
+                                           const std::string& prefix = kDefaultCategoryPrefix);
 
 }  // namespace autocat

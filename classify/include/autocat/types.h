@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "autocat/export.h"
+
 namespace autocat {
 
 // Boolean term prefix of category terms, joined to the name by Xapian's
@@ -46,11 +48,11 @@ enum class Method {
 };
 
 // Every method, in the order of the enum.
-const std::vector<Method>& all_methods();
+AUTOCAT_EXPORT const std::vector<Method>& all_methods();
 // Short name used on the command line and in JSON: knn, rocchio, nb, bnb, cnb,
 // svm, logreg, combo.
-std::string method_name(Method method);
+AUTOCAT_EXPORT std::string method_name(Method method);
 // Parses a short name; returns nullopt for an unknown name.
-std::optional<Method> parse_method(const std::string& name);
+AUTOCAT_EXPORT std::optional<Method> parse_method(const std::string& name);
 
 }  // namespace autocat

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "autocat/export.h"
 #include "autocat/options.h"
 #include "autocat/types.h"
 
@@ -37,7 +38,7 @@ struct PreparedDocument {
   std::vector<Category> categories;  // what was stored
 };
 
-class CategoryIndexer {
+class AUTOCAT_EXPORT CategoryIndexer {
  public:
   // Opens the model directory written by `autocat train`.
   // Throws NotFoundError or ModelFormatError naming the directory or file.
@@ -163,11 +164,11 @@ inline const std::string kModelTermPrefix = "XAUTOCATMODEL";
 // The term for a model fingerprint "crc32:1a2b3c4d bytes:123456" (what
 // `autocat index` records in the database metadata):
 // "XAUTOCATMODEL1a2b3c4d-123456", with "-j<N>" added for " journal:N".
-std::string model_version_term(const std::string& fingerprint);
+AUTOCAT_EXPORT std::string model_version_term(const std::string& fingerprint);
 
 // Encodes / decodes the category value slot: one entry per category,
 // "name<TAB>score" joined by newlines, scores with 6 significant digits.
-std::string encode_categories(const std::vector<Category>& categories);
-std::vector<Category> decode_categories(const std::string& value);
+AUTOCAT_EXPORT std::string encode_categories(const std::vector<Category>& categories);
+AUTOCAT_EXPORT std::vector<Category> decode_categories(const std::string& value);
 
 }  // namespace autocat

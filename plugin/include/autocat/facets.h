@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autocat/category_terms.h"
+#include "autocat/export.h"
 #include "autocat/query_parser.h"
 #include "autocat/types.h"
 
@@ -19,9 +20,9 @@ namespace autocat {
 
 // `query` filtered to documents in any of `categories` (OP_FILTER, so the
 // filter does not change weights). Empty `categories` returns `query`.
-Xapian::Query category_filter(const Xapian::Query& query,
-                              const std::vector<std::string>& categories,
-                              const std::string& prefix = kDefaultCategoryPrefix);
+AUTOCAT_EXPORT Xapian::Query category_filter(const Xapian::Query& query,
+                                             const std::vector<std::string>& categories,
+                                             const std::string& prefix = kDefaultCategoryPrefix);
 
 struct FacetCount {
   std::string category;
@@ -32,7 +33,7 @@ struct FacetCount {
 // several categories count once for each). Reads the category value slot.
 // One pass over the matches, but a remote server must have it registered
 // (stock xapian-tcpsrv does not): use category_counts() there.
-class CategoryFacetSpy : public Xapian::MatchSpy {
+class AUTOCAT_EXPORT CategoryFacetSpy : public Xapian::MatchSpy {
  public:
   explicit CategoryFacetSpy(Xapian::valueno slot = kDefaultCategorySlot) : slot_(slot) {}
   void operator()(const Xapian::Document& doc, double weight) override;
@@ -62,13 +63,13 @@ class CategoryFacetSpy : public Xapian::MatchSpy {
 // count, so each count is exact); a document with several categories counts
 // once for each. `matching` receives the number of matching documents.
 // Sorted by descending count, then name; categories with no match left out.
-std::vector<FacetCount> category_counts(const Xapian::Database& db, const Xapian::Query& query,
-                                        Xapian::doccount* matching = nullptr,
-                                        const std::string& prefix = kDefaultCategoryPrefix);
+AUTOCAT_EXPORT std::vector<FacetCount> category_counts(
+    const Xapian::Database& db, const Xapian::Query& query, Xapian::doccount* matching = nullptr,
+    const std::string& prefix = kDefaultCategoryPrefix);
 
 // Collection-wide documents per category, from the term frequencies of the
 // prefixed category terms. Sorted by descending count, then name.
-std::vector<FacetCount> collection_category_counts(
+AUTOCAT_EXPORT std::vector<FacetCount> collection_category_counts(
     const Xapian::Database& db, const std::string& prefix = kDefaultCategoryPrefix);
 
 }  // namespace autocat
