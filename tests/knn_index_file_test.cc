@@ -1,4 +1,4 @@
-// The kNN index file `train` writes (knn.h: KnnIndex::write/open): a
+// The kNN index file `train` writes (knn_index_file.h; KnnIndex::write/open): a
 // loaded model maps it and finds the same neighbours as an index built
 // from the training collection; a damaged or foreign file is refused by
 // name; a generation without one still loads.

@@ -1,0 +1,214 @@
+// kNN's index: a compact in-memory copy of the training postings (per
+// term, the documents containing it with w(t,d)/|d| as float, the training
+// norms precomputed) and every training document's categories. Built here
+// from the training collection, or opened from the index file `train`
+// writes beside the model (knn_index_file.h); searched by
+// KnnIndex::neighbours (knn_search.cc).
+//
+// Thread safety: KnnIndex is immutable after build or open(); its const
+// methods may be called from many threads at once (dense columns and the
+// index file's per-term checks are built once, by whichever thread asks
+// first).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "classify/corpus/training_collection.h"
+
+namespace autocat::internal {
+
+// How KnnIndex::neighbours finds the top k. All give the same neighbours
+// with the same similarities; kExhaustive is the default.
+enum class KnnSearch {
+  kMaxScore,     // skips documents whose upper bound cannot reach the top k
+  kExhaustive,   // every query term over every document; the longest lists
+                 // are added as dense columns (see KnnIndex::dense_column)
+  kPostingWalk,  // accumulates every posting of every query term, one by
+                 // one: the reference the tests compare the others to
+};
+
+// What one KnnIndex::neighbours call walked (for tests and benchmarks).
+struct KnnSearchStats {
+  uint32_t query_terms = 0;   // terms with postings, after approximate-mode cuts
+  uint32_t terms_walked = 0;  // whose every posting was accumulated
+  uint64_t postings_walked = 0;
+  uint32_t candidates = 0;   // documents looked up in the other terms' lists
+  uint32_t dense_terms = 0;  // terms added as dense columns
+};
+
+// Compact in-memory copy of the training postings: per term, the documents
+// containing it with w(t,d)/|d| as float.
+class KnnIndex {
+ public:
+  // REQUIRES: idf.size() == corpus.num_terms(); terms with idf 0 get no postings.
+  KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf);
+  ~KnnIndex();
+  KnnIndex(const KnnIndex&) = delete;
+  KnnIndex& operator=(const KnnIndex&) = delete;
+
+  // The index file `train` writes beside the model (kKnnIndexFileName):
+  // the arrays below as they lie in memory, so open() maps them instead of
+  // rebuilding them from the training database. Throws IOError.
+  void write(const std::string& path) const;
+  // Maps the file at `path`, written for a model with these idf values,
+  // documents and categories (it must match them exactly). Pages are read
+  // as searches touch them and shared between processes; each term's
+  // document numbers are checked the first time a search walks them.
+  // The file must not change while mapped (generations are installed by
+  // rename): each search first checks its size and mtime and throws
+  // ModelFormatError naming it if they changed, rather than touching pages
+  // past a truncated end (SIGBUS). A truncation racing a search can still
+  // raise SIGBUS; AUTOCAT_KNN_INDEX=read in the environment reads the file
+  // into private memory instead, immune to it (not shared between
+  // processes). Throws InvalidArgumentError for another setting.
+  // Returns nullptr if there is no such file (a model from before the
+  // file); throws ModelFormatError naming it if it is truncated, foreign,
+  // damaged or belongs to another model.
+  static std::shared_ptr<const KnnIndex> open(const std::string& path,
+                                              const std::vector<float>& idf, uint32_t num_docs,
+                                              uint32_t num_categories);
+
+  uint32_t num_docs() const { return num_docs_; }
+  uint32_t num_categories() const { return num_categories_; }
+  uint64_t num_postings() const { return num_postings_; }
+  const std::vector<float>& idf() const { return idf_; }
+  // True if the postings come from the index file (open()): mapped, or
+  // read into private memory when the environment sets
+  // AUTOCAT_KNN_INDEX=read.
+  bool from_file() const { return mapping_ != nullptr; }
+  bool mapped() const;
+  // Bytes of heap the index holds (a mapped index's postings are not on
+  // the heap: the kernel pages them in and may share or drop them).
+  size_t memory_bytes() const;
+
+  struct Neighbour {
+    uint32_t doc;      // dense training document index
+    float similarity;  // cosine
+  };
+  // The k most similar training documents, most similar first; ties broken
+  // by lower doc index. Similarities are float sums accumulated in one fixed
+  // order (query terms by decreasing upper bound, then term id), whatever
+  // `search` is.
+  std::vector<Neighbour> neighbours(const DocumentTerms& query, int k, int max_query_terms = 0,
+                                    double max_df_ratio = 1.0,
+                                    KnnSearch search = KnnSearch::kExhaustive,
+                                    KnnSearchStats* stats = nullptr) const;
+  // Term t's postings as searches read them: documents ascending (when the
+  // index was built sorted), each with w(t,d)/|d|; and the largest such
+  // weight, max-score's per-term upper bound. For benchmarks
+  // (bench/knn_bounds). REQUIRES: t < idf().size().
+  struct TermPostings {
+    const uint32_t* doc;
+    const float* weight;
+    size_t size;
+  };
+  TermPostings postings(uint32_t t) const;
+  float max_weight(uint32_t t) const { return max_weight_[t]; }
+  // The categories of training document `doc` (a range of category indexes).
+  struct CategoryRange {
+    const uint32_t* first;
+    const uint32_t* last;
+    const uint32_t* begin() const { return first; }
+    const uint32_t* end() const { return last; }
+    std::vector<uint32_t> to_vector() const { return std::vector<uint32_t>(first, last); }
+  };
+  CategoryRange doc_categories(uint32_t doc) const {
+    return {doc_category_ + doc_category_start_[doc], doc_category_ + doc_category_start_[doc + 1]};
+  }
+
+ private:
+  struct Mapping;
+  // Deletes a Mapping in knn_index_file.cc, where it is defined, so that
+  // the constructors here need not see it.
+  struct MappingDeleter {
+    void operator()(Mapping* mapping) const;
+  };
+  KnnIndex() = default;
+  // Points the arrays the searches read at the owned vectors.
+  void use_owned_arrays();
+  // Throws ModelFormatError if the mapped file's size or mtime changed
+  // since open() (one fstat).
+  void check_file_unchanged() const;
+  // Checks that every document number in term t's postings is below
+  // num_docs_, once per term (mapped indexes only).
+  void verify_term(uint32_t t) const;
+  // Picks the terms that get a dense column (the longest lists).
+  void choose_dense_terms();
+  // Term t's posting weights as one float per document (0 where absent),
+  // built the first time a search asks; nullptr if t has no dense column.
+  // A list covering a large share of the documents is added up several
+  // times faster this way (vector multiply-adds instead of scattered ones).
+  const float* dense_column(uint32_t t) const;
+
+  uint32_t num_docs_ = 0;
+  uint32_t num_categories_ = 0;
+  uint64_t num_postings_ = 0;
+  std::vector<float> idf_;
+  std::vector<uint32_t> df_;
+  // What the searches read: the owned vectors below, or the mapped file.
+  const uint64_t* postings_start_ = nullptr;
+  const uint32_t* posting_doc_ = nullptr;
+  const float* posting_weight_ = nullptr;
+  // Labels of every training document, flat (CSR): voting over hundreds of
+  // neighbours reads them from two small arrays instead of chasing one
+  // heap allocation per neighbour.
+  const uint32_t* doc_category_start_ = nullptr;
+  const uint32_t* doc_category_ = nullptr;
+  uint64_t num_doc_categories_ = 0;
+  // Built in memory: the arrays themselves.
+  std::vector<uint64_t> owned_postings_start_;
+  std::vector<uint32_t> owned_posting_doc_;
+  std::vector<float> owned_posting_weight_;
+  std::vector<uint32_t> owned_doc_category_start_;
+  std::vector<uint32_t> owned_doc_category_;
+  // Mapped: the file, and which terms' postings have been checked.
+  std::unique_ptr<Mapping, MappingDeleter> mapping_;
+  std::string path_;  // the mapped file, for errors
+  mutable std::unique_ptr<std::atomic<bool>[]> term_verified_;
+  // Dense columns (dense_column): the terms that have one, and the columns
+  // built so far. min_dense_postings_: the shortest such list's length.
+  uint64_t min_dense_postings_ = UINT64_MAX;
+  std::unordered_map<uint32_t, uint32_t> dense_slot_;  // term -> column
+  mutable std::unique_ptr<std::once_flag[]> dense_once_;
+  mutable std::unique_ptr<std::unique_ptr<float[]>[]> dense_columns_;
+  mutable std::atomic<uint64_t> dense_bytes_{0};
+  // Per term, the largest posting weight: the max-score upper bounds.
+  std::vector<float> max_weight_;
+  // Whether every term's postings are in increasing document order (the
+  // max-score search looks documents up in them; without it, it falls back
+  // to the exhaustive walk).
+  bool postings_sorted_ = true;
+};
+
+// kNN's term weights with the terms' class concentration folded in:
+//   w(t) = idf(t) * s(t)^concentration,  s(t) = 1 - H(C | t) / ln |C|,
+// H(C | t) the entropy of the labels of the training documents containing t
+// (documents without a label count as one more class), smoothed by one
+// pseudo-document spread as the labels are overall. A term spread evenly
+// over the categories ("write", "article") weighs little in the cosine, one
+// found in a single category keeps its idf. concentration 0 returns idf.
+// Cross-validation chooses the exponent (kNN on 20 Newsgroups +0.6 points,
+// on its Subject lines +1.3).
+// REQUIRES: idf.size() == corpus.num_terms().
+std::vector<float> knn_term_weights(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                                    double concentration);
+
+// The inverse L2 norm of every training document's sublinear tf-idf vector
+// over the terms with idf > 0 (0 for a document without such a term);
+// `*postings` counts the postings that enter the norms. KnnIndex and
+// write_knn_index weigh the postings with it, so that a built index and a
+// written file hold the same bytes.
+std::vector<double> knn_inverse_document_norms(const TrainingCorpus& corpus,
+                                               const std::vector<float>& idf, uint64_t* postings);
+// kNN's weight of posting p (of term t, wdf > 0): its tf-idf component in
+// the document's L2-normalized vector.
+float knn_posting_weight(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                         const std::vector<double>& inverse_norm, TermId t, uint64_t p);
+
+}  // namespace autocat::internal

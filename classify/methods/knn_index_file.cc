@@ -1,0 +1,375 @@
+// Writing, mapping and checking the kNN index file (format in
+// knn_index_file.h).
+#include "classify/methods/knn_index_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "autocat/error.h"
+#include "classify/io/atomic_file.h"
+#include "classify/io/filenames.h"
+#include "classify/methods/knn_index.h"
+
+namespace autocat::internal {
+
+namespace {
+
+uint32_t header_crc(const KnnFileHeader& header) {
+  return static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(&header), offsetof(KnnFileHeader, header_crc)));
+}
+
+template <class T>
+std::string_view bytes_of(const T* data, uint64_t count) {
+  return {reinterpret_cast<const char*>(data), size_t(count * sizeof(T))};
+}
+
+[[noreturn]] void refuse_index_file(const std::string& path, const std::string& what) {
+  throw ModelFormatError(path + ": " + what +
+                         "; delete it (autocat then rebuilds the kNN index from the training "
+                         "collection at every load) or run autocat train again");
+}
+
+}  // namespace
+
+// The index file's bytes: mapped (shared with other processes, paged in as
+// searches touch them), or read into private memory (AUTOCAT_KNN_INDEX=read).
+// A mapping keeps the file open so that searches can check, with one
+// fstat, that nobody truncated or rewrote it in place: pages past a
+// truncated end raise SIGBUS when touched, which no caller can catch.
+struct KnnIndex::Mapping {
+  void* address = MAP_FAILED;
+  size_t length = 0;
+  int fd = -1;                       // mapped only
+  struct timespec modified {};       // the file's mtime when opened
+  std::unique_ptr<uint64_t[]> copy;  // read into memory: the bytes, 8-aligned
+  ~Mapping() {
+    if (address != MAP_FAILED && copy == nullptr) munmap(address, length);
+    if (fd >= 0) ::close(fd);
+  }
+  const char* at(uint64_t offset) const { return static_cast<const char*>(address) + offset; }
+};
+
+void KnnIndex::MappingDeleter::operator()(Mapping* mapping) const { delete mapping; }
+
+namespace {
+
+// AUTOCAT_KNN_INDEX: "map" (the default) or "read".
+bool read_index_into_memory() {
+  const char* setting = std::getenv("AUTOCAT_KNN_INDEX");
+  if (setting == nullptr || *setting == '\0' || std::strcmp(setting, "map") == 0) return false;
+  if (std::strcmp(setting, "read") == 0) return true;
+  throw InvalidArgumentError(std::string("AUTOCAT_KNN_INDEX=") + setting +
+                             ": expected map (share the kNN index file's pages) or read (copy "
+                             "it into private memory)");
+}
+
+}  // namespace
+
+void KnnIndex::write(const std::string& path) const {
+  KnnFileHeader header{};
+  std::memcpy(header.magic, kKnnIndexMagic, sizeof header.magic);
+  header.version = kKnnIndexVersion;
+  header.byte_order = kKnnIndexByteOrderMark;
+  header.num_docs = num_docs_;
+  header.num_categories = num_categories_;
+  header.num_terms = static_cast<uint32_t>(idf_.size());
+  header.postings_sorted = postings_sorted_ ? 1 : 0;
+  header.num_postings = num_postings_;
+  header.num_doc_categories = num_doc_categories_;
+  header.header_crc = header_crc(header);
+  const uint64_t terms = idf_.size();
+  static const char kZeros[8] = {};
+  std::vector<std::string_view> pieces;
+  const auto add = [&](std::string_view array) {
+    pieces.push_back(array);
+    if (array.size() % 8 != 0) pieces.push_back(std::string_view(kZeros, 8 - array.size() % 8));
+  };
+  add(bytes_of(&header, 1));
+  add(bytes_of(idf_.data(), terms));
+  add(bytes_of(df_.data(), terms));
+  add(bytes_of(max_weight_.data(), terms));
+  add(bytes_of(postings_start_, terms + 1));
+  add(bytes_of(posting_doc_, num_postings_));
+  add(bytes_of(posting_weight_, num_postings_));
+  add(bytes_of(doc_category_start_, uint64_t{num_docs_} + 1));
+  add(bytes_of(doc_category_, num_doc_categories_));
+  write_file_atomically(path, pieces, "kNN index");
+}
+
+void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                     const std::string& path) {
+  const uint32_t num_terms = corpus.num_terms();
+  const uint32_t num_docs = corpus.num_docs();
+  if (idf.size() != num_terms) {
+    throw InvalidArgumentError("kNN index: " + std::to_string(idf.size()) + " idf values for " +
+                               std::to_string(num_terms) + " terms");
+  }
+  // The same norms and weights as the KnnIndex constructor, so that the
+  // bytes are the same.
+  uint64_t positive = 0;
+  const std::vector<double> inverse_norm = knn_inverse_document_norms(corpus, idf, &positive);
+  auto weight_of = [&](TermId t, uint64_t p) {
+    return knn_posting_weight(corpus, idf, inverse_norm, t, p);
+  };
+  std::vector<uint64_t> postings_start(size_t(num_terms) + 1, 0);
+  std::vector<float> max_weight(num_terms, 0.0f);
+  uint64_t kept = 0;
+  bool sorted = true;
+  for (TermId t = 0; t < num_terms; ++t) {
+    postings_start[t] = kept;
+    if (!(idf[t] > 0.0f)) continue;
+    uint64_t last = 0;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      if (corpus.posting_wdf[p] == 0) continue;
+      const uint32_t doc = corpus.posting_doc[p];
+      if (kept > postings_start[t] && last >= doc) sorted = false;
+      last = doc;
+      max_weight[t] = std::max(max_weight[t], weight_of(t, p));
+      ++kept;
+    }
+  }
+  postings_start[num_terms] = kept;
+  uint64_t num_doc_categories = 0;
+  for (uint32_t d = 0; d < num_docs && d < corpus.doc_categories.size(); ++d) {
+    num_doc_categories += corpus.doc_categories[d].size();
+  }
+
+  KnnFileHeader header{};
+  std::memcpy(header.magic, kKnnIndexMagic, sizeof header.magic);
+  header.version = kKnnIndexVersion;
+  header.byte_order = kKnnIndexByteOrderMark;
+  header.num_docs = num_docs;
+  header.num_categories = corpus.num_categories();
+  header.num_terms = num_terms;
+  header.postings_sorted = sorted ? 1 : 0;
+  header.num_postings = kept;
+  header.num_doc_categories = num_doc_categories;
+  header.header_crc = header_crc(header);
+
+  write_file_atomically(
+      path,
+      [&](AtomicFileSink& sink) {
+        static const char kZeros[8] = {};
+        const auto pad = [&] {
+          if (sink.size() % 8 != 0) sink.append(std::string_view(kZeros, 8 - sink.size() % 8));
+        };
+        const auto add = [&](std::string_view array) {
+          sink.append(array);
+          pad();
+        };
+        // Streamed arrays go out through a buffer of about a megabyte.
+        std::vector<char> buffer;
+        buffer.reserve(1 << 20);
+        const auto put = [&](const void* value, size_t bytes) {
+          if (buffer.size() + bytes > buffer.capacity()) {
+            sink.append(std::string_view(buffer.data(), buffer.size()));
+            buffer.clear();
+          }
+          buffer.insert(buffer.end(), static_cast<const char*>(value),
+                        static_cast<const char*>(value) + bytes);
+        };
+        const auto end_array = [&] {
+          sink.append(std::string_view(buffer.data(), buffer.size()));
+          buffer.clear();
+          pad();
+        };
+        add(bytes_of(&header, 1));
+        add(bytes_of(idf.data(), num_terms));
+        add(bytes_of(corpus.df.data(), num_terms));
+        add(bytes_of(max_weight.data(), num_terms));
+        add(bytes_of(postings_start.data(), uint64_t{num_terms} + 1));
+        for (int array = 0; array < 2; ++array) {  // documents, then weights
+          for (TermId t = 0; t < num_terms; ++t) {
+            if (!(idf[t] > 0.0f)) continue;
+            for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+              if (corpus.posting_wdf[p] == 0) continue;
+              if (array == 0) {
+                put(&corpus.posting_doc[p], sizeof(uint32_t));
+              } else {
+                const float weight = weight_of(t, p);
+                put(&weight, sizeof weight);
+              }
+            }
+          }
+          end_array();
+        }
+        uint32_t start = 0;
+        put(&start, sizeof start);
+        for (uint32_t d = 0; d < num_docs; ++d) {
+          if (d < corpus.doc_categories.size()) {
+            start += static_cast<uint32_t>(corpus.doc_categories[d].size());
+          }
+          put(&start, sizeof start);
+        }
+        end_array();
+        for (uint32_t d = 0; d < num_docs && d < corpus.doc_categories.size(); ++d) {
+          for (uint32_t c : corpus.doc_categories[d]) put(&c, sizeof c);
+        }
+        end_array();
+      },
+      "kNN index");
+}
+
+std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
+                                               const std::vector<float>& idf, uint32_t num_docs,
+                                               uint32_t num_categories) {
+  const bool read_into_memory = read_index_into_memory();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return nullptr;
+    throw IOError(path + ": cannot open the kNN index: " + std::strerror(errno));
+  }
+  auto mapping = std::make_unique<Mapping>();
+  mapping->fd = fd;  // closed with the mapping
+  struct stat status {};
+  const bool stat_ok = fstat(fd, &status) == 0;
+  if (!stat_ok || !S_ISREG(status.st_mode)) refuse_index_file(path, "not a regular file");
+  mapping->modified = status.st_mtim;
+  if (status.st_size > 0 && read_into_memory) {
+    const auto size = uint64_t(status.st_size);
+    mapping->copy.reset(new uint64_t[(size + 7) / 8]);
+    char* out = reinterpret_cast<char*>(mapping->copy.get());
+    uint64_t done = 0;
+    while (done < size) {
+      const ssize_t got = ::pread(fd, out + done, size - done, off_t(done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw IOError(path + ": cannot read the kNN index: " + std::strerror(errno));
+      if (got == 0) break;  // shrank meanwhile: the length check below refuses it
+      done += uint64_t(got);
+    }
+    mapping->address = out;
+    mapping->length = size_t(done);
+    ::close(fd);
+    mapping->fd = -1;
+  } else if (status.st_size > 0) {
+    mapping->length = size_t(status.st_size);
+    mapping->address = mmap(nullptr, mapping->length, PROT_READ, MAP_SHARED, fd, 0);
+    if (mapping->address == MAP_FAILED) {
+      throw IOError(path + ": cannot map the kNN index: " + std::strerror(errno));
+    }
+  }
+  if (mapping->length < sizeof(KnnFileHeader) ||
+      std::memcmp(mapping->at(0), kKnnIndexMagic, sizeof kKnnIndexMagic) != 0) {
+    refuse_index_file(path, "not an autocat kNN index (wrong magic bytes or too short)");
+  }
+  KnnFileHeader header;
+  std::memcpy(&header, mapping->at(0), sizeof header);
+  if (header.header_crc != header_crc(header)) {
+    refuse_index_file(path, "kNN index header is corrupted (checksum mismatch)");
+  }
+  if (header.version != kKnnIndexVersion) {
+    refuse_index_file(path, "kNN index format version " + std::to_string(header.version) +
+                                " (this autocat reads version " + std::to_string(kKnnIndexVersion) +
+                                ")");
+  }
+  if (header.byte_order != kKnnIndexByteOrderMark) {
+    refuse_index_file(path, "kNN index written on a machine of another byte order");
+  }
+  if (header.num_terms != idf.size() || header.num_docs != num_docs ||
+      header.num_categories != num_categories) {
+    refuse_index_file(path, "kNN index belongs to another model (" +
+                                std::to_string(header.num_docs) + " documents, " +
+                                std::to_string(header.num_terms) + " terms)");
+  }
+  const KnnFileLayout layout(header);
+  if (layout.end != mapping->length) {
+    refuse_index_file(path, "kNN index is truncated or has trailing bytes (" +
+                                std::to_string(mapping->length) + " bytes, expected " +
+                                std::to_string(layout.end) + ")");
+  }
+  const uint64_t terms = header.num_terms;
+  std::shared_ptr<KnnIndex> index(new KnnIndex());
+  index->num_docs_ = header.num_docs;
+  index->num_categories_ = header.num_categories;
+  index->num_postings_ = header.num_postings;
+  index->num_doc_categories_ = header.num_doc_categories;
+  index->postings_sorted_ = header.postings_sorted == 1;
+  // The per-term arrays are small and copied; the file's idf must be the
+  // model's, bit for bit.
+  const auto copy = [&](auto* out, uint64_t offset) {
+    using T = typename std::remove_reference_t<decltype(*out)>::value_type;
+    out->resize(terms);
+    std::memcpy(out->data(), mapping->at(offset), terms * sizeof(T));
+  };
+  copy(&index->idf_, layout.idf);
+  copy(&index->df_, layout.df);
+  copy(&index->max_weight_, layout.max_weight);
+  if (std::memcmp(index->idf_.data(), idf.data(), terms * sizeof(float)) != 0) {
+    refuse_index_file(path, "kNN index was written for other idf values (another model)");
+  }
+  index->postings_start_ = reinterpret_cast<const uint64_t*>(mapping->at(layout.postings_start));
+  index->posting_doc_ = reinterpret_cast<const uint32_t*>(mapping->at(layout.posting_doc));
+  index->posting_weight_ = reinterpret_cast<const float*>(mapping->at(layout.posting_weight));
+  index->doc_category_start_ =
+      reinterpret_cast<const uint32_t*>(mapping->at(layout.doc_category_start));
+  index->doc_category_ = reinterpret_cast<const uint32_t*>(mapping->at(layout.doc_category));
+  // Offsets are checked now (one pass over per-term and per-document
+  // arrays); document numbers inside the postings, term by term as
+  // searches reach them (verify_term), so opening reads little.
+  const uint64_t* start = index->postings_start_;
+  bool offsets_ok = start[0] == 0 && start[terms] == header.num_postings;
+  for (uint64_t t = 0; offsets_ok && t < terms; ++t) offsets_ok = start[t] <= start[t + 1];
+  const uint32_t* category_start = index->doc_category_start_;
+  offsets_ok = offsets_ok && category_start[0] == 0 &&
+               category_start[header.num_docs] == header.num_doc_categories;
+  for (uint64_t d = 0; offsets_ok && d < header.num_docs; ++d) {
+    offsets_ok = category_start[d] <= category_start[d + 1];
+  }
+  if (!offsets_ok) refuse_index_file(path, "kNN index is damaged (offsets out of order)");
+  const uint32_t* categories = index->doc_category_;
+  if (std::any_of(categories, categories + header.num_doc_categories,
+                  [&](uint32_t c) { return c >= header.num_categories; })) {
+    refuse_index_file(path, "kNN index is damaged (a category number out of range)");
+  }
+  index->term_verified_.reset(new std::atomic<bool>[terms]);
+  for (uint64_t t = 0; t < terms; ++t) index->term_verified_[t].store(false);
+  index->mapping_.reset(mapping.release());
+  index->path_ = path;
+  index->choose_dense_terms();
+  return index;
+}
+
+bool KnnIndex::mapped() const { return mapping_ != nullptr && mapping_->copy == nullptr; }
+
+void KnnIndex::check_file_unchanged() const {
+  if (mapping_ == nullptr || mapping_->fd < 0) return;
+  struct stat status {};
+  if (fstat(mapping_->fd, &status) != 0) return;  // cannot tell: carry on
+  if (uint64_t(status.st_size) == mapping_->length &&
+      status.st_mtim.tv_sec == mapping_->modified.tv_sec &&
+      status.st_mtim.tv_nsec == mapping_->modified.tv_nsec) {
+    return;
+  }
+  throw ModelFormatError(path_ + ": " + kKnnIndexFileName + " changed under a running process (" +
+                         std::to_string(status.st_size) + " bytes now, " +
+                         std::to_string(mapping_->length) +
+                         " when opened, or rewritten in place): install generations by rename, "
+                         "never by copying over the files; reopen the model (or set "
+                         "AUTOCAT_KNN_INDEX=read to copy the index into memory)");
+}
+
+void KnnIndex::verify_term(uint32_t t) const {
+  if (term_verified_[t].load(std::memory_order_acquire)) return;
+  const uint32_t* doc = posting_doc_ + postings_start_[t];
+  const uint32_t* end = posting_doc_ + postings_start_[t + 1];
+  // Racing threads may check the same term twice: harmless.
+  if (std::any_of(doc, end, [&](uint32_t d) { return d >= num_docs_; })) {
+    refuse_index_file(path_, "kNN index is damaged (a document number out of range)");
+  }
+  term_verified_[t].store(true, std::memory_order_release);
+}
+
+}  // namespace autocat::internal
