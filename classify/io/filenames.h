@@ -4,9 +4,9 @@
 //
 // DIR/CURRENT                  which generation is installed
 // DIR/autocat.lock             the writers' lock
-// DIR/gen-NNNNNN/model.autocat the model file (model/model_io.h)
+// DIR/gen-NNNNNN/model.autocat the model file (model/model_file.h)
 // DIR/gen-NNNNNN/training      the training collection, a Xapian database
-// DIR/gen-NNNNNN/knn.index     kNN's postings (methods/knn.h)
+// DIR/gen-NNNNNN/knn.index     kNN's postings (methods/knn_index_file.h)
 // DIR/gen-NNNNNN/journal       documents learned and forgotten since (io/journal.h)
 //
 // Thread safety: constants only.
