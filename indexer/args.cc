@@ -217,6 +217,13 @@ std::vector<std::string> declared_names(void (*define)(OptionSet& options)) {
 }
 
 ParsedArgs parse_args(CLI::App& app, const std::vector<std::string>& args) {
+  for (const std::string& word : args) {
+    if (word == "--") break;
+    // CLI11 would take the next word as the value of "--k=".
+    if (word.size() > 3 && word.rfind("--", 0) == 0 && word.find('=') == word.size() - 1) {
+      throw UsageError(word.substr(0, word.size() - 1) + " needs a value");
+    }
+  }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them backwards
   try {
     app.parse(reversed);
