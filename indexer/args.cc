@@ -96,6 +96,34 @@ namespace {
 constexpr size_t kHelpColumn = 23;
 constexpr size_t kHelpWidth = 80;
 
+// Appends `text` (one line of help, no line breaks) at `column` of the
+// current line, breaking lines before a word that would pass kHelpWidth;
+// a continuation line is indented like `text` itself.
+void append_wrapped(const std::string& text, size_t column, std::string* out) {
+  const size_t first = std::min(text.find_first_not_of(' '), text.size());
+  const std::string indent = std::string(kHelpColumn, ' ') + text.substr(0, first);
+  *out += text.substr(0, first);
+  column += first;
+  bool line_empty = true;
+  for (size_t start = first; start < text.size();) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line_empty && column + 1 + word.size() > kHelpWidth) {
+      *out += "\n" + indent;
+      column = indent.size();
+    } else if (!line_empty) {
+      *out += ' ';
+      ++column;
+    }
+    *out += word;
+    column += word.size();
+    line_empty = false;
+    start = end + 1;
+  }
+}
+
+// "  --k N                help..." (or "  -h, --help ...").
 std::string option_entry(const CLI::Option& option) {
   std::string names;
   for (const std::string& name : option.get_snames()) names += "-" + name + ", ";
@@ -105,38 +133,16 @@ std::string option_entry(const CLI::Option& option) {
   if (!option.get_type_name().empty()) entry += " " + option.get_type_name();
   entry += entry.size() + 2 <= kHelpColumn ? std::string(kHelpColumn - entry.size(), ' ') : "  ";
   size_t column = entry.size();
-  const std::string indent(kHelpColumn, ' ');
   const std::string& help = option.get_description();
-  size_t line_start = 0;
-  while (line_start <= help.size()) {
-    size_t line_end = help.find('\n', line_start);
-    if (line_end == std::string::npos) line_end = help.size();
-    const std::string line = help.substr(line_start, line_end - line_start);
-    if (line_start != 0) {
-      entry += "\n" + indent;
+  for (size_t start = 0; start <= help.size();) {
+    size_t end = help.find('\n', start);
+    if (end == std::string::npos) end = help.size();
+    if (start != 0) {
+      entry += "\n" + std::string(kHelpColumn, ' ');
       column = kHelpColumn;
     }
-    size_t start = line.find_first_not_of(' ');
-    if (start == std::string::npos) start = line.size();
-    entry += line.substr(0, start);
-    column += start;
-    const size_t first_column = column;
-    while (start < line.size()) {
-      size_t end = line.find(' ', start);
-      if (end == std::string::npos) end = line.size();
-      const std::string word = line.substr(start, end - start);
-      if (column > first_column && column + 1 + word.size() > kHelpWidth) {
-        entry += "\n" + indent;
-        column = kHelpColumn;
-      } else if (column > first_column) {
-        entry += ' ';
-        ++column;
-      }
-      entry += word;
-      column += word.size();
-      start = end + 1;
-    }
-    line_start = line_end + 1;
+    append_wrapped(help.substr(start, end - start), column, &entry);
+    start = end + 1;
   }
   return entry + "\n";
 }
