@@ -1,7 +1,10 @@
 // The subcommands of `autocat`, one file each (commands_train.cc, ...), and
-// the few helpers they share. A command parses its own arguments, throws
-// UsageError for a bad command line and autocat::Error (or Xapian::Error) for
-// a runtime failure; cli::run() turns those into messages and exit codes.
+// the few helpers they share. A command declares its options (the shared
+// groups come from the add_*_options functions below); cli::run() parses the
+// command line with them (or prints the help they make) and runs the
+// command, which throws UsageError for a bad command line and autocat::Error
+// (or Xapian::Error) for a runtime failure; cli::run() turns those into
+// messages and exit codes.
 //
 // Thread safety: commands run one at a time; they share no state.
 #pragma once
