@@ -227,7 +227,12 @@ ParsedArgs parse_args(CLI::App& app, const std::vector<std::string>& args) {
     if (word == "--") break;
     // CLI11 would take the next word as the value of "--k=".
     if (word.size() > 3 && word.rfind("--", 0) == 0 && word.find('=') == word.size() - 1) {
-      throw UsageError(word.substr(0, word.size() - 1) + " needs a value");
+      const std::string name = word.substr(0, word.size() - 1);
+      const CLI::Option* option = app.get_option_no_throw(name);
+      if (option != nullptr) {
+        const bool takes_value = option->get_items_expected_max() != 0;
+        throw UsageError(name + (takes_value ? " needs a value" : " takes no value"));
+      }
     }
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them backwards
