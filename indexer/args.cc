@@ -225,15 +225,16 @@ std::vector<std::string> declared_names(void (*define)(OptionSet& options)) {
 ParsedArgs parse_args(CLI::App& app, const std::vector<std::string>& args) {
   for (const std::string& word : args) {
     if (word == "--") break;
-    // CLI11 would take the next word as the value of "--k=".
-    if (word.size() > 3 && word.rfind("--", 0) == 0 && word.find('=') == word.size() - 1) {
-      const std::string name = word.substr(0, word.size() - 1);
-      const CLI::Option* option = app.get_option_no_throw(name);
-      if (option != nullptr) {
-        const bool takes_value = option->get_items_expected_max() != 0;
-        throw UsageError(name + (takes_value ? " needs a value" : " takes no value"));
-      }
+    // CLI11 takes "--json=VALUE" for a flag, and the next word as the value
+    // of "--k=": both are mistakes here.
+    const size_t equals = word.find('=');
+    if (word.rfind("--", 0) != 0 || equals == std::string::npos) continue;
+    const std::string name = word.substr(0, equals);
+    const CLI::Option* option = app.get_option_no_throw(name);
+    if (option != nullptr && option->get_items_expected_max() == 0) {
+      throw UsageError(name + " takes no value");
     }
+    if (option != nullptr && equals + 1 == word.size()) throw UsageError(name + " needs a value");
   }
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them backwards
   try {
@@ -269,13 +270,11 @@ ParsedArgs parse_args(CLI::App& app, const std::vector<std::string>& args) {
     std::vector<std::string>& slot = parsed.options_[name];
     for (const std::string& result : option->results()) {
       if (!takes_value) {
-        // CLI11 takes "--json=VALUE"; a flag here has none.
-        if (result != "true") throw UsageError(dashed + " takes no value");
-        slot.emplace_back();
-      } else {
-        if (result.rfind("--", 0) == 0) throw UsageError(dashed + " needs a value");
-        slot.push_back(result);
+        slot.emplace_back();  // a flag: given
+        continue;
       }
+      if (result.rfind("--", 0) == 0) throw UsageError(dashed + " needs a value");
+      slot.push_back(result);
     }
   }
   return parsed;

@@ -448,6 +448,8 @@ TEST_F(CliErrorsTest, CommandLineMistakesKeepTheirWording) {
        "autocat classify: --json given more than once (see autocat classify --help)"},
       {{"classify", "--model", model_, "--json=yes", input},
        "autocat classify: --json takes no value (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--json=true", input},
+       "autocat classify: --json takes no value (see autocat classify --help)"},
       {{"classify", "--model", model_, "--json=", input},
        "autocat classify: --json takes no value (see autocat classify --help)"},
       {{"classify", "--model", model_, "--bogus=", input},
