@@ -4,6 +4,7 @@
 
 #include <xapian.h>
 
+#include <CLI/CLI.hpp>
 #include <exception>
 #include <ostream>
 
@@ -96,17 +97,26 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return kExitUsageError;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
+  CLI::App app;
+  start_app(app, command->usage, command->footer);
+  OptionSet options(app);
+  command->options(options);
+  finish_app(app);
   if (help_command || wants_help(rest)) {
-    out << command->usage;
+    out << app.help();
     return 0;
   }
 
   Messages messages(err);
   try {
-    const int code = command->run(rest, out, messages);
+    const int code = command->run(parse_args(app, rest), out, messages);
     out.flush();
     messages.finish();
     return code;
+  } catch (const CLI::CallForHelp&) {
+    messages.finish();
+    out << app.help();
+    return 0;
   } catch (const UsageError& e) {
     messages.finish();
     return usage_error(err, command->name, e.what());
@@ -122,6 +132,29 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out.flush();
     messages.finish();
     return runtime_error(err, e.what());
+  }
+}
+
+void add_model_option(OptionSet& options, const std::string& help) {
+  options.value("--model", "DIR", help);
+}
+
+void add_reader_options(OptionSet& options, ReaderOptionSet which) {
+  options.value("--split", "NAME", "use only JSON Lines records whose \"split\" is NAME");
+  options.flag("--skip-malformed", "skip malformed JSON lines with a warning instead of failing");
+  if (which.duplicate_ids) {
+    options.flag("--allow-duplicate-ids",
+                 "accept an id given twice (warning); the later document replaces the earlier "
+                 "where ids are stored (default: error)");
+  }
+  options.value("--max-document-bytes", "N",
+                "longest JSON line or text file read (default " +
+                    std::to_string(internal::kDefaultMaxDocumentBytes) + ")");
+  if (which.fields) {
+    options.values("--field", "NAME[^B]",
+                   "JSON Lines: the text is these fields, in order, each repeated B times "
+                   "(default 1) so its words weigh B times as much (repeatable; default: the "
+                   "\"text\" field alone; a missing field adds nothing)");
   }
 }
 
@@ -157,55 +190,34 @@ internal::TextField parse_text_field(const std::string& spec) {
   return field;
 }
 
-std::string method_help(const std::string& more, const std::string& before) {
-  // Help entries: the option in 23 columns, the text wrapped at 80.
-  const std::string indent(23, ' ');
-  std::string words = before;
+void add_method_option(OptionSet& options, const std::string& more, const std::string& before) {
+  std::string help = before;
   for (Method method : all_methods()) {
-    words += (words.size() == before.size() ? "" : ", ") + method_name(method);
+    help += (help.size() == before.size() ? "" : ", ") + method_name(method);
   }
-  words += " " + more;
-  std::string help = "  --method M           ";
-  size_t column = help.size();
-  size_t start = 0;
-  while (start < words.size()) {
-    size_t end = words.find(' ', start);
-    if (end == std::string::npos) end = words.size();
-    const std::string word = words.substr(start, end - start);
-    if (column > indent.size() && column + 1 + word.size() > 80) {
-      help += "\n" + indent;
-      column = indent.size();
-    } else if (column > indent.size()) {
-      help += ' ';
-      ++column;
-    }
-    help += word;
-    column += word.size();
-    start = end + 1;
-  }
-  return help + "\n";
+  options.value("--method", "M", help + " " + more);
 }
 
-const std::vector<OptionSpec>& decision_option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"any-of", false},   {"one-of", false},   {"other", false},
-      {"no-other", false}, {"min-score", true}, {"threshold", true},
-  };
-  return specs;
+void add_k_option(OptionSet& options) {
+  options.value("--k", "N",
+                "kNN: neighbours that vote (default: the model's, chosen when training)");
 }
 
-const char kDecisionHelp[] =
-    "  --one-of             assign the single best category (default for models trained\n"
-    "                       on single-label data)\n"
-    "  --any-of             assign every category that reaches its threshold (default\n"
-    "                       for models trained on multi-label data; thresholds tuned per\n"
-    "                       category at training time)\n"
-    "  --other / --no-other one-of: choose only among categories that reach their\n"
-    "                       threshold (Rocchio: documents inside the centroid's radius),\n"
-    "                       so a document unlike every category gets none (default: on\n"
-    "                       for models trained with unlabelled documents)\n"
-    "  --min-score S        never assign a category scoring below S, 0..1 (default 0)\n"
-    "  --threshold T        one threshold T for every category instead of the tuned ones\n";
+void add_decision_options(OptionSet& options) {
+  options.flag("--one-of",
+               "assign the single best category (default for models trained on single-label "
+               "data)");
+  options.flag("--any-of",
+               "assign every category that reaches its threshold (default for models trained "
+               "on multi-label data; thresholds tuned per category at training time)");
+  options.flag("--other",
+               "one-of: choose only among categories that reach their threshold (Rocchio: "
+               "documents inside the centroid's radius), so a document unlike every category "
+               "gets none (default: on for models trained with unlabelled documents)");
+  options.flag("--no-other", "one-of: choose among every category (the opposite of --other)");
+  options.value("--min-score", "S", "never assign a category scoring below S, 0..1 (default 0)");
+  options.value("--threshold", "T", "one threshold T for every category instead of the tuned ones");
+}
 
 ClassifyOptions classify_options(const ParsedArgs& args) {
   ClassifyOptions options;
@@ -233,12 +245,6 @@ ClassifyOptions classify_options(const ParsedArgs& args) {
     options.tuned_thresholds = false;
   }
   return options;
-}
-
-std::vector<OptionSpec> with_options(std::vector<OptionSpec> specs,
-                                     const std::vector<OptionSpec>& more) {
-  specs.insert(specs.end(), more.begin(), more.end());
-  return specs;
 }
 
 void report_model_warnings(const internal::Categorizer& categorizer, Messages& messages) {

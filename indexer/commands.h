@@ -1,7 +1,10 @@
 // The subcommands of `autocat`, one file each (commands_train.cc, ...), and
-// the few helpers they share. A command parses its own arguments, throws
-// UsageError for a bad command line and autocat::Error (or Xapian::Error) for
-// a runtime failure; cli::run() turns those into messages and exit codes.
+// the few helpers they share. A command declares its options (the shared
+// groups come from the add_*_options functions below); cli::run() parses the
+// command line with them (or prints the help they make) and runs the
+// command, which throws UsageError for a bad command line and autocat::Error
+// (or Xapian::Error) for a runtime failure; cli::run() turns those into
+// messages and exit codes.
 //
 // Thread safety: commands run one at a time; they share no state.
 #pragma once
@@ -25,14 +28,17 @@ class Categorizer;
 
 namespace autocat::cli {
 
-// Runs a subcommand on the words after its name; returns the exit code.
-using CommandFunction = int (*)(const std::vector<std::string>& args, std::ostream& out,
-                                Messages& messages);
+// Declares a subcommand's options (its help comes from them).
+using DefineOptions = void (*)(OptionSet& options);
+// Runs a subcommand on its parsed command line; returns the exit code.
+using CommandFunction = int (*)(const ParsedArgs& args, std::ostream& out, Messages& messages);
 
 struct Command {
   std::string name;     // "train"
   std::string summary;  // one line for the overview
-  std::string usage;    // the full --help text
+  std::string usage;    // the --help text before the options: usage lines, description
+  DefineOptions options;
+  std::string footer;  // the --help text after the options: examples
   CommandFunction run;
 };
 
@@ -49,33 +55,42 @@ Command split_command();
 Command learn_command();
 Command forget_command();
 
-// Reader options shared by commands reading documents: --split,
-// --skip-malformed, --allow-duplicate-ids and --max-document-bytes.
+// --model DIR, with its help for this command.
+void add_model_option(OptionSet& options,
+                      const std::string& help = "model directory written by autocat train");
+
+// Which reader options a command takes.
+struct ReaderOptionSet {
+  bool duplicate_ids = true;  // --allow-duplicate-ids
+  bool fields = false;        // --field
+};
+// The reader options of commands reading documents: --split,
+// --skip-malformed, --allow-duplicate-ids, --max-document-bytes, --field.
+void add_reader_options(OptionSet& options, ReaderOptionSet which = {});
+// ReadOptions from the reader options (absent ones keep their defaults).
 internal::ReadOptions read_options(const ParsedArgs& args);
 // --field NAME[^BOOST] (BOOST a whole number, 1..100, default 1).
 internal::TextField parse_text_field(const std::string& spec);
 
-// The help entry of --method: `before`, every method (from all_methods(), so
-// a new method shows in every command) and then `more` ("(default: ...)"),
-// wrapped like the other entries.
-std::string method_help(const std::string& more, const std::string& before = "");
+// --method M: `before`, every method (from all_methods(), so a new method
+// shows in every command) and then `more` ("(default: ...)").
+void add_method_option(OptionSet& options, const std::string& more, const std::string& before = "");
+// --k N, kNN's neighbours at classification time.
+void add_k_option(OptionSet& options);
 
-// The decision options every categorizing command accepts, and their help.
-const std::vector<OptionSpec>& decision_option_specs();
-extern const char kDecisionHelp[];
-// ClassifyOptions from --method, --k and kDecisionOptions (the options each
-// command declares; absent ones keep their defaults).
+// The decision options every categorizing command accepts: --one-of,
+// --any-of, --other, --no-other, --min-score, --threshold.
+void add_decision_options(OptionSet& options);
+// ClassifyOptions from --method, --k and the decision options (absent ones
+// keep their defaults).
 ClassifyOptions classify_options(const ParsedArgs& args);
 
-// The training options of `autocat train` (and `eval --folds`), their help,
-// and TrainOptions from them.
-const std::vector<OptionSpec>& train_option_specs();
-std::string train_help();
+// The training options of `autocat train` (and `eval --folds`), listed under
+// `heading`, and TrainOptions from them.
+void add_train_options(OptionSet& options, const std::string& heading);
 TrainOptions train_options(const ParsedArgs& args);
-
-// `specs` followed by `more`.
-std::vector<OptionSpec> with_options(std::vector<OptionSpec> specs,
-                                     const std::vector<OptionSpec>& more);
+// The names of the training options (without dashes), --method included.
+std::vector<std::string> train_option_names();
 
 // A callback passing reader warnings to `messages`.
 internal::WarningCallback warn_to(Messages& messages);

@@ -18,53 +18,31 @@ const char kUsage[] =
     "Prints the categories the model DIR assigns to each document of INPUT: one\n"
     "line per document, \"ID<TAB>CATEGORY SCORE, ...\", or (none). Without INPUT,\n"
     "or with -, reads JSON Lines ({\"id\": ..., \"text\": ...}) from standard input.\n"
-    "A plain text file is one document.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory written by autocat train\n";
+    "A plain text file is one document.\n";
 
-const char kUsageOptions[] =
-    "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
-    "                       training)\n"
-    "  --rules FILE         rule categories applied with the learned ones: lines\n"
-    "                       CATEGORY<TAB>assign|veto|evidence:+W<TAB>QUERY (docs/rules.md)\n";
-
-const char kUsageTail[] =
-    "  --top N              also show the N best-scoring categories, assigned or not\n"
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
-    "                       replaces the earlier where ids are stored (default: error)\n"
-    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --json               one JSON object per document:\n"
-    "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}],\n"
-    "                        \"scores\": {CATEGORY: SCORE, ...}, \"decision\": {...}}\n"
-    "                       scores of every category (probabilities for nb, bnb, cnb,\n"
-    "                       svm, logreg); decision: mode, other, thresholds, min_score,\n"
-    "                       outcome (assigned, none, other), reason, and candidates\n"
-    "                       (name, score, threshold to reach, assigned)\n"
-    "  -h, --help           show this help\n"
+const char kExample[] =
     "\n"
     "example:\n"
     "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat classify --model m "
     "--json\n";
 
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = with_options(
-      {
-          {"model", true},
-          {"method", true},
-          {"k", true},
-          {"rules", true},
-          {"top", true},
-          {"json", false},
-          {"split", true},
-          {"skip-malformed", false},
-          {"allow-duplicate-ids", false},
-          {"max-document-bytes", true},
-      },
-      decision_option_specs());
-  return specs;
+void define_options(OptionSet& options) {
+  add_model_option(options);
+  add_method_option(options, "(default: the model's)");
+  add_k_option(options);
+  options.value("--rules", "FILE",
+                "rule categories applied with the learned ones: lines "
+                "CATEGORY<TAB>assign|veto|evidence:+W<TAB>QUERY (docs/rules.md)");
+  add_decision_options(options);
+  options.value("--top", "N", "also show the N best-scoring categories, assigned or not");
+  add_reader_options(options);
+  options.flag("--json",
+               "one JSON object per document:\n"
+               "{\"id\", \"method\", \"categories\": [{\"name\", \"score\"}],\n"
+               " \"scores\": {CATEGORY: SCORE, ...}, \"decision\": {...}}\n"
+               "scores of every category (probabilities for nb, bnb, cnb, svm, logreg); "
+               "decision: mode, other, thresholds, min_score, outcome (assigned, none, other), "
+               "reason, and candidates (name, score, threshold to reach, assigned)");
 }
 
 // The rules that fired: [{"source", "category", "mode", "query"}].
@@ -122,8 +100,7 @@ std::string category_text(const std::vector<Category>& categories) {
   return join(parts);
 }
 
-int run_classify(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, command_options());
+int run_classify(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string model_dir = args.required("model");
   const ClassifyOptions options = classify_options(args);
   const size_t top = static_cast<size_t>(args.integer("top", 0, 1, 1000000));
@@ -189,9 +166,8 @@ int run_classify(const std::vector<std::string>& words, std::ostream& out, Messa
 
 Command classify_command() {
   return {"classify", "print the categories of documents (one line or JSON object each)",
-          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
-              kDecisionHelp + kUsageTail,
-          run_classify};
+          kUsage,     define_options,
+          kExample,   run_classify};
 }
 
 }  // namespace autocat::cli

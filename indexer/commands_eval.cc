@@ -55,51 +55,7 @@ const char kUsage[] =
     "training options below, exactly as autocat train would, and the held-out fold\n"
     "is evaluated. Reported: each fold, the mean and sample standard deviation over\n"
     "folds, and the pooled evaluation of every held-out document. Every category\n"
-    "needs at least K documents (otherwise exit status 1, naming the category).\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory written by autocat train (not with --folds)\n";
-
-const char kUsageOptions[] =
-    "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
-    "                       training)\n"
-    "  --folds K            K-fold cross-validation on INPUT (K >= 2) instead of --model\n"
-    "  --seed N             the fold split of --folds (default 1)\n"
-    "  --unlabelled count|skip\n"
-    "                       documents without labels count as documents whose right\n"
-    "                       answer is no category, or are skipped (default: count for\n"
-    "                       any-of decisions, skip for one-of); with --folds this\n"
-    "                       concerns documents kept by --keep-unlabelled\n"
-    "  --shared-categories  score only the categories both the model knows and some\n"
-    "                       evaluated document is labelled with (Reuters-21578 ModApte\n"
-    "                       \"90 categories\"): other labels are dropped from the truth,\n"
-    "                       other categories from what was assigned; a document left\n"
-    "                       without a label counts as \"no category\" (not with --folds)\n"
-    "  --plot FILE          draw the confusion matrix: FILE.svg (an SVG picture) or\n"
-    "                       FILE.html / FILE.htm (a self-contained page with the\n"
-    "                       picture and the per-category table); with --folds the\n"
-    "                       pooled matrix of one method\n";
-
-const char kUsageTail[] =
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
-    "                       replaces the earlier where ids are stored (default: error)\n"
-    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --json               one JSON object: method, documents, accuracy, macro_f1,\n"
-    "                       micro_f1, micro_precision, micro_recall, macro_precision,\n"
-    "                       macro_recall, log_loss (null when n/a), log_loss_documents,\n"
-    "                       per_category (name, precision, recall, f1, support,\n"
-    "                       true_positives, false_positives, false_negatives),\n"
-    "                       confusion, unknown_categories (name, documents),\n"
-    "                       classify_seconds, docs_per_second, analyze_seconds...;\n"
-    "                       with --folds: folds, seed, fold_documents,\n"
-    "                       copied_documents (same terms as an earlier document:\n"
-    "                       held out in its fold) and per method\n"
-    "                       its folds, mean, std and pooled evaluation\n"
-    "  -h, --help           show this help\n"
-    "\n"
-    "training options (with --folds):\n";
+    "needs at least K documents (otherwise exit status 1, naming the category).\n";
 
 const char kExamples[] =
     "\n"
@@ -108,70 +64,51 @@ const char kExamples[] =
     "  autocat eval --folds 5 --method all --split train news.jsonl\n";
 
 // The options of both forms; --method, --any-of and --one-of are training
-// and decision options at once, and are listed once.
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = [] {
-    const std::vector<OptionSpec> all = with_options(with_options(
-                                                         {
-                                                             {"model", true},
-                                                             {"method", true},
-                                                             {"k", true},
-                                                             {"split", true},
-                                                             {"json", false},
-                                                             {"skip-malformed", false},
-                                                             {"allow-duplicate-ids", false},
-                                                             {"max-document-bytes", true},
-                                                             {"folds", true},
-                                                             {"seed", true},
-                                                             {"unlabelled", true},
-                                                             {"shared-categories", false},
-                                                             {"plot", true},
-                                                         },
-                                                         decision_option_specs()),
-                                                     train_option_specs());
-    std::vector<OptionSpec> unique;
-    for (const OptionSpec& spec : all) {
-      const bool seen = std::any_of(unique.begin(), unique.end(), [&](const OptionSpec& other) {
-        return other.name == spec.name;
-      });
-      if (!seen) unique.push_back(spec);
-    }
-    return unique;
-  }();
-  return specs;
+// and decision options at once, and are listed once, with the decision ones.
+void define_options(OptionSet& options) {
+  add_model_option(options, "model directory written by autocat train (not with --folds)");
+  add_method_option(options,
+                    "(default: the model's; knn with --folds); with --folds also all: every "
+                    "method on the same folds and models");
+  add_k_option(options);
+  options.value("--folds", "K", "K-fold cross-validation on INPUT (K >= 2) instead of --model");
+  options.value("--seed", "N", "the fold split of --folds (default 1)");
+  options.value("--unlabelled", "count|skip",
+                "documents without labels count as documents whose right answer is no "
+                "category, or are skipped (default: count for any-of decisions, skip for "
+                "one-of); with --folds this concerns documents kept by --keep-unlabelled");
+  options.flag("--shared-categories",
+               "score only the categories both the model knows and some evaluated document is "
+               "labelled with (Reuters-21578 ModApte \"90 categories\"): other labels are "
+               "dropped from the truth, other categories from what was assigned; a document "
+               "left without a label counts as \"no category\" (not with --folds)");
+  options.value("--plot", "FILE",
+                "draw the confusion matrix: FILE.svg (an SVG picture) or FILE.html / FILE.htm "
+                "(a self-contained page with the picture and the per-category table); with "
+                "--folds the pooled matrix of one method");
+  add_decision_options(options);
+  add_reader_options(options);
+  options.flag("--json",
+               "one JSON object: method, documents, accuracy, macro_f1, micro_f1, "
+               "micro_precision, micro_recall, macro_precision, macro_recall, log_loss (null "
+               "when n/a), log_loss_documents, per_category (name, precision, recall, f1, "
+               "support, true_positives, false_positives, false_negatives), confusion, "
+               "unknown_categories (name, documents), classify_seconds, docs_per_second, "
+               "analyze_seconds...; with --folds: folds, seed, fold_documents, "
+               "copied_documents (same terms as an earlier document: held out in its fold) "
+               "and per method its folds, mean, std and pooled evaluation");
+  add_train_options(options, "training options (with --folds)");
 }
 
 // Training options that mean nothing without --folds.
 std::vector<std::string> training_only_options() {
+  const std::vector<std::string> decision = declared_names(add_decision_options);
   std::vector<std::string> names;
-  for (const OptionSpec& spec : train_option_specs()) {
-    const bool decision =
-        std::any_of(decision_option_specs().begin(), decision_option_specs().end(),
-                    [&](const OptionSpec& other) { return other.name == spec.name; });
-    if (!decision && spec.name != "method") names.push_back(spec.name);
+  for (const std::string& name : train_option_names()) {
+    const bool shared = std::find(decision.begin(), decision.end(), name) != decision.end();
+    if (!shared && name != "method") names.push_back(name);
   }
   return names;
-}
-
-// `words` without "--method all" (or "--method=all"), which ParsedArgs would
-// refuse as an unknown method; sets *all if it was there.
-std::vector<std::string> without_method_all(const std::vector<std::string>& words, bool* all) {
-  std::vector<std::string> kept;
-  bool options_ended = false;
-  for (size_t i = 0; i < words.size(); ++i) {
-    if (!options_ended && words[i] == "--method" && i + 1 < words.size() && words[i + 1] == "all") {
-      *all = true;
-      ++i;
-      continue;
-    }
-    if (!options_ended && words[i] == "--method=all") {
-      *all = true;
-      continue;
-    }
-    options_ended = options_ended || words[i] == "--";
-    kept.push_back(words[i]);
-  }
-  return kept;
 }
 
 // Confusion matrices wider than this are left out of the human output.
@@ -386,26 +323,6 @@ std::string plot_title(Method method, const std::string& what,
   return "Confusion matrix: " + method_name(method) + what + ", accuracy " +
          format_fixed(evaluation.accuracy(), 4) + " (" + std::to_string(evaluation.documents()) +
          " documents)";
-}
-
-// train_help() without the entries eval documents itself (--method and
-// --one-of / --any-of mean the same in both, but read differently there).
-std::string training_help() {
-  std::string help;
-  bool skipping = false;
-  size_t start = 0;
-  const std::string text = train_help();
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    end = end == std::string::npos ? text.size() : end + 1;
-    const std::string line = text.substr(start, end - start);
-    if (line.rfind("  --", 0) == 0) {
-      skipping = line.rfind("  --method ", 0) == 0 || line.rfind("  --one-of ", 0) == 0;
-    }
-    if (!skipping) help += line;
-    start = end;
-  }
-  return help;
 }
 
 // ---------------------------------------------------------------------------
@@ -896,10 +813,11 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
   return 0;
 }
 
-int run_eval(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  bool all = false;
-  const ParsedArgs args = parse_args(without_method_all(words, &all), command_options());
-  if (all && args.has("method")) throw UsageError("--method given more than once");
+int run_eval(const ParsedArgs& given, std::ostream& out, Messages& messages) {
+  // "--method all" is not a method: the other options are read without it.
+  const bool all = given.value("method") == "all";
+  ParsedArgs args = given;
+  if (all) args.erase("method");
   if (!args.has("folds")) args.required("model");
   require_inputs(args);
   const std::string plot = plot_path(args);
@@ -921,12 +839,9 @@ int run_eval(const std::vector<std::string>& words, std::ostream& out, Messages&
 }  // namespace
 
 Command eval_command() {
-  return {"eval", "measure accuracy, F1 and speed on labelled documents, or cross-validate",
-          std::string(kUsage) +
-              method_help("(default: the model's; knn with --folds); with --folds also all: "
-                          "every method on the same folds and models") +
-              kUsageOptions + kDecisionHelp + kUsageTail + training_help() + kExamples,
-          run_eval};
+  return {"eval",    "measure accuracy, F1 and speed on labelled documents, or cross-validate",
+          kUsage,    define_options,
+          kExamples, run_eval};
 }
 
 }  // namespace autocat::cli

@@ -33,58 +33,36 @@ const char kUsage[] =
     "            they sum to the log-odds whose sigmoid is the score (one-of then\n"
     "            divides by the sum over categories)\n"
     "Without INPUT, or with -, reads JSON Lines ({\"id\": ..., \"text\": ...}) from\n"
-    "standard input. A plain text file is one document.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory written by autocat train\n";
+    "standard input. A plain text file is one document.\n";
 
-const char kUsageOptions[] =
-    "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
-    "                       training)\n"
-    "  --top N              categories, neighbours and terms shown (default 5)\n"
-    "  --rules FILE         apply rule categories too (see autocat classify --help): the\n"
-    "                       categories and reason are then those with the rules, and the\n"
-    "                       rules that fired are listed (--json: \"rules\")\n";
-
-const char kUsageTail[] =
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
-    "                       replaces the earlier where ids are stored (default: error)\n"
-    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --json               one JSON object per document:\n"
-    "                       {\"id\", \"method\", \"categories\": [{\"name\", \"score\"}] "
-    "(assigned),\n"
-    "                        \"decision\", \"other\", \"decision_reason\",\n"
-    "                        \"top\": [{\"name\", \"score\"}] (best scores),\n"
-    "                        \"neighbours\": [{\"id\", \"similarity\", \"labels\"}] (knn),\n"
-    "                        \"terms\": [{\"term\", \"contribution\"}],\n"
-    "                        \"members\": [{\"method\", \"score\", \"probability\", \"logit\",\n"
-    "                        \"weight\", \"contribution\"}] (combo),\n"
-    "                        \"terms_for\": {\"category\", \"neighbour\" | \"versus\", \"sum\",\n"
-    "                        \"count\", \"base\"}, \"note\" (when there is no evidence)}\n"
-    "  -h, --help           show this help\n"
+const char kExample[] =
     "\n"
     "example:\n"
     "  echo '{\"id\": \"1\", \"text\": \"The striker scored\"}' | autocat explain --model m "
     "--method rocchio\n";
 
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = with_options(
-      {
-          {"model", true},
-          {"method", true},
-          {"k", true},
-          {"rules", true},
-          {"top", true},
-          {"json", false},
-          {"split", true},
-          {"skip-malformed", false},
-          {"allow-duplicate-ids", false},
-          {"max-document-bytes", true},
-      },
-      decision_option_specs());
-  return specs;
+void define_options(OptionSet& options) {
+  add_model_option(options);
+  add_method_option(options, "(default: the model's)");
+  add_k_option(options);
+  options.value("--top", "N", "categories, neighbours and terms shown (default 5)");
+  options.value("--rules", "FILE",
+                "apply rule categories too (see autocat classify --help): the categories and "
+                "reason are then those with the rules, and the rules that fired are listed "
+                "(--json: \"rules\")");
+  add_decision_options(options);
+  add_reader_options(options);
+  options.flag("--json",
+               "one JSON object per document:\n"
+               "{\"id\", \"method\", \"categories\": [{\"name\", \"score\"}] (assigned),\n"
+               " \"decision\", \"other\", \"decision_reason\",\n"
+               " \"top\": [{\"name\", \"score\"}] (best scores),\n"
+               " \"neighbours\": [{\"id\", \"similarity\", \"labels\"}] (knn),\n"
+               " \"terms\": [{\"term\", \"contribution\"}],\n"
+               " \"members\": [{\"method\", \"score\", \"probability\", \"logit\",\n"
+               " \"weight\", \"contribution\"}] (combo),\n"
+               " \"terms_for\": {\"category\", \"neighbour\" | \"versus\", \"sum\",\n"
+               " \"count\", \"base\"}, \"note\" (when there is no evidence)}");
 }
 
 internal::JsonValue string_list(const std::vector<std::string>& items) {
@@ -260,8 +238,7 @@ void print_explanation(std::ostream& out, const std::string& id, const internal:
   print_table(out, rows, {1});
 }
 
-int run_explain(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, command_options());
+int run_explain(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string model_dir = args.required("model");
   internal::ExplainOptions options;
   options.classify = classify_options(args);  // method, k (0 = the model's), decision
@@ -333,9 +310,8 @@ int run_explain(const std::vector<std::string>& words, std::ostream& out, Messag
 
 Command explain_command() {
   return {"explain", "show why documents get their categories (neighbours, terms)",
-          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
-              kDecisionHelp + kUsageTail,
-          run_explain};
+          kUsage,    define_options,
+          kExample,  run_explain};
 }
 
 }  // namespace autocat::cli

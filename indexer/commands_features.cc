@@ -23,33 +23,32 @@ const char kUsage[] =
     "\n"
     "Ranks the terms of the model's training collection by their utility for each\n"
     "category (IIR 13.5), computed from the term/category document counts, and\n"
-    "prints the best ones. Shows what a classifier can learn from.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory written by autocat train\n"
-    "  --category C         only category C (default: every category)\n"
-    "  --select MEASURE     mi (expected mutual information, bits; default), chi2,\n"
-    "                       df (document frequency), kl (KL divergence), or svm /\n"
-    "                       logreg: the model's weights (largest toward the category)\n"
-    "  --top N              terms per category (default 10)\n"
-    "  --json               one JSON object: {\"select\", \"categories\": [{\"name\",\n"
-    "                       \"documents\", \"terms\": [{\"term\", \"utility\"}]}]}\n"
-    "  -h, --help           show this help\n"
+    "prints the best ones. Shows what a classifier can learn from.\n";
+
+const char kExample[] =
     "\n"
     "example:\n"
     "  autocat features --model news.model --category sports --select chi2 --top 20\n";
 
-const std::vector<OptionSpec> kOptions = {
-    {"model", true}, {"category", true}, {"select", true}, {"top", true}, {"json", false},
-};
+void define_options(OptionSet& options) {
+  add_model_option(options);
+  options.value("--category", "C", "only category C (default: every category)");
+  options.value("--select", "MEASURE",
+                "mi (expected mutual information, bits; default), chi2, df (document "
+                "frequency), kl (KL divergence), or svm / logreg: the model's weights (largest "
+                "toward the category)");
+  options.value("--top", "N", "terms per category (default 10)");
+  options.flag("--json",
+               "one JSON object: {\"select\", \"categories\": [{\"name\", \"documents\", "
+               "\"terms\": [{\"term\", \"utility\"}]}]}");
+}
 
 internal::TrainingCorpus load_corpus(const std::string& model_dir,
                                      const internal::ModelPaths& paths) {
   return internal::read_training_corpus(paths.training_db, model_dir);
 }
 
-int run_features(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, kOptions);
+int run_features(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string model_dir = args.required("model");
   const std::string select = args.value("select", "mi");
   const bool linear = select == "svm" || select == "logreg";
@@ -141,7 +140,8 @@ int run_features(const std::vector<std::string>& words, std::ostream& out, Messa
 
 Command features_command() {
   return {"features", "show the most useful terms of each category (mi, chi2, df, kl, svm, logreg)",
-          kUsage, run_features};
+          kUsage,     define_options,
+          kExample,   run_features};
 }
 
 }  // namespace autocat::cli

@@ -55,80 +55,48 @@ const char kUsage[] =
     "model, prefix or slot is refused unless --switch-model is given. DB may not lie\n"
     "inside a model directory. Documents are committed every --batch documents and at\n"
     "the end; after an error or a kill, DB holds complete documents, and running the\n"
-    "same command again completes it without duplicates.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory written by autocat train\n"
-    "  --db DB              Xapian database to create or update\n";
+    "same command again completes it without duplicates.\n";
 
-const char kUsageOptions[] =
-    "  --k N                kNN: neighbours that vote (default: the model's, chosen when\n"
-    "                       training)\n"
-    "  --rules FILE         rule categories applied with the learned ones (see\n"
-    "                       autocat classify --help and docs/rules.md)\n";
-
-const char kUsageTail[] =
-    "  --no-categories      index the text only (to measure the cost of categorizing)\n"
-    "  --categories-only    store categories, id and data but no text terms (for an\n"
-    "                       application that indexes the text itself)\n"
-    "  --stemmer LANG       stemmer of the text's search terms: english (default),\n"
-    "                       german, ... or none; recorded in DB for autocat search.\n"
-    "                       Independent of the model's own analysis\n"
-    "  --batch N            commit every N documents (default 1000)\n"
-    "  --store-text         also store each document's full text in value slot 201\n"
-    "                       (recorded in DB), so autocat recategorize can categorize\n"
-    "                       it again with another model without the inputs; a DB\n"
-    "                       that records it keeps storing the text without the flag\n"
-    "  --threads N          categorize on N threads (default: one per core); one\n"
-    "                       thread writes DB, in input order, so DB is the same\n"
-    "                       whatever N\n"
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
-    "                       replaces the earlier where ids are stored (default: error)\n"
-    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --prefix XC          term prefix of categories (default: DB's, else XC):\n"
-    "                       capitals, not X alone; Q (ids) and Z (stems) are reserved\n"
-    "  --slot N             value slot of categories and scores (default: DB's, else\n"
-    "                       200)\n"
-    "  --switch-model       index into a DB recorded with another model, prefix or\n"
-    "                       slot, and record this one: documents already in DB keep\n"
-    "                       what the earlier model gave them (terms, and categories\n"
-    "                       under the earlier prefix and slot) until re-indexed\n"
-    "  --json               print the summary as one JSON object\n"
-    "  --progress           print count and rate to stderr every 2 s and at the end\n"
-    "                       (default: when stderr is a terminal)\n"
-    "  --quiet              no progress lines\n"
-    "  -h, --help           show this help\n"
+const char kExample[] =
     "\n"
     "example:\n"
     "  autocat index --model news.model --db news.db incoming/\n";
 
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = with_options(
-      {
-          {"model", true},
-          {"db", true},
-          {"method", true},
-          {"k", true},
-          {"rules", true},
-          {"no-categories", false},
-          {"categories-only", false},
-          {"stemmer", true},
-          {"batch", true},
-          {"threads", true},
-          {"store-text", false},
-          {"split", true},
-          {"skip-malformed", false},
-          {"allow-duplicate-ids", false},
-          {"max-document-bytes", true},
-          {"prefix", true},
-          {"slot", true},
-          {"switch-model", false},
-          {"json", false},
-      },
-      with_options(decision_option_specs(), progress_option_specs()));
-  return specs;
+void define_options(OptionSet& options) {
+  add_model_option(options);
+  options.value("--db", "DB", "Xapian database to create or update");
+  add_method_option(options, "(default: the model's)");
+  add_k_option(options);
+  options.value("--rules", "FILE",
+                "rule categories applied with the learned ones (see autocat classify --help and "
+                "docs/rules.md)");
+  add_decision_options(options);
+  options.flag("--no-categories", "index the text only (to measure the cost of categorizing)");
+  options.flag("--categories-only",
+               "store categories, id and data but no text terms (for an application that "
+               "indexes the text itself)");
+  options.value("--stemmer", "LANG",
+                "stemmer of the text's search terms: english (default), german, ... or none; "
+                "recorded in DB for autocat search. Independent of the model's own analysis");
+  options.value("--batch", "N", "commit every N documents (default 1000)");
+  options.flag("--store-text",
+               "also store each document's full text in value slot 201 (recorded in DB), so "
+               "autocat recategorize can categorize it again with another model without the "
+               "inputs; a DB that records it keeps storing the text without the flag");
+  options.value("--threads", "N",
+                "categorize on N threads (default: one per core); one thread writes DB, in "
+                "input order, so DB is the same whatever N");
+  add_reader_options(options);
+  options.value("--prefix", "XC",
+                "term prefix of categories (default: DB's, else XC): capitals, not X alone; Q "
+                "(ids) and Z (stems) are reserved");
+  options.value("--slot", "N", "value slot of categories and scores (default: DB's, else 200)");
+  options.flag("--switch-model",
+               "index into a DB recorded with another model, prefix or slot, and record this "
+               "one: documents already in DB keep what the earlier model gave them (terms, and "
+               "categories under the earlier prefix and slot) until re-indexed");
+  options.flag("--json", "print the summary as one JSON object");
+  add_progress_options(options, "print count and rate to stderr every 2 s and at the end");
 }
 
 // Xapian's glass backend refuses terms longer than this many bytes.
@@ -309,8 +277,7 @@ std::vector<std::pair<std::string, uint64_t>> sorted_counts(
   return sorted;
 }
 
-int run_index(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, command_options());
+int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   apply_progress_options(args, messages, stderr_is_terminal());
   const std::string model_dir = args.required("model");
   const std::string db_path = args.required("db");
@@ -366,11 +333,13 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
                      "'; use one Xapian knows (english, german, french, ...) or none");
   }
   // Every option that shapes categorization is meaningless without it.
-  std::vector<OptionSpec> categorizing = {{"method", true}, {"k", true}, {"rules", true}};
-  categorizing = with_options(categorizing, decision_option_specs());
-  for (const OptionSpec& option : categorizing) {
-    if (no_categories && args.has(option.name)) {
-      throw UsageError("--no-categories cannot be combined with --" + option.name);
+  std::vector<std::string> categorizing = {"method", "k", "rules"};
+  for (const std::string& name : declared_names(add_decision_options)) {
+    categorizing.push_back(name);
+  }
+  for (const std::string& name : categorizing) {
+    if (no_categories && args.has(name)) {
+      throw UsageError("--no-categories cannot be combined with --" + name);
     }
   }
 
@@ -585,10 +554,9 @@ int run_index(const std::vector<std::string>& words, std::ostream& out, Messages
 }  // namespace
 
 Command index_command() {
-  return {"index", "categorize documents and add them to a Xapian database",
-          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
-              kDecisionHelp + kUsageTail,
-          run_index};
+  return {"index",  "categorize documents and add them to a Xapian database",
+          kUsage,   define_options,
+          kExample, run_index};
 }
 
 }  // namespace autocat::cli

@@ -37,28 +37,28 @@ const char kLearnUsage[] =
     "--store-text keeps, else the document data). Feeds an editor's corrections\n"
     "back into the model. A database autocat index wrote without --store-text\n"
     "keeps only the title or the first 200 bytes of each text: learn refuses it\n"
-    "unless --text-from says which text to learn.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory (written by autocat train)\n"
-    "  --from-db DB         read the documents from the Xapian database DB\n"
-    "  --ids                with --from-db: the arguments are document ids\n"
-    "  --label-prefix P     with --from-db: the category term prefix (default: the\n"
-    "                       one DB records, else XC)\n"
-    "  --text-from WHERE    with --from-db: stored (default: the --store-text slot,\n"
-    "                       else the data of a database autocat index did not\n"
-    "                       write), terms (the indexed words, in no order) or data\n"
-    "                       (the document data: a title or snippet for autocat index)\n"
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --field NAME[^B]     JSON Lines: the text is these fields (see autocat train)\n"
-    "  --json               print the summary as one JSON object\n"
-    "  -h, --help           show this help\n"
+    "unless --text-from says which text to learn.\n";
+
+const char kLearnExamples[] =
     "\n"
     "example:\n"
     "  autocat learn --model news.model corrections.jsonl\n"
     "  autocat learn --model news.model --from-db news.db --ids msg-17 msg-42\n";
+
+void define_learn_options(OptionSet& options) {
+  add_model_option(options, "model directory (written by autocat train)");
+  options.value("--from-db", "DB", "read the documents from the Xapian database DB");
+  options.flag("--ids", "with --from-db: the arguments are document ids");
+  options.value("--label-prefix", "P",
+                "with --from-db: the category term prefix (default: the one DB records, else "
+                "XC)");
+  options.value("--text-from", "WHERE",
+                "with --from-db: stored (default: the --store-text slot, else the data of a "
+                "database autocat index did not write), terms (the indexed words, in no order) "
+                "or data (the document data: a title or snippet for autocat index)");
+  add_reader_options(options, ReaderOptionSet{/*duplicate_ids=*/true, /*fields=*/true});
+  options.flag("--json", "print the summary as one JSON object");
+}
 
 const char kForgetUsage[] =
     "usage: autocat forget --model DIR [--json] ID...\n"
@@ -69,33 +69,11 @@ const char kForgetUsage[] =
     "with what was fitted over the whole collection (idf, C, thresholds,\n"
     "calibration) as trained until the next refit (autocat train --add --model\n"
     "DIR). An id that is not a training document is an error, and nothing is\n"
-    "forgotten.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory (written by autocat train)\n"
-    "  --json               print the summary as one JSON object\n"
-    "  -h, --help           show this help\n";
+    "forgotten.\n";
 
-const std::vector<OptionSpec>& learn_options() {
-  static const std::vector<OptionSpec> specs = {
-      {"model", true},
-      {"from-db", true},
-      {"ids", false},
-      {"label-prefix", true},
-      {"text-from", true},
-      {"split", true},
-      {"skip-malformed", false},
-      {"allow-duplicate-ids", false},
-      {"max-document-bytes", true},
-      {"field", true, true},
-      {"json", false},
-  };
-  return specs;
-}
-
-const std::vector<OptionSpec>& forget_options() {
-  static const std::vector<OptionSpec> specs = {{"model", true}, {"json", false}};
-  return specs;
+void define_forget_options(OptionSet& options) {
+  add_model_option(options, "model directory (written by autocat train)");
+  options.flag("--json", "print the summary as one JSON object");
 }
 
 // Who sees the learned documents, and when the frozen parts follow.
@@ -106,8 +84,7 @@ std::string seen_by(const std::string& model_dir) {
          model_dir;
 }
 
-int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, learn_options());
+int run_learn(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string model_dir = args.required("model");
   const Stopwatch clock;
   std::vector<internal::LearnedDocument> documents;
@@ -182,8 +159,7 @@ int run_learn(const std::vector<std::string>& words, std::ostream& out, Messages
   return 0;
 }
 
-int run_forget(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, forget_options());
+int run_forget(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string model_dir = args.required("model");
   require_inputs(args, "ID");
   internal::Categorizer categorizer(model_dir);
@@ -207,13 +183,15 @@ int run_forget(const std::vector<std::string>& words, std::ostream& out, Message
 }  // namespace
 
 Command learn_command() {
-  return {"learn", "add labelled documents to a model without a refit (journaled)", kLearnUsage,
-          run_learn};
+  return {"learn",        "add labelled documents to a model without a refit (journaled)",
+          kLearnUsage,    define_learn_options,
+          kLearnExamples, run_learn};
 }
 
 Command forget_command() {
-  return {"forget", "remove training documents from a model by id without a refit", kForgetUsage,
-          run_forget};
+  return {"forget",     "remove training documents from a model by id without a refit",
+          kForgetUsage, define_forget_options,
+          "",           run_forget};
 }
 
 }  // namespace autocat::cli

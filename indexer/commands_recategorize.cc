@@ -41,47 +41,29 @@ const char kUsage[] =
     "same command continues where it stopped. Each DB (e.g. each shard) is done in\n"
     "turn. The model term names the model file and how far its journal went when\n"
     "it was opened: after `autocat learn`, documents categorized before it are\n"
-    "done again.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory written by autocat train\n"
-    "  --db DB              database written by autocat index --store-text\n"
-    "                       (repeatable)\n";
+    "done again.\n";
 
-const char kUsageOptions[] =
-    "  --k K                neighbours for knn (default: the model's)\n"
-    "  --batch N            commit every N documents (default 1000)\n"
-    "  --threads N          categorize on N threads (default: one per core)\n"
-    "  --limit N            recategorize at most N documents of each DB in this run\n"
-    "                       (spread a rolling model update over several runs)\n"
-    "  --all                also the documents whose model term is already DIR's\n"
-    "                       (not resumable: a re-run starts again)\n"
-    "  --json               print the summary as one JSON object\n"
-    "  --progress           print count, rate and ETA to stderr every 2 s and at the\n"
-    "                       end (default: when stderr is a terminal)\n"
-    "  --quiet              no progress lines\n"
-    "  -h, --help           show this help\n";
-
-const char kUsageTail[] =
+const char kExample[] =
     "\n"
     "example:\n"
     "  autocat recategorize --model news-v2.model --db shard0.db --db shard1.db\n";
 
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = with_options(
-      {
-          {"model", true},
-          {"db", true, true},
-          {"method", true},
-          {"k", true},
-          {"batch", true},
-          {"threads", true},
-          {"limit", true},
-          {"all", false},
-          {"json", false},
-      },
-      with_options(decision_option_specs(), progress_option_specs()));
-  return specs;
+void define_options(OptionSet& options) {
+  add_model_option(options);
+  options.values("--db", "DB", "database written by autocat index --store-text (repeatable)");
+  add_method_option(options, "(default: the model's)");
+  add_k_option(options);
+  add_decision_options(options);
+  options.value("--batch", "N", "commit every N documents (default 1000)");
+  options.value("--threads", "N", "categorize on N threads (default: one per core)");
+  options.value("--limit", "N",
+                "recategorize at most N documents of each DB in this run (spread a rolling model "
+                "update over several runs)");
+  options.flag("--all",
+               "also the documents whose model term is already DIR's (not resumable: a re-run "
+               "starts again)");
+  options.flag("--json", "print the summary as one JSON object");
+  add_progress_options(options, "print count, rate and ETA to stderr every 2 s and at the end");
 }
 
 struct RecategorizeCounts {
@@ -261,8 +243,7 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
   return counts;
 }
 
-int run_recategorize(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, command_options());
+int run_recategorize(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   apply_progress_options(args, messages, stderr_is_terminal());
   const std::string model_dir = args.required("model");
   const std::vector<std::string> dbs = args.values("db");
@@ -317,9 +298,8 @@ int run_recategorize(const std::vector<std::string>& words, std::ostream& out, M
 
 Command recategorize_command() {
   return {"recategorize", "categorize an index's documents again with another model",
-          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
-              kDecisionHelp + kUsageTail,
-          run_recategorize};
+          kUsage,         define_options,
+          kExample,       run_recategorize};
 }
 
 }  // namespace autocat::cli

@@ -33,47 +33,27 @@ const char kUsage[] =
     "Rules file: one rule a line, CATEGORY<TAB>MODE<TAB>QUERY; MODE is assign, veto\n"
     "or evidence:+W (W in [-1, 1], added to the learned score); QUERY a Xapian\n"
     "QueryParser expression (english stems, default operator AND, title:WORD for\n"
-    "the title); # starts a comment line. See docs/rules.md.\n"
-    "\n"
-    "options:\n"
-    "  --rules FILE         the rules file\n"
-    "  --model DIR          also compare with the learned categories of model DIR\n";
+    "the title); # starts a comment line. See docs/rules.md.\n";
 
-const char kUsageOptions[] =
-    "  --k N                kNN: neighbours that vote (default: the model's)\n";
-
-const char kUsageTail[] =
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --allow-duplicate-ids  accept an id given twice (warning)\n"
-    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --json               one JSON object: {\"documents\", \"rules\": [{\"source\",\n"
-    "                       \"category\", \"mode\", \"query\", \"matched\", \"correct\",\n"
-    "                       \"precision\", \"recall\"}], \"categories\": [{\"name\",\n"
-    "                       \"documents\", \"rules\", \"learned\", \"combined\": {\"precision\",\n"
-    "                       \"recall\", \"f1\", \"true_positives\", \"false_positives\",\n"
-    "                       \"false_negatives\"}}]}\n"
-    "  -h, --help           show this help\n"
+const char kExample[] =
     "\n"
     "example:\n"
     "  autocat rules test --rules examples/rules/reuters.rules --model m --split test \\\n"
     "      reuters21578-modapte.jsonl\n";
 
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = with_options(
-      {
-          {"rules", true},
-          {"model", true},
-          {"method", true},
-          {"k", true},
-          {"json", false},
-          {"split", true},
-          {"skip-malformed", false},
-          {"allow-duplicate-ids", false},
-          {"max-document-bytes", true},
-      },
-      decision_option_specs());
-  return specs;
+void define_options(OptionSet& options) {
+  options.value("--rules", "FILE", "the rules file");
+  add_model_option(options, "also compare with the learned categories of model DIR");
+  add_method_option(options, "(default: the model's)");
+  add_k_option(options);
+  add_decision_options(options);
+  add_reader_options(options);
+  options.flag("--json",
+               "one JSON object: {\"documents\", \"rules\": [{\"source\", \"category\", "
+               "\"mode\", \"query\", \"matched\", \"correct\", \"precision\", \"recall\"}], "
+               "\"categories\": [{\"name\", \"documents\", \"rules\", \"learned\", "
+               "\"combined\": {\"precision\", \"recall\", \"f1\", \"true_positives\", "
+               "\"false_positives\", \"false_negatives\"}}]}");
 }
 
 struct Counts {
@@ -126,8 +106,7 @@ std::string prf(const Counts& counts) {
          format_fixed(counts.f1(), 3);
 }
 
-int run_rules_test(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, command_options());
+int run_rules_test(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string rules_path = args.required("rules");
   require_inputs(args);
   const bool json = args.has("json");
@@ -275,22 +254,24 @@ int run_rules_test(const std::vector<std::string>& words, std::ostream& out, Mes
   return 0;
 }
 
-int run_rules(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
+int run_rules(const ParsedArgs& args, std::ostream& out, Messages& messages) {
+  const std::vector<std::string>& words = args.positional();
   if (words.empty() || words[0] != "test") {
     throw UsageError(words.empty()
                          ? "missing subcommand; use autocat rules test"
                          : "unknown subcommand '" + words[0] + "'; use autocat rules test");
   }
-  return run_rules_test(std::vector<std::string>(words.begin() + 1, words.end()), out, messages);
+  ParsedArgs test = args;
+  test.shift();
+  return run_rules_test(test, out, messages);
 }
 
 }  // namespace
 
 Command rules_command() {
-  return {"rules", "test rule categories (queries) against labelled documents",
-          std::string(kUsage) + method_help("(default: the model's)") + kUsageOptions +
-              kDecisionHelp + kUsageTail,
-          run_rules};
+  return {"rules",  "test rule categories (queries) against labelled documents",
+          kUsage,   define_options,
+          kExample, run_rules};
 }
 
 }  // namespace autocat::cli

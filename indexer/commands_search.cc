@@ -30,40 +30,37 @@ const char kUsage[] =
     "and parsed by Xapian's QueryParser as any Xapian application would (OR by\n"
     "default; AND, NOT, \"phrases\", CJK text and category:NAME or\n"
     "category:\"Two Words\" work), with the stemmer DB was indexed with and English\n"
-    "stopwords. With no QUERY every document matches.\n"
-    "\n"
-    "options:\n"
-    "  --db DB              Xapian database to search; repeat to search several shards\n"
-    "                       as one (a stub file may list local and remote databases,\n"
-    "                       e.g. \"remote 127.0.0.1:8000\" for a xapian-tcpsrv)\n"
-    "  --category C         only documents in category C (repeat for any of several)\n"
-    "  --facets             count the categories of all matching documents (exact,\n"
-    "                       also over remote shards)\n"
-    "  --facets-top N       show only the N categories with the most matches\n"
-    "  --exact              count the matches exactly instead of estimating (as\n"
-    "                       --facets does): slower on large databases\n"
-    "  --limit N            show at most N results (default 10)\n"
-    "  --offset N           skip the first N results (default 0)\n"
-    "  --stemmer LANG       stemmer for the query (default: as indexed, else english)\n"
-    "  --prefix XC          term prefix of categories (default: as indexed, else XC)\n"
-    "  --slot N             value slot of categories (default: as indexed, else 200)\n"
-    "  --json               one JSON object: {\"query\", \"matches_estimated\",\n"
-    "                       \"matches_exact\",\n"
-    "                       \"results\": [{\"rank\", \"id\", \"weight\", \"categories\", "
-    "\"data\"}],\n"
-    "                       \"facets\": [{\"category\", \"count\"}]}\n"
-    "  -h, --help           show this help\n"
+    "stopwords. With no QUERY every document matches.\n";
+
+const char kFooter[] =
     "\n"
     "Use -- before query words that start with '-'.\n"
     "\n"
     "example:\n"
     "  autocat search --db news.db --category sports --facets world cup\n";
 
-const std::vector<OptionSpec> kOptions = {
-    {"db", true, true}, {"category", true, true}, {"facets", false}, {"facets-top", true},
-    {"exact", false},   {"limit", true},          {"offset", true},  {"stemmer", true},
-    {"prefix", true},   {"slot", true},           {"json", false},
-};
+void define_options(OptionSet& options) {
+  options.values("--db", "DB",
+                 "Xapian database to search; repeat to search several shards as one (a stub "
+                 "file may list local and remote databases, e.g. \"remote 127.0.0.1:8000\" for a "
+                 "xapian-tcpsrv)");
+  options.values("--category", "C", "only documents in category C (repeat for any of several)");
+  options.flag("--facets",
+               "count the categories of all matching documents (exact, also over remote shards)");
+  options.value("--facets-top", "N", "show only the N categories with the most matches");
+  options.flag("--exact",
+               "count the matches exactly instead of estimating (as --facets does): slower on "
+               "large databases");
+  options.value("--limit", "N", "show at most N results (default 10)");
+  options.value("--offset", "N", "skip the first N results (default 0)");
+  options.value("--stemmer", "LANG", "stemmer for the query (default: as indexed, else english)");
+  options.value("--prefix", "XC", "term prefix of categories (default: as indexed, else XC)");
+  options.value("--slot", "N", "value slot of categories (default: as indexed, else 200)");
+  options.flag("--json",
+               "one JSON object: {\"query\", \"matches_estimated\", \"matches_exact\",\n"
+               "\"results\": [{\"rank\", \"id\", \"weight\", \"categories\", \"data\"}],\n"
+               "\"facets\": [{\"category\", \"count\"}]}");
+}
 
 // Longest data shown in human-readable results.
 constexpr size_t kSnippetBytes = 100;
@@ -92,8 +89,7 @@ std::string document_id(const Xapian::Document& doc) {
   return std::string();
 }
 
-int run_search(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, kOptions);
+int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::vector<std::string> db_paths = args.values("db");
   if (db_paths.empty()) throw UsageError("--db is required");
   const std::vector<std::string> filter = args.values("category");
@@ -255,18 +251,15 @@ int run_search(const std::vector<std::string>& words, std::ostream& out, Message
 // run_search(), with Xapian's errors after the databases opened (a remote
 // shard that went away mid-query: "Connection closed unexpectedly") naming
 // the databases searched.
-int run_search_naming_databases(const std::vector<std::string>& words, std::ostream& out,
-                                Messages& messages) {
+int run_search_naming_databases(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   try {
-    return run_search(words, out, messages);
+    return run_search(args, out, messages);
   } catch (const Xapian::NetworkError& e) {
-    const ParsedArgs args = parse_args(words, kOptions);
     throw IOError(join(args.values("db"), ", ") + ": lost a remote database while searching (" +
                   e.get_msg() +
                   "); check that its server (xapian-tcpsrv) is running and search "
                   "again");
   } catch (const Xapian::Error& e) {
-    const ParsedArgs args = parse_args(words, kOptions);
     throw IOError(join(args.values("db"), ", ") + ": " + e.get_description());
   }
 }
@@ -274,8 +267,9 @@ int run_search_naming_databases(const std::vector<std::string>& words, std::ostr
 }  // namespace
 
 Command search_command() {
-  return {"search", "search a database, filter by category, count category facets", kUsage,
-          run_search_naming_databases};
+  return {"search", "search a database, filter by category, count category facets",
+          kUsage,   define_options,
+          kFooter,  run_search_naming_databases};
 }
 
 }  // namespace autocat::cli

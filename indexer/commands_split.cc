@@ -24,32 +24,20 @@ const char kUsage[] =
     "Prints one line per document: FIRST_ID..LAST_ID<TAB>TYPE<TAB>PAGES, or with\n"
     "--json one object per document that autocat index reads:\n"
     "  autocat split --model t --role-model r --json pages.jsonl | \\\n"
-    "      autocat index --model t --db DB -\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model of the document types\n"
-    "  --role-model DIR     model of the page roles (first, middle, last, single)\n"
-    "  --method M           method of the type model (default: the model's)\n"
-    "  --max-pages N        longest document considered, in pages (default 64)\n"
-    "  --json               {\"id\" (first page's), \"type\", \"pages\": [ids],\n"
-    "                        \"log_score\", \"text\" (the pages' texts joined by newlines)}\n"
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --max-document-bytes N  longest JSON line read (default 67108864)\n"
-    "  -h, --help           show this help\n";
+    "      autocat index --model t --db DB -\n";
 
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = {
-      {"model", true},           {"role-model", true},
-      {"method", true},          {"max-pages", true},
-      {"json", false},           {"split", true},
-      {"skip-malformed", false}, {"max-document-bytes", true},
-  };
-  return specs;
+void define_options(OptionSet& options) {
+  add_model_option(options, "model of the document types");
+  options.value("--role-model", "DIR", "model of the page roles (first, middle, last, single)");
+  add_method_option(options, "(default: the model's)", "method of the type model: ");
+  options.value("--max-pages", "N", "longest document considered, in pages (default 64)");
+  options.flag("--json",
+               "{\"id\" (first page's), \"type\", \"pages\": [ids],\n"
+               " \"log_score\", \"text\" (the pages' texts joined by newlines)}");
+  add_reader_options(options, ReaderOptionSet{/*duplicate_ids=*/false, /*fields=*/false});
 }
 
-int run_split(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, command_options());
+int run_split(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const internal::Categorizer types(args.required("model"));
   const internal::Categorizer roles(args.required("role-model"));
   report_model_warnings(types, messages);
@@ -102,7 +90,9 @@ int run_split(const std::vector<std::string>& words, std::ostream& out, Messages
 }  // namespace
 
 Command split_command() {
-  return {"split", "cut an ordered stream of pages back into documents", kUsage, run_split};
+  return {"split", "cut an ordered stream of pages back into documents",
+          kUsage,  define_options,
+          "",      run_split};
 }
 
 }  // namespace autocat::cli

@@ -36,88 +36,56 @@ const char kUsage[] =
     "--add keeps DIR's cross-validated choices (default method, k, gamma, alpha,\n"
     "C, thresholds, calibrations) and only refits the classifiers, unless the\n"
     "categories or the decision mode changed; --retune cross-validates again.\n"
-    "Decision thresholds are tuned per category by 5-fold cross-validation.\n"
-    "\n"
-    "options:\n"
-    "  --model DIR          model directory to write (created if missing; the model\n"
-    "                       in it is replaced; a non-empty DIR that is not a model\n"
-    "                       directory is refused)\n"
-    "  --add                add INPUT to the model in DIR instead of replacing it\n"
-    "  --retune             --add: cross-validate the settings again (as train\n"
-    "                       does) instead of keeping the model's\n"
-    "  --split NAME         use only JSON Lines records whose \"split\" is NAME\n"
-    "  --skip-malformed     skip malformed JSON lines with a warning instead of failing\n"
-    "  --allow-duplicate-ids  accept an id given twice (warning); the later document\n"
-    "                       replaces the earlier where ids are stored (default: error)\n"
-    "  --max-document-bytes N  longest JSON line or text file read (default 67108864)\n"
-    "  --field NAME[^B]     JSON Lines: the text is these fields, in order, each\n"
-    "                       repeated B times (default 1) so its words weigh B times\n"
-    "                       as much (repeatable; default: the \"text\" field alone;\n"
-    "                       a missing field adds nothing)\n"
-    "  --from-db DB         also train from the documents of the Xapian database DB\n"
-    "                       (an application's own labelled index); needs\n"
-    "                       --label-prefix; ids are their Q terms, else their docids\n"
-    "  --label-prefix P     --from-db: a document's labels are its terms with prefix P\n"
-    "                       (XC:Sports is \"Sports\"); documents without one are\n"
-    "                       skipped unless --keep-unlabelled\n"
-    "  --filter QUERY       --from-db: only documents matching QUERY (Xapian\n"
-    "                       QueryParser syntax; boolean fields category: and label:\n"
-    "                       on prefix P, id: on Q; English stems)\n"
-    "  --text-from WHERE    --from-db: data (the document data, default), value:N\n"
-    "                       (value slot N) or terms (the unprefixed terms, each\n"
-    "                       repeated wdf times; use it on an autocat index database,\n"
-    "                       whose data is only a title or snippet)\n"
-    "  --unlabelled INPUT   also learn from INPUT's documents, labels ignored:\n"
-    "                       multinomial NB (nb) is fitted by EM (Nigam et al. 2000);\n"
-    "                       kNN, Rocchio and the other NB variants do not use them\n"
-    "                       (repeatable; --split applies to them too)\n"
-    "  --unlabelled-db DB   also learn, as --unlabelled does, from the documents of\n"
-    "                       the Xapian database DB (an application's index): their\n"
-    "                       text from the slot autocat index --store-text recorded,\n"
-    "                       else the document data (repeatable)\n"
-    "  --em-lambda L        weight of the unlabelled documents (default: chosen by\n"
-    "                       cross-validation from 0, 0.01, 0.1, 0.3, 1)\n"
-    "  --em-iterations N    at most N EM iterations (default 20; stops earlier when\n"
-    "                       the log-likelihood changes by less than 0.01%)\n"
-    "  --json               print the summary as one JSON object\n"
-    "  --progress           print each phase (reading, each analysis compared,\n"
-    "                       cross-validation, fitting, writing) to stderr: its\n"
-    "                       count, rate and time left every 2 s, and a line with\n"
-    "                       its time when it ends (default: when stderr is a\n"
-    "                       terminal)\n"
-    "  --quiet              no progress lines\n"
-    "  -h, --help           show this help\n"
-    "\n"
-    "training options:\n";
+    "Decision thresholds are tuned per category by 5-fold cross-validation.\n";
 
 const char kExample[] =
     "\n"
     "example:\n"
     "  autocat train --model news.model --split train news.jsonl\n";
 
-const std::vector<OptionSpec>& command_options() {
-  static const std::vector<OptionSpec> specs = with_options(
-      {
-          {"model", true},
-          {"split", true},
-          {"skip-malformed", false},
-          {"allow-duplicate-ids", false},
-          {"max-document-bytes", true},
-          {"json", false},
-          {"add", false},
-          {"retune", false},
-          {"unlabelled", true, true},
-          {"unlabelled-db", true, true},
-          {"em-lambda", true},
-          {"em-iterations", true},
-          {"field", true, true},
-          {"from-db", true},
-          {"label-prefix", true},
-          {"filter", true},
-          {"text-from", true},
-      },
-      with_options(train_option_specs(), progress_option_specs()));
-  return specs;
+void define_options(OptionSet& options) {
+  add_model_option(options,
+                   "model directory to write (created if missing; the model in it is replaced; "
+                   "a non-empty DIR that is not a model directory is refused)");
+  options.flag("--add", "add INPUT to the model in DIR instead of replacing it");
+  options.flag("--retune",
+               "--add: cross-validate the settings again (as train does) instead of keeping "
+               "the model's");
+  add_reader_options(options, ReaderOptionSet{/*duplicate_ids=*/true, /*fields=*/true});
+  options.value("--from-db", "DB",
+                "also train from the documents of the Xapian database DB (an application's own "
+                "labelled index); needs --label-prefix; ids are their Q terms, else their "
+                "docids");
+  options.value("--label-prefix", "P",
+                "--from-db: a document's labels are its terms with prefix P (XC:Sports is "
+                "\"Sports\"); documents without one are skipped unless --keep-unlabelled");
+  options.value("--filter", "QUERY",
+                "--from-db: only documents matching QUERY (Xapian QueryParser syntax; boolean "
+                "fields category: and label: on prefix P, id: on Q; English stems)");
+  options.value("--text-from", "WHERE",
+                "--from-db: data (the document data, default), value:N (value slot N) or terms "
+                "(the unprefixed terms, each repeated wdf times; use it on an autocat index "
+                "database, whose data is only a title or snippet)");
+  options.values("--unlabelled", "INPUT",
+                 "also learn from INPUT's documents, labels ignored: multinomial NB (nb) is "
+                 "fitted by EM (Nigam et al. 2000); kNN, Rocchio and the other NB variants do "
+                 "not use them (repeatable; --split applies to them too)");
+  options.values("--unlabelled-db", "DB",
+                 "also learn, as --unlabelled does, from the documents of the Xapian database "
+                 "DB (an application's index): their text from the slot autocat index "
+                 "--store-text recorded, else the document data (repeatable)");
+  options.value("--em-lambda", "L",
+                "weight of the unlabelled documents (default: chosen by cross-validation from "
+                "0, 0.01, 0.1, 0.3, 1)");
+  options.value("--em-iterations", "N",
+                "at most N EM iterations (default 20; stops earlier when the log-likelihood "
+                "changes by less than 0.01%)");
+  options.flag("--json", "print the summary as one JSON object");
+  add_progress_options(options,
+                       "print each phase (reading, each analysis compared, cross-validation, "
+                       "fitting, writing) to stderr: its count, rate and time left every 2 s, "
+                       "and a line with its time when it ends");
+  add_train_options(options, "training options");
 }
 
 // What semi-supervised EM did (train --unlabelled).
@@ -312,8 +280,7 @@ std::string nb_alpha_text(const internal::TrainReport& report) {
   return text;
 }
 
-int run_train(const std::vector<std::string>& words, std::ostream& out, Messages& messages) {
-  const ParsedArgs args = parse_args(words, command_options());
+int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   apply_progress_options(args, messages, stderr_is_terminal());
   const Stopwatch clock;
   // Each phase: throttled lines while it runs, one when it ends.
@@ -361,9 +328,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
           "--unlabelled-db need a new model (train without --add)");
     }
     // The model's own settings apply; options that would change them are refused.
-    for (const OptionSpec& option : train_option_specs()) {
-      if (args.has(option.name)) {
-        throw UsageError("--add keeps the model's settings; --" + option.name +
+    for (const std::string& name : train_option_names()) {
+      if (args.has(name)) {
+        throw UsageError("--add keeps the model's settings; --" + name +
                          " needs a new model (train without --add)");
       }
     }
@@ -569,8 +536,9 @@ int run_train(const std::vector<std::string>& words, std::ostream& out, Messages
 }  // namespace
 
 Command train_command() {
-  return {"train", "train a model directory from labelled documents",
-          std::string(kUsage) + train_help() + kExample, run_train};
+  return {"train",  "train a model directory from labelled documents",
+          kUsage,   define_options,
+          kExample, run_train};
 }
 
 }  // namespace autocat::cli

@@ -7,9 +7,9 @@
 
 namespace autocat::cli {
 
-const std::vector<OptionSpec>& progress_option_specs() {
-  static const std::vector<OptionSpec> specs = {{"progress", false}, {"quiet", false}};
-  return specs;
+void add_progress_options(OptionSet& options, const std::string& help) {
+  options.flag("--progress", help + " (default: when stderr is a terminal)");
+  options.flag("--quiet", "no progress lines");
 }
 
 void apply_progress_options(const ParsedArgs& args, Messages& messages, bool stderr_is_terminal) {

@@ -15,8 +15,8 @@ namespace autocat::cli {
 
 class Messages;
 
-// --progress and --quiet, for with_options().
-const std::vector<OptionSpec>& progress_option_specs();
+// --progress (`help` says what it prints) and --quiet.
+void add_progress_options(OptionSet& options, const std::string& help);
 // Turns `messages`' progress lines on or off as the options say (default:
 // when `stderr_is_terminal`). Throws UsageError for both options at once.
 void apply_progress_options(const ParsedArgs& args, Messages& messages, bool stderr_is_terminal);

@@ -8,71 +8,57 @@
 
 namespace autocat::cli {
 
-const std::vector<OptionSpec>& train_option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"method", true},
-      {"stopwords", true},
-      {"stemmer", true},
-      {"features", true},
-      {"select", true},
-      {"per-category", false},
-      {"alpha", true},
-      {"rocchio-gamma", true},
-      {"keep-unlabelled", false},
-      {"any-of", false},
-      {"one-of", false},
-      {"threshold-folds", true},
-      {"knn-k", true},
-      {"ngrams", true},
-      {"tuning-sample", true},
-      {"knn-concentration", true},
-  };
-  return specs;
+void add_train_options(OptionSet& options, const std::string& heading) {
+  options.group(heading);
+  add_method_option(options,
+                    "(default: the best by cross-validation; knn with --threshold-folds 0)",
+                    "default method for index/classify: ");
+  options.flag("--one-of",
+               "the model's decision mode: one category per document (default unless some "
+               "document has several labels, or \"labels\": [])");
+  options.flag("--any-of",
+               "the model's decision mode: every category over its threshold (default if some "
+               "document has several labels, or \"labels\": [])");
+  options.value("--stopwords", "S", "english (default), none, or a file with one word a line");
+  options.value("--stemmer", "LANG",
+                "Snowball stemmer language (english, german, ...) or none (default)");
+  options.value("--ngrams", "N",
+                "1: single words (default); 2: and word bigrams; 3: and trigrams (bigger model, "
+                "slower training)\n"
+                "Short texts (30 terms a document or fewer on average) without --stemmer or "
+                "--ngrams: train also tries bigrams, English stemming and both, and keeps the "
+                "analysis that cross-validates best (train (--json) reports them all)");
+  options.value("--features", "N", "keep only the N most useful terms (feature selection)");
+  options.value("--select", "MEASURE",
+                "utility measure for --features: mi (default), chi2, df, kl");
+  options.flag("--per-category", "keep the top N terms of each category instead of overall");
+  options.value("--alpha", "A",
+                "additive smoothing of Naive Bayes (default: chosen per method by "
+                "cross-validation from 0.00001 to 1; 1 without)");
+  options.value("--rocchio-gamma", "G",
+                "Rocchio: subtract G times the mean of the other centroids (default: chosen by "
+                "cross-validation from 0 to 3)");
+  options.value("--knn-k", "K",
+                "kNN's default k (default: chosen by cross-validation from 10 to 300)");
+  options.value("--knn-concentration", "X",
+                "kNN weighs each term by idf times its class concentration (1 - normalized "
+                "entropy of its documents' labels) to the power X; 0 = idf alone (default: "
+                "chosen by cross-validation from 0, 0.5, 1)");
+  options.flag("--keep-unlabelled",
+               "also keep documents that give no labels (no \"labels\" key, plain files) as "
+               "examples of \"no category\", like records with \"labels\": [] (multi-label "
+               "collections such as Reuters-21578)");
+  options.value("--threshold-folds", "K",
+                "tune per-category thresholds (and choose k and gamma) by K-fold "
+                "cross-validation (default 5; 0 = do not tune)");
+  options.value("--tuning-sample", "N",
+                "cross-validate on a stratified sample of about N documents when there are more "
+                "(default 50000; 0 = all documents)");
+  options.group("options");
 }
 
-namespace {
-
-const char kTrainHelpOptions[] =
-    "  --one-of / --any-of  the model's decision mode: one category per document, or\n"
-    "                       every category over its threshold (default: any-of if some\n"
-    "                       document has several labels, or \"labels\": [])\n"
-    "  --stopwords S        english (default), none, or a file with one word a line\n"
-    "  --stemmer LANG       Snowball stemmer language (english, german, ...) or none\n"
-    "                       (default)\n"
-    "  --ngrams N           1: single words (default); 2: and word bigrams; 3: and\n"
-    "                       trigrams (bigger model, slower training)\n"
-    "                       Short texts (30 terms a document or fewer on average)\n"
-    "                       without --stemmer or --ngrams: train also tries bigrams,\n"
-    "                       English stemming and both, and keeps the analysis that\n"
-    "                       cross-validates best (train (--json) reports them all)\n"
-    "  --features N         keep only the N most useful terms (feature selection)\n"
-    "  --select MEASURE     utility measure for --features: mi (default), chi2, df, kl\n"
-    "  --per-category       keep the top N terms of each category instead of overall\n"
-    "  --alpha A            additive smoothing of Naive Bayes (default: chosen per\n"
-    "                       method by cross-validation from 0.00001 to 1; 1 without)\n"
-    "  --rocchio-gamma G    Rocchio: subtract G times the mean of the other centroids\n"
-    "                       (default: chosen by cross-validation from 0 to 3)\n"
-    "  --knn-k K            kNN's default k (default: chosen by cross-validation\n"
-    "                       from 10 to 300)\n"
-    "  --knn-concentration X  kNN weighs each term by idf times its class\n"
-    "                       concentration (1 - normalized entropy of its\n"
-    "                       documents' labels) to the power X; 0 = idf alone\n"
-    "                       (default: chosen by cross-validation from 0, 0.5, 1)\n"
-    "  --keep-unlabelled    also keep documents that give no labels (no \"labels\"\n"
-    "                       key, plain files) as examples of \"no category\", like\n"
-    "                       records with \"labels\": [] (multi-label collections such\n"
-    "                       as Reuters-21578)\n"
-    "  --threshold-folds K  tune per-category thresholds (and choose k and gamma) by\n"
-    "                       K-fold cross-validation (default 5; 0 = do not tune)\n"
-    "  --tuning-sample N    cross-validate on a stratified sample of about N documents\n"
-    "                       when there are more (default 50000; 0 = all documents)\n";
-
-}  // namespace
-
-std::string train_help() {
-  return method_help("(default: the best by cross-validation; knn with --threshold-folds 0)",
-                     "default method for index/classify: ") +
-         kTrainHelpOptions;
+std::vector<std::string> train_option_names() {
+  return declared_names([](OptionSet& options) { add_train_options(options, "training options"); });
 }
 
 namespace {

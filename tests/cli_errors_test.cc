@@ -420,6 +420,56 @@ TEST_F(CliErrorsTest, UsageErrors) {
       "eval, features, explain, recategorize, rules, split, learn, forget (see autocat --help)");
 }
 
+// The command line is split by CLI11; its own messages never reach the user:
+// each mistake gets autocat's wording, and the values CLI11 would take for a
+// valued option (the next word, whatever it is) are checked.
+TEST_F(CliErrorsTest, CommandLineMistakesKeepTheirWording) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::string input = test_data("fixture_test.jsonl");
+  const std::vector<Case> cases = {
+      {{"classify", "--model", model_, "-x", input},
+       "autocat classify: unknown option '-x' (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--bogus=3", input},
+       "autocat classify: unknown option '--bogus' (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--stopwords", "none", input},
+       "autocat classify: unknown option '--stopwords' (see autocat classify --help)"},
+      {{"classify", "--model", model_, input, "--k"},
+       "autocat classify: --k needs a value (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--k=", input},
+       "autocat classify: --k needs a value (see autocat classify --help)"},
+      {{"classify", "--model", "--json", input},
+       "autocat classify: --model needs a value (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--k", "3", "--k=4", input},
+       "autocat classify: --k given more than once (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--json", "--json", input},
+       "autocat classify: --json given more than once (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--json=yes", input},
+       "autocat classify: --json takes no value (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--json=true", input},
+       "autocat classify: --json takes no value (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--json=", input},
+       "autocat classify: --json takes no value (see autocat classify --help)"},
+      {{"classify", "--model", model_, "--bogus=", input},
+       "autocat classify: unknown option '--bogus' (see autocat classify --help)"},
+      {{"classify", "--model=" + model_, "--top=x", input},
+       "autocat classify: --top needs a whole number, got 'x' (see autocat classify --help)"},
+      {{"train", "--model", scratch_.file("m"), "--one-of", "--one-of", input},
+       "autocat train: --one-of given more than once (see autocat train --help)"},
+      {{"rules", "check", "--rules", input, input},
+       "autocat rules: unknown subcommand 'check'; use autocat rules test (see autocat rules "
+       "--help)"},
+  };
+  for (const Case& c : cases) {
+    const CliResult result = run_autocat(c.args);
+    EXPECT_EQ(result.exit_code, 2) << c.message;
+    EXPECT_EQ(one_line(result.err), c.message);
+    EXPECT_EQ(result.out, "");
+  }
+}
+
 TEST_F(CliErrorsTest, UnknownCategoryInSearchWarns) {
   const std::string db = scratch_.file("db");
   ASSERT_EQ(

@@ -384,6 +384,58 @@ TEST_F(CliTest, HelpForEverySubcommand) {
   EXPECT_EQ(run_autocat({"help", "eval"}).out.rfind("usage: autocat eval", 0), 0u);
 }
 
+// Each command's help lists every option it takes once, and takes every
+// option its help lists: the help is written from the declarations.
+TEST_F(CliTest, HelpListsEachAcceptedOptionOnce) {
+  for (const std::string command :
+       {"train", "index", "classify", "search", "eval", "features", "explain", "recategorize",
+        "rules", "split", "learn", "forget"}) {
+    const CliResult help = run_autocat({command, "--help"});
+    ASSERT_EQ(help.exit_code, 0) << command;
+    std::map<std::string, int> entries;
+    for (const std::string& line : lines_of(help.out)) {
+      if (line.rfind("  --", 0) != 0) continue;
+      const size_t end = line.find(' ', 2);
+      ++entries[line.substr(2, end == std::string::npos ? std::string::npos : end - 2)];
+    }
+    EXPECT_GT(entries.size(), 1u) << command;
+    for (const auto& [option, count] : entries) {
+      EXPECT_EQ(count, 1) << command << " " << option;
+      const CliResult given = run_autocat({command, option + "=1"});
+      EXPECT_EQ(given.err.find("unknown option"), std::string::npos)
+          << command << " " << option << ": " << given.err;
+    }
+    const CliResult unknown = run_autocat({command, "--no-such-option"});
+    EXPECT_EQ(unknown.exit_code, 2) << command;
+    if (command != "rules") {  // rules asks for its subcommand first
+      EXPECT_NE(unknown.err.find("unknown option '--no-such-option'"), std::string::npos)
+          << command << ": " << unknown.err;
+    }
+  }
+}
+
+// "--k 5" and "--k=5" mean the same; "--" ends the options and "-" is an
+// argument (standard input).
+TEST_F(CliTest, OptionValuesAndArguments) {
+  const std::string doc = scratch_.file("doc.txt");
+  write_file(doc, kSportsText);
+  const CliResult spaced = run_autocat({"classify", "--model", model_, "--k", "3", doc});
+  const CliResult joined = run_autocat({"classify", "--model=" + model_, "--k=3", "--", doc});
+  ASSERT_EQ(spaced.exit_code, 0) << spaced.err;
+  EXPECT_EQ(joined.exit_code, 0) << joined.err;
+  EXPECT_EQ(spaced.out, joined.out);
+  EXPECT_NE(spaced.out.find("\tsports "), std::string::npos) << spaced.out;
+  // After "--", "--json" is an input's name, not the option.
+  const CliResult ended = run_autocat({"classify", "--model", model_, "--", "--json"});
+  EXPECT_EQ(ended.exit_code, 1) << ended.err;
+  EXPECT_NE(ended.err.find("--json"), std::string::npos) << ended.err;
+  const std::string jsonl = scratch_.file("stdin.jsonl");
+  write_file(jsonl, "{\"id\": \"s\", \"text\": \"" + std::string(kSportsText) + "\"}\n");
+  const CliResult piped = run_autocat({"classify", "--model", model_, "-"}, jsonl);
+  EXPECT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out.rfind("s\tsports ", 0), 0u) << piped.out;
+}
+
 // Every command taking --method lists every method in its help, combo too.
 TEST_F(CliTest, MethodHelpListsEveryMethod) {
   for (const std::string command :
