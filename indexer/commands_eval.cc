@@ -14,7 +14,7 @@
 #include "autocat/error.h"
 #include "classify/corpus/training_collection.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/metrics/confusion_plot.h"
 #include "classify/metrics/evaluation.h"
 #include "classify/metrics/reliability_plot.h"
@@ -28,7 +28,7 @@ namespace autocat::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using internal::JsonValue;
+using internal::Json;
 
 const char kUsage[] =
     "usage: autocat eval --model DIR [OPTIONS] INPUT...\n"
@@ -177,8 +177,8 @@ std::vector<std::string> without_method_all(const std::vector<std::string>& word
 // Confusion matrices wider than this are left out of the human output.
 constexpr size_t kMaxConfusionCategories = 20;
 
-JsonValue json_number(double value) { return JsonValue::number(value); }
-JsonValue json_count(uint64_t value) { return JsonValue::number(static_cast<double>(value)); }
+Json json_number(double value) { return internal::Json(value); }
+Json json_count(uint64_t value) { return internal::Json(static_cast<double>(value)); }
 
 // --unlabelled: nullopt when absent (the default depends on the decision mode).
 std::optional<bool> count_unlabelled_option(const ParsedArgs& args) {
@@ -220,22 +220,22 @@ std::string log_loss_text(Method method, const internal::LogLoss& log_loss) {
   return text + ")";
 }
 
-JsonValue log_loss_json(Method method, const internal::LogLoss& log_loss) {
+Json log_loss_json(Method method, const internal::LogLoss& log_loss) {
   (void)method;
-  if (log_loss.documents() == 0) return JsonValue();
+  if (log_loss.documents() == 0) return internal::Json();
   return json_number(log_loss.value());
 }
 
 // Each bin's predictions against what was observed.
-JsonValue bins_json(const internal::Reliability& reliability) {
-  JsonValue bins = JsonValue::array();
+Json bins_json(const internal::Reliability& reliability) {
+  Json bins = internal::Json::array();
   for (const internal::Reliability::Bin& bin : reliability.bins()) {
-    JsonValue entry = JsonValue::object();
-    entry.set("lower", json_number(bin.lower));
-    entry.set("upper", json_number(bin.upper));
-    entry.set("pairs", json_count(bin.pairs));
-    entry.set("mean_predicted", json_number(bin.mean_predicted));
-    entry.set("observed", json_number(bin.observed));
+    Json entry = internal::Json::object();
+    entry["lower"] = json_number(bin.lower);
+    entry["upper"] = json_number(bin.upper);
+    entry["pairs"] = json_count(bin.pairs);
+    entry["mean_predicted"] = json_number(bin.mean_predicted);
+    entry["observed"] = json_number(bin.observed);
     bins.push_back(std::move(entry));
   }
   return bins;
@@ -243,24 +243,24 @@ JsonValue bins_json(const internal::Reliability& reliability) {
 
 // Predicted against observed per probability bin: every pair pooled, the
 // top label of each document, and the mean per category; null without pairs.
-JsonValue reliability_json(const internal::CalibrationReport& calibration) {
+Json reliability_json(const internal::CalibrationReport& calibration) {
   const internal::Reliability& pooled = calibration.pooled();
-  if (pooled.pairs() == 0) return JsonValue();
-  JsonValue json = JsonValue::object();
-  json.set("pairs", json_count(pooled.pairs()));
-  json.set("expected_calibration_error", json_number(pooled.expected_calibration_error()));
-  json.set("bins", bins_json(pooled));
+  if (pooled.pairs() == 0) return internal::Json();
+  Json json = internal::Json::object();
+  json["pairs"] = json_count(pooled.pairs());
+  json["expected_calibration_error"] = json_number(pooled.expected_calibration_error());
+  json["bins"] = bins_json(pooled);
   const internal::Reliability& top = calibration.top_label();
-  JsonValue top_json = JsonValue::object();
-  top_json.set("documents", json_count(top.pairs()));
-  top_json.set("expected_calibration_error", json_number(top.expected_calibration_error()));
-  top_json.set("bins", bins_json(top));
-  json.set("top_label", std::move(top_json));
-  JsonValue per_category = JsonValue::object();
-  per_category.set("categories", json_count(calibration.categories_with_pairs()));
-  per_category.set("mean_expected_calibration_error",
-                   json_number(calibration.per_category_expected_calibration_error()));
-  json.set("per_category", std::move(per_category));
+  Json top_json = internal::Json::object();
+  top_json["documents"] = json_count(top.pairs());
+  top_json["expected_calibration_error"] = json_number(top.expected_calibration_error());
+  top_json["bins"] = bins_json(top);
+  json["top_label"] = std::move(top_json);
+  Json per_category = internal::Json::object();
+  per_category["categories"] = json_count(calibration.categories_with_pairs());
+  per_category["mean_expected_calibration_error"] =
+      json_number(calibration.per_category_expected_calibration_error());
+  json["per_category"] = std::move(per_category);
   return json;
 }
 
@@ -290,45 +290,45 @@ void print_reliability(std::ostream& out, const internal::CalibrationReport& cal
 }
 
 // The metrics of `evaluation` as members of `json`.
-void add_evaluation_json(JsonValue* json, const internal::Evaluation& evaluation, Method method,
+void add_evaluation_json(Json* json, const internal::Evaluation& evaluation, Method method,
                          const internal::LogLoss& log_loss) {
-  json->set("documents", json_count(evaluation.documents()));
-  json->set("accuracy", json_number(evaluation.accuracy()));
-  json->set("macro_f1", json_number(evaluation.macro_f1()));
-  json->set("micro_f1", json_number(evaluation.micro_f1()));
-  json->set("micro_precision", json_number(evaluation.micro_precision()));
-  json->set("micro_recall", json_number(evaluation.micro_recall()));
-  json->set("macro_precision", json_number(evaluation.macro_precision()));
-  json->set("macro_recall", json_number(evaluation.macro_recall()));
-  json->set("log_loss", log_loss_json(method, log_loss));
-  json->set("log_loss_documents", json_count(log_loss.documents()));
-  JsonValue per_category = JsonValue::array();
+  (*json)["documents"] = json_count(evaluation.documents());
+  (*json)["accuracy"] = json_number(evaluation.accuracy());
+  (*json)["macro_f1"] = json_number(evaluation.macro_f1());
+  (*json)["micro_f1"] = json_number(evaluation.micro_f1());
+  (*json)["micro_precision"] = json_number(evaluation.micro_precision());
+  (*json)["micro_recall"] = json_number(evaluation.micro_recall());
+  (*json)["macro_precision"] = json_number(evaluation.macro_precision());
+  (*json)["macro_recall"] = json_number(evaluation.macro_recall());
+  (*json)["log_loss"] = log_loss_json(method, log_loss);
+  (*json)["log_loss_documents"] = json_count(log_loss.documents());
+  Json per_category = internal::Json::array();
   for (const internal::CategoryMetrics& metrics : evaluation.per_category()) {
-    JsonValue entry = JsonValue::object();
-    entry.set("name", JsonValue::string(metrics.name));
-    entry.set("precision", json_number(metrics.precision));
-    entry.set("recall", json_number(metrics.recall));
-    entry.set("f1", json_number(metrics.f1));
-    entry.set("support", json_count(metrics.support));
-    entry.set("true_positives", json_count(metrics.true_positives));
-    entry.set("false_positives", json_count(metrics.false_positives));
-    entry.set("false_negatives", json_count(metrics.false_negatives));
+    Json entry = internal::Json::object();
+    entry["name"] = metrics.name;
+    entry["precision"] = json_number(metrics.precision);
+    entry["recall"] = json_number(metrics.recall);
+    entry["f1"] = json_number(metrics.f1);
+    entry["support"] = json_count(metrics.support);
+    entry["true_positives"] = json_count(metrics.true_positives);
+    entry["false_positives"] = json_count(metrics.false_positives);
+    entry["false_negatives"] = json_count(metrics.false_negatives);
     per_category.push_back(std::move(entry));
   }
-  json->set("per_category", std::move(per_category));
-  JsonValue confusion = JsonValue::object();
-  JsonValue names = JsonValue::array();
-  for (const std::string& name : evaluation.categories()) names.push_back(JsonValue::string(name));
-  names.push_back(JsonValue::string("(none)"));
-  confusion.set("categories", std::move(names));
-  JsonValue matrix = JsonValue::array();
+  (*json)["per_category"] = std::move(per_category);
+  Json confusion = internal::Json::object();
+  Json names = internal::Json::array();
+  for (const std::string& name : evaluation.categories()) names.push_back(internal::Json(name));
+  names.push_back(internal::Json("(none)"));
+  confusion["categories"] = std::move(names);
+  Json matrix = internal::Json::array();
   for (const std::vector<uint64_t>& row : evaluation.confusion()) {
-    JsonValue row_json = JsonValue::array();
+    Json row_json = internal::Json::array();
     for (uint64_t count : row) row_json.push_back(json_count(count));
     matrix.push_back(std::move(row_json));
   }
-  confusion.set("matrix", std::move(matrix));
-  json->set("confusion", std::move(confusion));
+  confusion["matrix"] = std::move(matrix);
+  (*json)["confusion"] = std::move(confusion);
 }
 
 void print_confusion(std::ostream& out, const internal::Evaluation& evaluation) {
@@ -586,33 +586,33 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   }
 
   if (args.has("json")) {
-    JsonValue json = JsonValue::object();
-    json.set("model", JsonValue::string(model_dir));
-    json.set("method", JsonValue::string(method_name(method)));
-    json.set("decision", JsonValue::string(decision_name(categorizer.decision_mode(options))));
+    Json json = internal::Json::object();
+    json["model"] = model_dir;
+    json["method"] = method_name(method);
+    json["decision"] = internal::Json(decision_name(categorizer.decision_mode(options)));
     add_evaluation_json(&json, evaluation, method, log_loss);
-    json.set("unlabelled", JsonValue::string(count_unlabelled ? "count" : "skip"));
-    json.set("skipped_unlabelled", json_count(skipped_unlabelled));
-    json.set("counted_unlabelled", json_count(counted_unlabelled));
-    json.set("unknown_label_documents", json_count(unknown_label_documents));
-    JsonValue unknown = JsonValue::array();
+    json["unlabelled"] = count_unlabelled ? "count" : "skip";
+    json["skipped_unlabelled"] = json_count(skipped_unlabelled);
+    json["counted_unlabelled"] = json_count(counted_unlabelled);
+    json["unknown_label_documents"] = json_count(unknown_label_documents);
+    Json unknown = internal::Json::array();
     for (const auto& [name, count] : unknown_documents) {
-      JsonValue entry = JsonValue::object();
-      entry.set("name", JsonValue::string(name));
-      entry.set("documents", json_count(count));
+      Json entry = internal::Json::object();
+      entry["name"] = name;
+      entry["documents"] = json_count(count);
       unknown.push_back(std::move(entry));
     }
-    json.set("unknown_categories", std::move(unknown));
-    json.set("shared_categories", JsonValue::boolean(shared));
-    json.set("scored_categories", json_count(scored_names.size()));
-    json.set("documents_without_scored_label", json_count(left_without_label));
-    json.set("classify_seconds", json_number(classify_seconds));
-    json.set("docs_per_second", json_number(docs_per_second));
-    json.set("analyze_seconds", json_number(analyze_seconds));
-    json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
-    json.set("reliability", reliability_json(calibration));
-    json.set("reliability_plot",
-             reliability_plot.empty() ? JsonValue() : JsonValue::string(reliability_plot));
+    json["unknown_categories"] = std::move(unknown);
+    json["shared_categories"] = shared;
+    json["scored_categories"] = json_count(scored_names.size());
+    json["documents_without_scored_label"] = json_count(left_without_label);
+    json["classify_seconds"] = json_number(classify_seconds);
+    json["docs_per_second"] = json_number(docs_per_second);
+    json["analyze_seconds"] = json_number(analyze_seconds);
+    json["plot"] = plot.empty() ? internal::Json() : internal::Json(plot);
+    json["reliability"] = reliability_json(calibration);
+    json["reliability_plot"] =
+        reliability_plot.empty() ? internal::Json() : internal::Json(reliability_plot);
     out << json_output(json) << '\n';
     return 0;
   }
@@ -766,42 +766,41 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
   }
 
   if (args.has("json")) {
-    JsonValue json = JsonValue::object();
-    json.set("folds", json_count(result.folds));
-    json.set("seed", json_count(result.seed));
-    json.set("documents", json_count(corpus.num_docs()));
-    json.set("categories", json_count(corpus.num_categories()));
-    json.set("decision", JsonValue::string(decision_name(result.decision)));
-    json.set("unlabelled", JsonValue::string(result.count_unlabelled ? "count" : "skip"));
-    json.set("skipped_unlabelled", json_count(skipped_unlabelled));
-    json.set("counted_unlabelled", json_count(result.unlabelled_counted));
-    JsonValue sizes = JsonValue::array();
+    Json json = internal::Json::object();
+    json["folds"] = json_count(result.folds);
+    json["seed"] = json_count(result.seed);
+    json["documents"] = json_count(corpus.num_docs());
+    json["categories"] = json_count(corpus.num_categories());
+    json["decision"] = decision_name(result.decision);
+    json["unlabelled"] = result.count_unlabelled ? "count" : "skip";
+    json["skipped_unlabelled"] = json_count(skipped_unlabelled);
+    json["counted_unlabelled"] = json_count(result.unlabelled_counted);
+    Json sizes = internal::Json::array();
     for (uint32_t size : result.fold_documents) sizes.push_back(json_count(size));
-    json.set("fold_documents", std::move(sizes));
-    json.set("copied_documents", json_count(result.copied_documents));
-    JsonValue methods = JsonValue::array();
+    json["fold_documents"] = std::move(sizes);
+    json["copied_documents"] = json_count(result.copied_documents);
+    Json methods = internal::Json::array();
     for (const internal::MethodFolds& method : result.methods) {
-      JsonValue entry = JsonValue::object();
-      entry.set("method", JsonValue::string(method_name(method.method)));
-      entry.set("log_loss_defined",
-                JsonValue::boolean(internal::gives_probabilities(method.method)));
-      JsonValue per_fold = JsonValue::array();
+      Json entry = internal::Json::object();
+      entry["method"] = method_name(method.method);
+      entry["log_loss_defined"] = internal::Json(internal::gives_probabilities(method.method));
+      Json per_fold = internal::Json::array();
       for (size_t f = 0; f < method.folds.size(); ++f) {
         const internal::Evaluation& evaluation = method.folds[f];
-        JsonValue fold = JsonValue::object();
-        fold.set("fold", json_count(f + 1));
-        fold.set("documents", json_count(evaluation.documents()));
-        fold.set("accuracy", json_number(evaluation.accuracy()));
-        fold.set("micro_f1", json_number(evaluation.micro_f1()));
-        fold.set("macro_f1", json_number(evaluation.macro_f1()));
-        fold.set("log_loss", method.fold_log_loss.empty()
-                                 ? JsonValue()
-                                 : log_loss_json(method.method, method.fold_log_loss[f]));
+        Json fold = internal::Json::object();
+        fold["fold"] = json_count(f + 1);
+        fold["documents"] = json_count(evaluation.documents());
+        fold["accuracy"] = json_number(evaluation.accuracy());
+        fold["micro_f1"] = json_number(evaluation.micro_f1());
+        fold["macro_f1"] = json_number(evaluation.macro_f1());
+        fold["log_loss"] = method.fold_log_loss.empty()
+                               ? internal::Json()
+                               : log_loss_json(method.method, method.fold_log_loss[f]);
         per_fold.push_back(std::move(fold));
       }
-      entry.set("folds", std::move(per_fold));
+      entry["folds"] = std::move(per_fold);
       const FoldScores scores = fold_scores(method);
-      JsonValue mean = JsonValue::object(), std = JsonValue::object();
+      Json mean = internal::Json::object(), std = internal::Json::object();
       for (const auto& [name, values] :
            std::vector<std::pair<const char*, const std::vector<double>*>>{
                {"accuracy", &scores.accuracy},
@@ -809,25 +808,25 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
                {"macro_f1", &scores.macro_f1},
                {"log_loss", &scores.log_loss}}) {
         if (values->empty()) {
-          mean.set(name, JsonValue());
-          std.set(name, JsonValue());
+          mean[name] = nullptr;
+          std[name] = nullptr;
           continue;
         }
         const internal::MeanStd summary = internal::mean_and_std(*values);
-        mean.set(name, json_number(summary.mean));
-        std.set(name, json_number(summary.std));
+        mean[name] = json_number(summary.mean);
+        std[name] = json_number(summary.std);
       }
-      entry.set("mean", std::move(mean));
-      entry.set("std", std::move(std));
-      JsonValue pooled = JsonValue::object();
+      entry["mean"] = std::move(mean);
+      entry["std"] = std::move(std);
+      Json pooled = internal::Json::object();
       add_evaluation_json(&pooled, method.pooled, method.method, method.pooled_log_loss);
-      entry.set("pooled", std::move(pooled));
+      entry["pooled"] = std::move(pooled);
       methods.push_back(std::move(entry));
     }
-    json.set("methods", std::move(methods));
-    json.set("prepare_seconds", json_number(prepare_seconds));
-    json.set("seconds", json_number(seconds));
-    json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
+    json["methods"] = std::move(methods);
+    json["prepare_seconds"] = json_number(prepare_seconds);
+    json["seconds"] = json_number(seconds);
+    json["plot"] = plot.empty() ? internal::Json() : internal::Json(plot);
     out << json_output(json) << '\n';
     return 0;
   }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "tests/test_util.h"
 
 namespace autocat::testing_util {

@@ -12,7 +12,7 @@
 
 #include "autocat/error.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/model/model_io.h"
 #include "classify/train/thresholds.h"
 #include "classify/train/trainer.h"

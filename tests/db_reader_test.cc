@@ -11,7 +11,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/trainer.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"

@@ -1,5 +1,5 @@
 // Tests of the JSON reader and writer.
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 
 #include <gtest/gtest.h>
 

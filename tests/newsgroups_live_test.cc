@@ -22,7 +22,7 @@
 #include "classify/corpus/document_reader.h"
 #include "classify/corpus/weighting.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/methods/live_linear.h"
 #include "classify/metrics/evaluation.h"
 #include "classify/train/trainer.h"

@@ -12,7 +12,7 @@
 
 #include "classify/corpus/document_reader.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/trainer.h"
 #include "test_util.h"
 

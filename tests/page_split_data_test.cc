@@ -17,7 +17,7 @@
 #include "classify/corpus/document_reader.h"
 #include "classify/decide/categorizer.h"
 #include "classify/decide/page_split.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
