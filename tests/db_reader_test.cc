@@ -227,10 +227,10 @@ TEST(TrainFromDatabase, CommandLineOnAnAutocatIndex) {
       run_autocat({"train", "--model", again, "--from-db", db, "--label-prefix", "XC",
                    "--text-from", "terms", "--threshold-folds", "0", "--json"});
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
-  JsonValue summary;
+  Json summary;
   std::string error;
   ASSERT_TRUE(parse_json(trained.out, &summary, &error)) << error;
-  EXPECT_EQ(summary.find("documents")->as_number(), 24);
+  EXPECT_EQ(summary.at("documents").get<double>(), 24);
   EXPECT_EQ(trained.err, "");  // --text-from terms: no warning about the data
   write_file(dir.file("query.txt"), "The basketball team won the game");
   const CliResult classified = run_autocat({"classify", "--model", again, dir.file("query.txt")});

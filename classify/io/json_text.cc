@@ -251,11 +251,18 @@ class Builder {
   }
   bool parse_error(std::size_t position, const std::string& /*last_token*/,
                    const nlohmann::detail::exception& error) {
+    if (error.id == 406) {
+      // Overflow has no JSON representation (underflow reads as 0).
+      const std::string_view number = scan_number();
+      return fail("number out of range", static_cast<size_t>(number.data() - text_.data()));
+    }
     // "[json.exception.parse_error.101] parse error at line 1, column 6:
     // syntax error ..." without what a one-line text does not need.
     std::string what = error.what();
-    const size_t colon = what.find(": ");
-    if (colon != std::string::npos) what.erase(0, colon + 2);
+    if (what.compare(0, 1, "[") == 0) what.erase(0, what.find("] ") + 2);
+    if (what.compare(0, 12, "parse error ") == 0) what.erase(0, what.find(": ") + 2);
+    // The token read so far may be a whole megabyte-long string.
+    if (const size_t last = what.find("; last read: "); last != std::string::npos) what.erase(last);
     return fail(what, position == 0 ? 0 : position - 1);
   }
 
