@@ -250,7 +250,11 @@ TEST_F(JsonTest, ReportsErrorsWithByteOffsets) {
   EXPECT_NE(error_of("[\"a\nb\"]").find("at byte 3"), std::string::npos);
   EXPECT_NE(error_of(R"(["\x"])").find("at byte"), std::string::npos);
   EXPECT_NE(error_of(R"(["\u12G4"])").find("at byte"), std::string::npos);
-  EXPECT_NE(error_of("01").find("at byte"), std::string::npos);
+  EXPECT_EQ(error_of("01"), "invalid number (leading zero) at byte 0");
+  EXPECT_EQ(error_of(R"({"id": 00123})"), "invalid number (leading zero) at byte 7");
+  EXPECT_EQ(error_of("[-012]"), "invalid number (leading zero) at byte 1");
+  EXPECT_EQ(error_of("00"), "invalid number (leading zero) at byte 0");
+  EXPECT_EQ(number_text("0"), "0");
   EXPECT_EQ(error_of("1e999"), "number out of range at byte 0");
   EXPECT_EQ(error_of("[1, -1e999]"), "number out of range at byte 4");
   EXPECT_NE(error_of("1.").find("at byte 2"), std::string::npos);

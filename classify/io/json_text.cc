@@ -219,8 +219,8 @@ class Builder {
 
   bool null() { return add(Json()); }
   bool boolean(bool value) { return add(Json(value)); }
-  bool number_integer(number_integer_t value) { return add_number(Json(value), scan_number()); }
-  bool number_unsigned(number_unsigned_t value) { return add_number(Json(value), scan_number()); }
+  bool number_integer(number_integer_t value) { return add_integer(Json(value)); }
+  bool number_unsigned(number_unsigned_t value) { return add_integer(Json(value)); }
   bool number_float(number_float_t value, const string_t& text) {
     const size_t end = number_end();
     if (!std::isfinite(value)) {
@@ -288,6 +288,17 @@ class Builder {
     size_t start = end;
     while (start > 0 && is_number_char(text_[start - 1])) --start;
     return text_.substr(start, end - start);
+  }
+
+  bool add_integer(Json value) {
+    const std::string_view text = scan_number();
+    // nlohmann reads "00123" as 0 followed by 0123, a syntax error that
+    // says less than this.
+    const std::string_view digits = text.substr(text.compare(0, 1, "-") == 0 ? 1 : 0);
+    if (digits.size() > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9') {
+      return fail("invalid number (leading zero)", static_cast<size_t>(text.data() - text_.data()));
+    }
+    return add_number(std::move(value), text);
   }
 
   bool add_number(Json value, std::string_view text) {
