@@ -45,7 +45,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Json value;
     JsonNumberTexts number_texts;
     std::string error;
-    parse_json(rest.substr(0, end), &value, &error, &number_texts);
+    if (parse_json(rest.substr(0, end), &value, &error, &number_texts)) {
+      // Whatever was read is written as UTF-8 JSON that reads back.
+      const std::string written = dump_json(value);
+      Json again;
+      if (!is_valid_utf8(written) || !parse_json(written, &again, &error)) std::abort();
+    }
     rest.remove_prefix(std::min(end + 1, rest.size()));
   }
 

@@ -256,8 +256,10 @@ class CategoryIndex {
   std::map<std::string, uint32_t> index_;
 };
 
-int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream& out,
-                   Messages& messages) {
+// Evaluates the model of --model on the labelled documents of the inputs
+// (and draws --plot).
+ModelEvalResults evaluate_model(const ParsedArgs& args, const std::string& plot,
+                                Messages& messages) {
   const std::string model_dir = args.required("model");
   const ClassifyOptions options = classify_options(args);
   const std::optional<bool> count_option = count_unlabelled_option(args);
@@ -420,6 +422,12 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
   results.analyze_seconds = analyze_seconds;
   results.plot = plot;
   results.reliability_plot = reliability_plot;
+  return results;
+}
+
+int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream& out,
+                   Messages& messages) {
+  const ModelEvalResults results = evaluate_model(args, plot, messages);
   if (args.has("json")) {
     out << json_output(model_eval_json(results)) << '\n';
   } else {
@@ -454,8 +462,10 @@ class ScratchDirectory {
   fs::path path_;
 };
 
-int run_cross_validation(const ParsedArgs& args, bool all, const std::string& plot,
-                         std::ostream& out, Messages& messages) {
+// Cross-validates the methods asked for on the collection of the inputs
+// (and draws --plot).
+CrossValidationResults cross_validate_inputs(const ParsedArgs& args, bool all,
+                                             const std::string& plot, Messages& messages) {
   if (args.has("model")) {
     throw UsageError(
         "--folds trains its own models on INPUT, so --model is not used; drop --model, or "
@@ -523,6 +533,12 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
   results.prepare_seconds = prepare_seconds;
   results.seconds = seconds;
   results.plot = plot;
+  return results;
+}
+
+int run_cross_validation(const ParsedArgs& args, bool all, const std::string& plot,
+                         std::ostream& out, Messages& messages) {
+  const CrossValidationResults results = cross_validate_inputs(args, all, plot, messages);
   if (args.has("json")) {
     out << json_output(cross_validation_json(results)) << '\n';
   } else {
