@@ -24,7 +24,7 @@
 #include "bench/bench_util.h"
 #include "classify/corpus/document_reader.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/metrics/evaluation.h"
 #include "classify/train/trainer.h"
 

@@ -17,7 +17,7 @@
 
 #include "autocat/error.h"
 #include "classify/corpus/document_reader.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 
 namespace {
 
@@ -42,9 +42,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   while (!rest.empty()) {
     const size_t end = std::min(rest.find('\n'), rest.size());
-    JsonValue value;
+    Json value;
+    JsonNumberTexts number_texts;
     std::string error;
-    parse_json(rest.substr(0, end), &value, &error);
+    if (parse_json(rest.substr(0, end), &value, &error, &number_texts)) {
+      // Whatever was read is written as UTF-8 JSON that reads back.
+      const std::string written = dump_json(value);
+      Json again;
+      if (!is_valid_utf8(written) || !parse_json(written, &again, &error)) std::abort();
+    }
     rest.remove_prefix(std::min(end + 1, rest.size()));
   }
 

@@ -263,18 +263,19 @@ void require_inputs(const ParsedArgs& args, const std::string& what) {
   if (args.positional().empty()) throw UsageError("no " + what + " given");
 }
 
-std::string json_output(const internal::JsonValue& object) {
-  const std::string members = object.dump();  // "{...}"
-  return "{\"schema_version\":" + std::to_string(kJsonSchemaVersion) +
-         (members.size() > 2 ? "," : "") + members.substr(1);
+std::string json_output(const internal::Json& object) {
+  internal::Json versioned = internal::Json::object();
+  versioned["schema_version"] = kJsonSchemaVersion;
+  versioned.update(object);
+  return internal::dump_json(versioned);
 }
 
-internal::JsonValue categories_json(const std::vector<Category>& categories) {
-  internal::JsonValue list = internal::JsonValue::array();
+internal::Json categories_json(const std::vector<Category>& categories) {
+  internal::Json list = internal::Json::array();
   for (const Category& category : categories) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("name", internal::JsonValue::string(category.name));
-    entry.set("score", internal::JsonValue::number(category.score));
+    internal::Json entry = internal::Json::object();
+    entry["name"] = category.name;
+    entry["score"] = category.score;
     list.push_back(std::move(entry));
   }
   return list;

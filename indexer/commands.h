@@ -15,7 +15,7 @@
 
 #include "autocat/options.h"
 #include "classify/corpus/document_reader.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "indexer/args.h"
 #include "indexer/output.h"
 
@@ -110,10 +110,10 @@ void require_inputs(const ParsedArgs& args, const std::string& what = "INPUT");
 // goes away (docs/json.md).
 constexpr int kJsonSchemaVersion = 1;
 // One --json object as text, with "schema_version" as its first member.
-std::string json_output(const internal::JsonValue& object);
+std::string json_output(const internal::Json& object);
 
 // [{"name", "score"}, ...] for --json output.
-internal::JsonValue categories_json(const std::vector<Category>& categories);
+internal::Json categories_json(const std::vector<Category>& categories);
 
 // True if `text` holds only ASCII whitespace.
 bool is_blank(const std::string& text);

@@ -4,7 +4,7 @@
 
 #include "classify/decide/categorizer.h"
 #include "classify/decide/rules.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/thresholds.h"
 #include "indexer/commands.h"
 
@@ -46,14 +46,14 @@ void define_options(OptionSet& options) {
 }
 
 // The rules that fired: [{"source", "category", "mode", "query"}].
-internal::JsonValue rules_json(const internal::DecisionTrace& trace) {
-  internal::JsonValue rules = internal::JsonValue::array();
+internal::Json rules_json(const internal::DecisionTrace& trace) {
+  internal::Json rules = internal::Json::array();
   for (const internal::DecisionTrace::FiredRule& rule : trace.rules) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("source", internal::JsonValue::string(rule.source));
-    entry.set("category", internal::JsonValue::string(rule.category));
-    entry.set("mode", internal::JsonValue::string(rule.mode));
-    entry.set("query", internal::JsonValue::string(rule.query));
+    internal::Json entry = internal::Json::object();
+    entry["source"] = rule.source;
+    entry["category"] = rule.category;
+    entry["mode"] = rule.mode;
+    entry["query"] = rule.query;
     rules.push_back(std::move(entry));
   }
   return rules;
@@ -62,32 +62,30 @@ internal::JsonValue rules_json(const internal::DecisionTrace& trace) {
 // What was decided and why: the rule in force, the outcome and the leading
 // categories with the threshold each had to reach (null: never assigned,
 // too few training examples to calibrate it).
-internal::JsonValue decision_json(const internal::DecisionTrace& trace) {
-  internal::JsonValue json = internal::JsonValue::object();
-  json.set("mode", internal::JsonValue::string(decision_name(trace.mode)));
-  json.set("other", internal::JsonValue::boolean(trace.other));
-  json.set("thresholds", internal::JsonValue::string(trace.tuned ? (trace.method == Method::kRocchio
-                                                                        ? "tuned radius"
-                                                                        : "tuned per category")
-                                                                 : "minimum score"));
-  json.set("min_score", internal::JsonValue::number(trace.min_score));
+internal::Json decision_json(const internal::DecisionTrace& trace) {
+  internal::Json json = internal::Json::object();
+  json["mode"] = decision_name(trace.mode);
+  json["other"] = trace.other;
+  json["thresholds"] = internal::Json(
+      trace.tuned ? (trace.method == Method::kRocchio ? "tuned radius" : "tuned per category")
+                  : "minimum score");
+  json["min_score"] = trace.min_score;
   const bool none = trace.assigned.empty();
-  json.set("outcome",
-           internal::JsonValue::string(none ? (trace.other ? "other" : "none") : "assigned"));
-  json.set("reason", internal::JsonValue::string(trace.reason));
-  internal::JsonValue candidates = internal::JsonValue::array();
+  json["outcome"] = internal::Json(none ? (trace.other ? "other" : "none") : "assigned");
+  json["reason"] = trace.reason;
+  internal::Json candidates = internal::Json::array();
   for (const internal::DecisionTrace::Candidate& candidate : trace.candidates) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("name", internal::JsonValue::string(candidate.name));
-    entry.set("score", internal::JsonValue::number(candidate.score));
-    entry.set("threshold", candidate.threshold >= internal::kNeverAssign
-                               ? internal::JsonValue()
-                               : internal::JsonValue::number(candidate.threshold));
-    entry.set("assigned", internal::JsonValue::boolean(candidate.assigned));
+    internal::Json entry = internal::Json::object();
+    entry["name"] = candidate.name;
+    entry["score"] = candidate.score;
+    entry["threshold"] = candidate.threshold >= internal::kNeverAssign
+                             ? internal::Json()
+                             : internal::Json(candidate.threshold);
+    entry["assigned"] = candidate.assigned;
     candidates.push_back(std::move(entry));
   }
-  json.set("candidates", std::move(candidates));
-  if (!trace.rules.empty()) json.set("rules", rules_json(trace));
+  json["candidates"] = std::move(candidates);
+  if (!trace.rules.empty()) json["rules"] = rules_json(trace);
   return json;
 }
 
@@ -140,17 +138,17 @@ int run_classify(const ParsedArgs& args, std::ostream& out, Messages& messages) 
     if (ranked.size() > top) ranked.resize(top);
 
     if (json) {
-      internal::JsonValue line = internal::JsonValue::object();
-      line.set("id", internal::JsonValue::string(doc.id));
-      line.set("method", internal::JsonValue::string(method));
-      line.set("categories", categories_json(assigned));
-      internal::JsonValue all = internal::JsonValue::object();
+      internal::Json line = internal::Json::object();
+      line["id"] = doc.id;
+      line["method"] = method;
+      line["categories"] = categories_json(assigned);
+      internal::Json all = internal::Json::object();
       for (size_t c = 0; c < scores.size(); ++c) {
-        all.set(categorizer.categories()[c], internal::JsonValue::number(scores[c]));
+        all[categorizer.categories()[c]] = scores[c];
       }
-      line.set("scores", std::move(all));
-      line.set("decision", decision_json(decision));
-      if (top != 0) line.set("top", categories_json(ranked));
+      line["scores"] = std::move(all);
+      line["decision"] = decision_json(decision);
+      if (top != 0) line["top"] = categories_json(ranked);
       out << json_output(line) << '\n';
     } else {
       out << one_line(doc.id) << '\t' << category_text(assigned);

@@ -14,7 +14,6 @@
 #include "autocat/error.h"
 #include "classify/corpus/training_collection.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
 #include "classify/metrics/confusion_plot.h"
 #include "classify/metrics/evaluation.h"
 #include "classify/metrics/reliability_plot.h"
@@ -22,13 +21,13 @@
 #include "classify/train/cross_validation.h"
 #include "classify/train/trainer.h"
 #include "indexer/commands.h"
+#include "indexer/eval_report.h"
 
 namespace autocat::cli {
 
 namespace {
 
 namespace fs = std::filesystem;
-using internal::JsonValue;
 
 const char kUsage[] =
     "usage: autocat eval --model DIR [OPTIONS] INPUT...\n"
@@ -111,11 +110,6 @@ std::vector<std::string> training_only_options() {
   return names;
 }
 
-// Confusion matrices wider than this are left out of the human output.
-constexpr size_t kMaxConfusionCategories = 20;
-
-JsonValue json_number(double value) { return JsonValue::number(value); }
-JsonValue json_count(uint64_t value) { return JsonValue::number(static_cast<double>(value)); }
 
 // --unlabelled: nullopt when absent (the default depends on the decision mode).
 std::optional<bool> count_unlabelled_option(const ParsedArgs& args) {
@@ -140,182 +134,6 @@ std::string plot_path(const ParsedArgs& args) {
     throw IOError(path + ": cannot write the plot: no directory " + parent.string());
   }
   return path;
-}
-
-// A log-loss fed no document is n/a; the reason is the method's when its
-// scores are not probabilities (an uncalibrated kNN or Rocchio model).
-std::string log_loss_text(Method method, const internal::LogLoss& log_loss) {
-  if (log_loss.documents() == 0 && !internal::gives_probabilities(method)) {
-    return "n/a (scores of " + method_name(method) + " are not probabilities)";
-  }
-  if (log_loss.documents() == 0) return "n/a (no document with one known true category)";
-  std::string text = format_fixed(log_loss.value(), 4) + " (" +
-                     std::to_string(log_loss.documents()) + " documents";
-  if (log_loss.no_evidence() != 0) {
-    text += "; " + std::to_string(log_loss.no_evidence()) + " without a known term left out";
-  }
-  return text + ")";
-}
-
-JsonValue log_loss_json(Method method, const internal::LogLoss& log_loss) {
-  (void)method;
-  if (log_loss.documents() == 0) return JsonValue();
-  return json_number(log_loss.value());
-}
-
-// Each bin's predictions against what was observed.
-JsonValue bins_json(const internal::Reliability& reliability) {
-  JsonValue bins = JsonValue::array();
-  for (const internal::Reliability::Bin& bin : reliability.bins()) {
-    JsonValue entry = JsonValue::object();
-    entry.set("lower", json_number(bin.lower));
-    entry.set("upper", json_number(bin.upper));
-    entry.set("pairs", json_count(bin.pairs));
-    entry.set("mean_predicted", json_number(bin.mean_predicted));
-    entry.set("observed", json_number(bin.observed));
-    bins.push_back(std::move(entry));
-  }
-  return bins;
-}
-
-// Predicted against observed per probability bin: every pair pooled, the
-// top label of each document, and the mean per category; null without pairs.
-JsonValue reliability_json(const internal::CalibrationReport& calibration) {
-  const internal::Reliability& pooled = calibration.pooled();
-  if (pooled.pairs() == 0) return JsonValue();
-  JsonValue json = JsonValue::object();
-  json.set("pairs", json_count(pooled.pairs()));
-  json.set("expected_calibration_error", json_number(pooled.expected_calibration_error()));
-  json.set("bins", bins_json(pooled));
-  const internal::Reliability& top = calibration.top_label();
-  JsonValue top_json = JsonValue::object();
-  top_json.set("documents", json_count(top.pairs()));
-  top_json.set("expected_calibration_error", json_number(top.expected_calibration_error()));
-  top_json.set("bins", bins_json(top));
-  json.set("top_label", std::move(top_json));
-  JsonValue per_category = JsonValue::object();
-  per_category.set("categories", json_count(calibration.categories_with_pairs()));
-  per_category.set("mean_expected_calibration_error",
-                   json_number(calibration.per_category_expected_calibration_error()));
-  json.set("per_category", std::move(per_category));
-  return json;
-}
-
-void print_bins(std::ostream& out, const internal::Reliability& reliability, const char* counted) {
-  std::vector<std::vector<std::string>> rows = {{"  bin", counted, "predicted", "observed"}};
-  for (const internal::Reliability::Bin& bin : reliability.bins()) {
-    if (bin.pairs == 0) continue;
-    rows.push_back({"  " + format_fixed(bin.lower, 1) + "-" + format_fixed(bin.upper, 1),
-                    std::to_string(bin.pairs), format_fixed(bin.mean_predicted, 4),
-                    format_fixed(bin.observed, 4)});
-  }
-  print_table(out, rows, {1, 2, 3});
-}
-
-void print_reliability(std::ostream& out, const internal::CalibrationReport& calibration) {
-  const internal::Reliability& pooled = calibration.pooled();
-  const internal::Reliability& top = calibration.top_label();
-  out << "\nreliability (" << pooled.pairs() << " document-category pairs; expected "
-      << "calibration error " << format_fixed(pooled.expected_calibration_error(), 4) << " pooled, "
-      << format_fixed(top.expected_calibration_error(), 4) << " top label, "
-      << format_fixed(calibration.per_category_expected_calibration_error(), 4)
-      << " mean per category):\n";
-  out << "top label (each document's best score; observed: the best category is a label):\n";
-  print_bins(out, top, "documents");
-  out << "all document-category pairs:\n";
-  print_bins(out, pooled, "pairs");
-}
-
-// The metrics of `evaluation` as members of `json`.
-void add_evaluation_json(JsonValue* json, const internal::Evaluation& evaluation, Method method,
-                         const internal::LogLoss& log_loss) {
-  json->set("documents", json_count(evaluation.documents()));
-  json->set("accuracy", json_number(evaluation.accuracy()));
-  json->set("macro_f1", json_number(evaluation.macro_f1()));
-  json->set("micro_f1", json_number(evaluation.micro_f1()));
-  json->set("micro_precision", json_number(evaluation.micro_precision()));
-  json->set("micro_recall", json_number(evaluation.micro_recall()));
-  json->set("macro_precision", json_number(evaluation.macro_precision()));
-  json->set("macro_recall", json_number(evaluation.macro_recall()));
-  json->set("log_loss", log_loss_json(method, log_loss));
-  json->set("log_loss_documents", json_count(log_loss.documents()));
-  JsonValue per_category = JsonValue::array();
-  for (const internal::CategoryMetrics& metrics : evaluation.per_category()) {
-    JsonValue entry = JsonValue::object();
-    entry.set("name", JsonValue::string(metrics.name));
-    entry.set("precision", json_number(metrics.precision));
-    entry.set("recall", json_number(metrics.recall));
-    entry.set("f1", json_number(metrics.f1));
-    entry.set("support", json_count(metrics.support));
-    entry.set("true_positives", json_count(metrics.true_positives));
-    entry.set("false_positives", json_count(metrics.false_positives));
-    entry.set("false_negatives", json_count(metrics.false_negatives));
-    per_category.push_back(std::move(entry));
-  }
-  json->set("per_category", std::move(per_category));
-  JsonValue confusion = JsonValue::object();
-  JsonValue names = JsonValue::array();
-  for (const std::string& name : evaluation.categories()) names.push_back(JsonValue::string(name));
-  names.push_back(JsonValue::string("(none)"));
-  confusion.set("categories", std::move(names));
-  JsonValue matrix = JsonValue::array();
-  for (const std::vector<uint64_t>& row : evaluation.confusion()) {
-    JsonValue row_json = JsonValue::array();
-    for (uint64_t count : row) row_json.push_back(json_count(count));
-    matrix.push_back(std::move(row_json));
-  }
-  confusion.set("matrix", std::move(matrix));
-  json->set("confusion", std::move(confusion));
-}
-
-void print_confusion(std::ostream& out, const internal::Evaluation& evaluation) {
-  const std::vector<std::string>& names = evaluation.categories();
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> header = {"true \\ assigned"};
-  header.insert(header.end(), names.begin(), names.end());
-  header.push_back("(none)");
-  rows.push_back(header);
-  std::vector<size_t> right;
-  for (size_t c = 1; c < header.size(); ++c) right.push_back(c);
-  for (size_t t = 0; t < names.size(); ++t) {
-    std::vector<std::string> row = {names[t]};
-    for (uint64_t count : evaluation.confusion()[t]) row.push_back(std::to_string(count));
-    rows.push_back(row);
-  }
-  print_table(out, rows, right);
-}
-
-// The summary lines, the per-category table and (when small enough) the
-// confusion matrix. `extra` rows go between the metrics and the timing.
-void print_evaluation(std::ostream& out, const internal::Evaluation& evaluation, Method method,
-                      const internal::LogLoss& log_loss,
-                      const std::vector<std::vector<std::string>>& extra) {
-  std::vector<std::vector<std::string>> summary = {
-      {"  accuracy", format_fixed(evaluation.accuracy(), 4)},
-      {"  macro-F1", format_fixed(evaluation.macro_f1(), 4) + " (precision " +
-                         format_fixed(evaluation.macro_precision(), 4) + ", recall " +
-                         format_fixed(evaluation.macro_recall(), 4) + ")"},
-      {"  micro-F1", format_fixed(evaluation.micro_f1(), 4) + " (precision " +
-                         format_fixed(evaluation.micro_precision(), 4) + ", recall " +
-                         format_fixed(evaluation.micro_recall(), 4) + ")"},
-      {"  log-loss", log_loss_text(method, log_loss)}};
-  summary.insert(summary.end(), extra.begin(), extra.end());
-  print_table(out, summary, {});
-  out << '\n';
-  std::vector<std::vector<std::string>> rows = {
-      {"category", "precision", "recall", "F1", "support", "TP", "FP", "FN"}};
-  for (const internal::CategoryMetrics& metrics : evaluation.per_category()) {
-    rows.push_back({metrics.name, format_fixed(metrics.precision, 4),
-                    format_fixed(metrics.recall, 4), format_fixed(metrics.f1, 4),
-                    std::to_string(metrics.support), std::to_string(metrics.true_positives),
-                    std::to_string(metrics.false_positives),
-                    std::to_string(metrics.false_negatives)});
-  }
-  print_table(out, rows, {1, 2, 3, 4, 5, 6, 7});
-  if (evaluation.categories().size() <= kMaxConfusionCategories) {
-    out << "\nconfusion matrix (documents with one label):\n";
-    print_confusion(out, evaluation);
-  }
 }
 
 std::string plot_title(Method method, const std::string& what,
@@ -356,8 +174,10 @@ class CategoryIndex {
   std::map<std::string, uint32_t> index_;
 };
 
-int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream& out,
-                   Messages& messages) {
+// Evaluates the model of --model on the labelled documents of the inputs
+// (and draws --plot).
+ModelEvalResults evaluate_model(const ParsedArgs& args, const std::string& plot,
+                                Messages& messages) {
   const std::string model_dir = args.required("model");
   const ClassifyOptions options = classify_options(args);
   const std::optional<bool> count_option = count_unlabelled_option(args);
@@ -489,8 +309,6 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
     evaluation.add(scored_only(documents[i].truth), scored_only(chosen));
   }
   const double docs_per_second = rate(documents.size(), classify_seconds);
-  const uint64_t counted_unlabelled = count_unlabelled ? unlabelled : 0;
-  const uint64_t skipped_unlabelled = count_unlabelled ? 0 : unlabelled;
 
   std::string reliability_plot;
   if (!plot.empty()) {
@@ -502,74 +320,37 @@ int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream
     }
   }
 
-  if (args.has("json")) {
-    JsonValue json = JsonValue::object();
-    json.set("model", JsonValue::string(model_dir));
-    json.set("method", JsonValue::string(method_name(method)));
-    json.set("decision", JsonValue::string(decision_name(categorizer.decision_mode(options))));
-    add_evaluation_json(&json, evaluation, method, log_loss);
-    json.set("unlabelled", JsonValue::string(count_unlabelled ? "count" : "skip"));
-    json.set("skipped_unlabelled", json_count(skipped_unlabelled));
-    json.set("counted_unlabelled", json_count(counted_unlabelled));
-    json.set("unknown_label_documents", json_count(unknown_label_documents));
-    JsonValue unknown = JsonValue::array();
-    for (const auto& [name, count] : unknown_documents) {
-      JsonValue entry = JsonValue::object();
-      entry.set("name", JsonValue::string(name));
-      entry.set("documents", json_count(count));
-      unknown.push_back(std::move(entry));
-    }
-    json.set("unknown_categories", std::move(unknown));
-    json.set("shared_categories", JsonValue::boolean(shared));
-    json.set("scored_categories", json_count(scored_names.size()));
-    json.set("documents_without_scored_label", json_count(left_without_label));
-    json.set("classify_seconds", json_number(classify_seconds));
-    json.set("docs_per_second", json_number(docs_per_second));
-    json.set("analyze_seconds", json_number(analyze_seconds));
-    json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
-    json.set("reliability", reliability_json(calibration));
-    json.set("reliability_plot",
-             reliability_plot.empty() ? JsonValue() : JsonValue::string(reliability_plot));
-    out << json_output(json) << '\n';
-    return 0;
-  }
+  ModelEvalResults results;
+  results.model_dir = model_dir;
+  results.method = method;
+  results.decision = categorizer.decision_mode(options);
+  results.evaluation = std::move(evaluation);
+  results.log_loss = log_loss;
+  results.calibration = std::move(calibration);
+  results.count_unlabelled = count_unlabelled;
+  results.unlabelled = unlabelled;
+  results.unknown_label_documents = unknown_label_documents;
+  results.unknown_documents = std::move(unknown_documents);
+  results.shared = shared;
+  results.scored_categories = scored_names.size();
+  results.model_categories = categories.model_size();
+  results.left_without_label = left_without_label;
+  results.classify_seconds = classify_seconds;
+  results.docs_per_second = docs_per_second;
+  results.analyze_seconds = analyze_seconds;
+  results.plot = plot;
+  results.reliability_plot = reliability_plot;
+  return results;
+}
 
-  out << "evaluated " << evaluation.documents() << " documents with " << method_name(method)
-      << " (model " << model_dir << ", " << decision_name(categorizer.decision_mode(options))
-      << ")\n";
-  std::vector<std::vector<std::string>> extra;
-  if (unlabelled != 0) {
-    extra.push_back(
-        {"  no label",
-         std::to_string(unlabelled) +
-             (count_unlabelled ? " documents counted as \"no category\"" : " documents skipped") +
-             " (--unlabelled " + (count_unlabelled ? "count" : "skip") + ")"});
+int run_model_eval(const ParsedArgs& args, const std::string& plot, std::ostream& out,
+                   Messages& messages) {
+  const ModelEvalResults results = evaluate_model(args, plot, messages);
+  if (args.has("json")) {
+    out << json_output(model_eval_json(results)) << '\n';
+  } else {
+    print_model_eval(out, results);
   }
-  if (unknown_label_documents != 0) {
-    std::string names;
-    for (const auto& [name, count] : unknown_documents) {
-      names += (names.empty() ? "" : ", ") + name + " (" + std::to_string(count) + ")";
-    }
-    extra.push_back({"  unknown", std::to_string(unknown_label_documents) +
-                                      " documents with labels the model lacks: " + names});
-  }
-  if (shared) {
-    std::string scored_text = std::to_string(scored_names.size()) + " of " +
-                              std::to_string(categories.model_size()) +
-                              " model categories (--shared-categories)";
-    if (left_without_label != 0) {
-      scored_text += "; " + std::to_string(left_without_label) +
-                     " documents left without a scored label count as \"no category\"";
-    }
-    extra.push_back({"  scored", scored_text});
-  }
-  extra.push_back({"  classify", format_fixed(classify_seconds, 4) + " s (" +
-                                     format_fixed(docs_per_second, 0) + " docs/s)"});
-  extra.push_back({"  analyze", format_fixed(analyze_seconds, 4) + " s (not in docs/s)"});
-  print_evaluation(out, evaluation, method, log_loss, extra);
-  if (calibration.pooled().pairs() != 0) print_reliability(out, calibration);
-  if (!plot.empty()) out << "\nconfusion matrix drawn in " << plot << '\n';
-  if (!reliability_plot.empty()) out << "reliability diagram drawn in " << reliability_plot << '\n';
   return 0;
 }
 
@@ -599,30 +380,10 @@ class ScratchDirectory {
   fs::path path_;
 };
 
-struct FoldScores {
-  std::vector<double> accuracy, micro_f1, macro_f1, log_loss;
-};
-
-FoldScores fold_scores(const internal::MethodFolds& folds) {
-  FoldScores scores;
-  for (const internal::Evaluation& evaluation : folds.folds) {
-    scores.accuracy.push_back(evaluation.accuracy());
-    scores.micro_f1.push_back(evaluation.micro_f1());
-    scores.macro_f1.push_back(evaluation.macro_f1());
-  }
-  for (const internal::LogLoss& log_loss : folds.fold_log_loss) {
-    if (log_loss.documents() != 0) scores.log_loss.push_back(log_loss.value());
-  }
-  return scores;
-}
-
-std::string mean_std_text(const std::vector<double>& values) {
-  const internal::MeanStd summary = internal::mean_and_std(values);
-  return format_fixed(summary.mean, 4) + " \u00b1 " + format_fixed(summary.std, 4);
-}
-
-int run_cross_validation(const ParsedArgs& args, bool all, const std::string& plot,
-                         std::ostream& out, Messages& messages) {
+// Cross-validates the methods asked for on the collection of the inputs
+// (and draws --plot).
+CrossValidationResults cross_validate_inputs(const ParsedArgs& args, bool all,
+                                             const std::string& plot, Messages& messages) {
   if (args.has("model")) {
     throw UsageError(
         "--folds trains its own models on INPUT, so --model is not used; drop --model, or "
@@ -668,7 +429,7 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
   const double prepare_seconds = clock.seconds();
 
   const Stopwatch cv_clock;
-  const internal::CrossValidationResult result = internal::cross_validate(
+  internal::CrossValidationResult result = internal::cross_validate(
       corpus, analyzer, train, options,
       [&](uint64_t done) { messages.progress("cross-validated", done, cv_clock.seconds()); });
   const double seconds = clock.seconds();
@@ -682,134 +443,25 @@ int run_cross_validation(const ParsedArgs& args, bool all, const std::string& pl
                    only.pooled));
   }
 
+  CrossValidationResults results;
+  results.result = std::move(result);
+  results.documents = corpus.num_docs();
+  results.categories = corpus.num_categories();
+  results.skipped_unlabelled = skipped_unlabelled;
+  results.prepare_seconds = prepare_seconds;
+  results.seconds = seconds;
+  results.plot = plot;
+  return results;
+}
+
+int run_cross_validation(const ParsedArgs& args, bool all, const std::string& plot,
+                         std::ostream& out, Messages& messages) {
+  const CrossValidationResults results = cross_validate_inputs(args, all, plot, messages);
   if (args.has("json")) {
-    JsonValue json = JsonValue::object();
-    json.set("folds", json_count(result.folds));
-    json.set("seed", json_count(result.seed));
-    json.set("documents", json_count(corpus.num_docs()));
-    json.set("categories", json_count(corpus.num_categories()));
-    json.set("decision", JsonValue::string(decision_name(result.decision)));
-    json.set("unlabelled", JsonValue::string(result.count_unlabelled ? "count" : "skip"));
-    json.set("skipped_unlabelled", json_count(skipped_unlabelled));
-    json.set("counted_unlabelled", json_count(result.unlabelled_counted));
-    JsonValue sizes = JsonValue::array();
-    for (uint32_t size : result.fold_documents) sizes.push_back(json_count(size));
-    json.set("fold_documents", std::move(sizes));
-    json.set("copied_documents", json_count(result.copied_documents));
-    JsonValue methods = JsonValue::array();
-    for (const internal::MethodFolds& method : result.methods) {
-      JsonValue entry = JsonValue::object();
-      entry.set("method", JsonValue::string(method_name(method.method)));
-      entry.set("log_loss_defined",
-                JsonValue::boolean(internal::gives_probabilities(method.method)));
-      JsonValue per_fold = JsonValue::array();
-      for (size_t f = 0; f < method.folds.size(); ++f) {
-        const internal::Evaluation& evaluation = method.folds[f];
-        JsonValue fold = JsonValue::object();
-        fold.set("fold", json_count(f + 1));
-        fold.set("documents", json_count(evaluation.documents()));
-        fold.set("accuracy", json_number(evaluation.accuracy()));
-        fold.set("micro_f1", json_number(evaluation.micro_f1()));
-        fold.set("macro_f1", json_number(evaluation.macro_f1()));
-        fold.set("log_loss", method.fold_log_loss.empty()
-                                 ? JsonValue()
-                                 : log_loss_json(method.method, method.fold_log_loss[f]));
-        per_fold.push_back(std::move(fold));
-      }
-      entry.set("folds", std::move(per_fold));
-      const FoldScores scores = fold_scores(method);
-      JsonValue mean = JsonValue::object(), std = JsonValue::object();
-      for (const auto& [name, values] :
-           std::vector<std::pair<const char*, const std::vector<double>*>>{
-               {"accuracy", &scores.accuracy},
-               {"micro_f1", &scores.micro_f1},
-               {"macro_f1", &scores.macro_f1},
-               {"log_loss", &scores.log_loss}}) {
-        if (values->empty()) {
-          mean.set(name, JsonValue());
-          std.set(name, JsonValue());
-          continue;
-        }
-        const internal::MeanStd summary = internal::mean_and_std(*values);
-        mean.set(name, json_number(summary.mean));
-        std.set(name, json_number(summary.std));
-      }
-      entry.set("mean", std::move(mean));
-      entry.set("std", std::move(std));
-      JsonValue pooled = JsonValue::object();
-      add_evaluation_json(&pooled, method.pooled, method.method, method.pooled_log_loss);
-      entry.set("pooled", std::move(pooled));
-      methods.push_back(std::move(entry));
-    }
-    json.set("methods", std::move(methods));
-    json.set("prepare_seconds", json_number(prepare_seconds));
-    json.set("seconds", json_number(seconds));
-    json.set("plot", plot.empty() ? JsonValue() : JsonValue::string(plot));
-    out << json_output(json) << '\n';
-    return 0;
+    out << json_output(cross_validation_json(results)) << '\n';
+  } else {
+    print_cross_validation(out, results);
   }
-
-  out << result.folds << "-fold cross-validation (stratified, seed " << result.seed << ") of "
-      << corpus.num_docs() << " documents in " << corpus.num_categories() << " categories, "
-      << decision_name(result.decision) << '\n';
-  std::vector<std::string> sizes;
-  for (uint32_t size : result.fold_documents) sizes.push_back(std::to_string(size));
-  out << "documents held out per fold: " << join(sizes, " ") << '\n';
-  if (result.copied_documents != 0) {
-    out << "documents with the same terms as an earlier one: " << result.copied_documents
-        << " (each held out in the same fold as it)\n";
-  }
-  if (skipped_unlabelled != 0 || result.unlabelled_counted != 0) {
-    out << "documents without labels: " << skipped_unlabelled << " skipped, "
-        << result.unlabelled_counted << " counted as \"no category\"\n";
-  }
-  out << '\n';
-
-  std::vector<std::vector<std::string>> summary = {
-      {"method", "accuracy", "micro-F1", "macro-F1", "log-loss", "pooled accuracy"}};
-  for (const internal::MethodFolds& method : result.methods) {
-    const FoldScores scores = fold_scores(method);
-    summary.push_back(
-        {method_name(method.method), mean_std_text(scores.accuracy), mean_std_text(scores.micro_f1),
-         mean_std_text(scores.macro_f1),
-         scores.log_loss.empty() ? std::string("n/a") : mean_std_text(scores.log_loss),
-         format_fixed(method.pooled.accuracy(), 4)});
-  }
-  out << "mean \u00b1 sample standard deviation over the folds:\n";
-  print_table(out, summary, {});
-  for (const internal::MethodFolds& method : result.methods) {
-    if (!internal::gives_probabilities(method.method)) {
-      out << "log-loss of " << method_name(method.method) << ": "
-          << log_loss_text(method.method, method.pooled_log_loss) << '\n';
-    }
-  }
-
-  for (const internal::MethodFolds& method : result.methods) {
-    out << '\n' << method_name(method.method) << " by fold:\n";
-    std::vector<std::vector<std::string>> rows = {
-        {"  fold", "documents", "accuracy", "micro-F1", "macro-F1", "log-loss"}};
-    for (size_t f = 0; f < method.folds.size(); ++f) {
-      const internal::Evaluation& evaluation = method.folds[f];
-      const bool defined =
-          !method.fold_log_loss.empty() && method.fold_log_loss[f].documents() != 0;
-      rows.push_back({"  " + std::to_string(f + 1), std::to_string(evaluation.documents()),
-                      format_fixed(evaluation.accuracy(), 4),
-                      format_fixed(evaluation.micro_f1(), 4),
-                      format_fixed(evaluation.macro_f1(), 4),
-                      defined ? format_fixed(method.fold_log_loss[f].value(), 4) : "n/a"});
-    }
-    print_table(out, rows, {0, 1, 2, 3, 4, 5});
-  }
-
-  if (result.methods.size() == 1) {
-    const internal::MethodFolds& only = result.methods.front();
-    out << "\npooled over the held-out documents of every fold: " << only.pooled.documents()
-        << " documents with " << method_name(only.method) << '\n';
-    print_evaluation(out, only.pooled, only.method, only.pooled_log_loss, {});
-  }
-  if (!plot.empty()) out << "\nconfusion matrix drawn in " << plot << '\n';
-  out << "\ntook " << format_fixed(seconds, 1) << " s (reading and analysis "
-      << format_fixed(prepare_seconds, 1) << " s)\n";
   return 0;
 }
 

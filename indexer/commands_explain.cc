@@ -4,7 +4,7 @@
 #include "classify/decide/categorizer.h"
 #include "classify/decide/explain.h"
 #include "classify/decide/rules.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -65,74 +65,74 @@ void define_options(OptionSet& options) {
                " \"count\", \"base\"}, \"note\" (when there is no evidence)}");
 }
 
-internal::JsonValue string_list(const std::vector<std::string>& items) {
-  internal::JsonValue list = internal::JsonValue::array();
-  for (const std::string& item : items) list.push_back(internal::JsonValue::string(item));
+internal::Json string_list(const std::vector<std::string>& items) {
+  internal::Json list = internal::Json::array();
+  for (const std::string& item : items) list.push_back(internal::Json(item));
   return list;
 }
 
-internal::JsonValue explanation_json(const std::string& id, const internal::Explanation& e,
-                                     const internal::DocumentTerms& terms, int k) {
-  internal::JsonValue line = internal::JsonValue::object();
-  line.set("id", internal::JsonValue::string(id));
-  line.set("method", internal::JsonValue::string(method_name(e.method)));
-  if (e.method == Method::kKnn) line.set("k", internal::JsonValue::number(k));
-  line.set("known_tokens", internal::JsonValue::number(terms.known_tokens));
-  line.set("tokens", internal::JsonValue::number(terms.total_tokens));
-  line.set("categories", categories_json(e.assigned));
-  line.set("decision", internal::JsonValue::string(decision_name(e.decision)));
-  line.set("other", internal::JsonValue::boolean(e.other));
-  line.set("decision_reason", internal::JsonValue::string(e.decision_reason));
-  line.set("top", categories_json(e.top));
+internal::Json explanation_json(const std::string& id, const internal::Explanation& e,
+                                const internal::DocumentTerms& terms, int k) {
+  internal::Json line = internal::Json::object();
+  line["id"] = id;
+  line["method"] = method_name(e.method);
+  if (e.method == Method::kKnn) line["k"] = k;
+  line["known_tokens"] = terms.known_tokens;
+  line["tokens"] = terms.total_tokens;
+  line["categories"] = categories_json(e.assigned);
+  line["decision"] = decision_name(e.decision);
+  line["other"] = e.other;
+  line["decision_reason"] = e.decision_reason;
+  line["top"] = categories_json(e.top);
   if (e.method == Method::kKnn) {
-    internal::JsonValue neighbours = internal::JsonValue::array();
+    internal::Json neighbours = internal::Json::array();
     for (const internal::ExplainedNeighbour& neighbour : e.neighbours) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("id", internal::JsonValue::string(neighbour.id));
-      entry.set("similarity", internal::JsonValue::number(neighbour.similarity));
-      entry.set("labels", string_list(neighbour.labels));
+      internal::Json entry = internal::Json::object();
+      entry["id"] = neighbour.id;
+      entry["similarity"] = neighbour.similarity;
+      entry["labels"] = string_list(neighbour.labels);
       neighbours.push_back(std::move(entry));
     }
-    line.set("neighbours", std::move(neighbours));
+    line["neighbours"] = std::move(neighbours);
   }
-  internal::JsonValue terms_list = internal::JsonValue::array();
+  internal::Json terms_list = internal::Json::array();
   for (const internal::TermContribution& term : e.terms) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("term", internal::JsonValue::string(term.term));
-    entry.set("contribution", internal::JsonValue::number(term.contribution));
+    internal::Json entry = internal::Json::object();
+    entry["term"] = term.term;
+    entry["contribution"] = term.contribution;
     terms_list.push_back(std::move(entry));
   }
-  line.set("terms", std::move(terms_list));
+  line["terms"] = std::move(terms_list);
   if (e.method == Method::kCombo) {
-    internal::JsonValue members = internal::JsonValue::array();
+    internal::Json members = internal::Json::array();
     for (const internal::ComboMemberPart& part : e.members) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("method", internal::JsonValue::string(method_name(part.method)));
-      entry.set("score", internal::JsonValue::number(part.score));
-      entry.set("probability", internal::JsonValue::number(part.probability));
-      entry.set("logit", internal::JsonValue::number(part.logit));
-      entry.set("weight", internal::JsonValue::number(part.weight));
-      entry.set("contribution", internal::JsonValue::number(part.contribution));
+      internal::Json entry = internal::Json::object();
+      entry["method"] = method_name(part.method);
+      entry["score"] = part.score;
+      entry["probability"] = part.probability;
+      entry["logit"] = part.logit;
+      entry["weight"] = part.weight;
+      entry["contribution"] = part.contribution;
       members.push_back(std::move(entry));
     }
-    line.set("members", std::move(members));
+    line["members"] = std::move(members);
   }
   if (!e.category.empty()) {
-    internal::JsonValue basis = internal::JsonValue::object();
-    basis.set("category", internal::JsonValue::string(e.category));
-    if (!e.neighbour.empty()) basis.set("neighbour", internal::JsonValue::string(e.neighbour));
-    if (!e.versus.empty()) basis.set("versus", internal::JsonValue::string(e.versus));
-    basis.set("sum", internal::JsonValue::number(e.terms_total));
-    basis.set("count", internal::JsonValue::number(static_cast<double>(e.num_contributing_terms)));
+    internal::Json basis = internal::Json::object();
+    basis["category"] = e.category;
+    if (!e.neighbour.empty()) basis["neighbour"] = e.neighbour;
+    if (!e.versus.empty()) basis["versus"] = e.versus;
+    basis["sum"] = e.terms_total;
+    basis["count"] = e.num_contributing_terms;
     if (e.method != Method::kKnn && e.method != Method::kRocchio) {
-      basis.set("base", internal::JsonValue::number(e.base));
+      basis["base"] = e.base;
     }
     if (e.method == Method::kCombo) {
-      basis.set("stacked_probability", internal::JsonValue::number(e.stacked_probability));
+      basis["stacked_probability"] = e.stacked_probability;
     }
-    line.set("terms_for", std::move(basis));
+    line["terms_for"] = std::move(basis);
   }
-  if (!e.note.empty()) line.set("note", internal::JsonValue::string(e.note));
+  if (!e.note.empty()) line["note"] = e.note;
   return line;
 }
 
@@ -278,18 +278,18 @@ int run_explain(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     }
 
     if (json) {
-      internal::JsonValue line = explanation_json(doc.id, explanation, terms, options.classify.k);
+      internal::Json line = explanation_json(doc.id, explanation, terms, options.classify.k);
       if (!fired.empty()) {
-        internal::JsonValue list = internal::JsonValue::array();
+        internal::Json list = internal::Json::array();
         for (const internal::DecisionTrace::FiredRule& rule : fired) {
-          internal::JsonValue entry = internal::JsonValue::object();
-          entry.set("source", internal::JsonValue::string(rule.source));
-          entry.set("category", internal::JsonValue::string(rule.category));
-          entry.set("mode", internal::JsonValue::string(rule.mode));
-          entry.set("query", internal::JsonValue::string(rule.query));
+          internal::Json entry = internal::Json::object();
+          entry["source"] = rule.source;
+          entry["category"] = rule.category;
+          entry["mode"] = rule.mode;
+          entry["query"] = rule.query;
           list.push_back(std::move(entry));
         }
-        line.set("rules", std::move(list));
+        line["rules"] = std::move(list);
       }
       out << json_output(line) << '\n';
       return;

@@ -9,7 +9,7 @@
 #include "classify/corpus/feature_selection.h"
 #include "classify/corpus/training_collection.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/methods/linear.h"
 #include "classify/model/model_io.h"
 #include "indexer/commands.h"
@@ -99,26 +99,26 @@ int run_features(const ParsedArgs& args, std::ostream& out, Messages& messages) 
   const std::string measure_name = linear ? select : feature_selection_name(measure);
 
   if (args.has("json")) {
-    internal::JsonValue json = internal::JsonValue::object();
-    json.set("model", internal::JsonValue::string(model_dir));
-    json.set("select", internal::JsonValue::string(measure_name));
-    json.set("documents", internal::JsonValue::number(corpus.num_docs()));
-    internal::JsonValue categories = internal::JsonValue::array();
+    internal::Json json = internal::Json::object();
+    json["model"] = model_dir;
+    json["select"] = measure_name;
+    json["documents"] = internal::Json(corpus.num_docs());
+    internal::Json categories = internal::Json::array();
     for (uint32_t c : selected) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("name", internal::JsonValue::string(corpus.categories[c]));
-      entry.set("documents", internal::JsonValue::number(doc_counts[c]));
-      internal::JsonValue terms = internal::JsonValue::array();
+      internal::Json entry = internal::Json::object();
+      entry["name"] = corpus.categories[c];
+      entry["documents"] = doc_counts[c];
+      internal::Json terms = internal::Json::array();
       for (const internal::RankedTerm& term : internal::rank_terms(corpus, utility, c, top)) {
-        internal::JsonValue item = internal::JsonValue::object();
-        item.set("term", internal::JsonValue::string(term.term));
-        item.set("utility", internal::JsonValue::number(term.utility));
+        internal::Json item = internal::Json::object();
+        item["term"] = term.term;
+        item["utility"] = term.utility;
         terms.push_back(std::move(item));
       }
-      entry.set("terms", std::move(terms));
+      entry["terms"] = std::move(terms);
       categories.push_back(std::move(entry));
     }
-    json.set("categories", std::move(categories));
+    json["categories"] = std::move(categories);
     out << json_output(json) << '\n';
     return 0;
   }

@@ -23,7 +23,7 @@
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "classify/io/atomic_file.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/io/model_dir.h"
 #include "classify/model/model_io.h"
 #include "classify/text/analyzer.h"
@@ -507,25 +507,24 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const Xapian::doccount db_documents = db.get_doccount();
 
   if (args.has("json")) {
-    internal::JsonValue json = internal::JsonValue::object();
-    json.set("db", internal::JsonValue::string(db_path));
-    json.set("method", internal::JsonValue::string(method));
-    json.set("documents", internal::JsonValue::number(static_cast<double>(counts.documents)));
-    json.set("replaced", internal::JsonValue::number(static_cast<double>(counts.replaced)));
-    json.set("seconds", internal::JsonValue::number(seconds));
-    json.set("docs_per_second", internal::JsonValue::number(rate(counts.documents, seconds)));
-    internal::JsonValue categories = internal::JsonValue::array();
+    internal::Json json = internal::Json::object();
+    json["db"] = db_path;
+    json["method"] = method;
+    json["documents"] = counts.documents;
+    json["replaced"] = counts.replaced;
+    json["seconds"] = seconds;
+    json["docs_per_second"] = rate(counts.documents, seconds);
+    internal::Json categories = internal::Json::array();
     for (const auto& [name, count] : sorted_counts(counts.categories)) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("category", internal::JsonValue::string(name));
-      entry.set("count", internal::JsonValue::number(static_cast<double>(count)));
+      internal::Json entry = internal::Json::object();
+      entry["category"] = name;
+      entry["count"] = count;
       categories.push_back(std::move(entry));
     }
-    json.set("categories", std::move(categories));
-    json.set("uncategorized",
-             internal::JsonValue::number(static_cast<double>(counts.uncategorized)));
-    json.set("empty_text", internal::JsonValue::number(static_cast<double>(counts.empty_text)));
-    json.set("db_documents", internal::JsonValue::number(db_documents));
+    json["categories"] = std::move(categories);
+    json["uncategorized"] = counts.uncategorized;
+    json["empty_text"] = counts.empty_text;
+    json["db_documents"] = db_documents;
     out << json_output(json) << '\n';
     return 0;
   }

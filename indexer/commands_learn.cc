@@ -5,7 +5,7 @@
 #include "autocat/error.h"
 #include "classify/corpus/db_reader.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
 
@@ -143,13 +143,12 @@ int run_learn(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   report_model_warnings(categorizer, messages);
   const double seconds = clock.seconds();
   if (args.has("json")) {
-    internal::JsonValue json = internal::JsonValue::object();
-    json.set("model", internal::JsonValue::string(model_dir));
-    json.set("learned", internal::JsonValue::number(static_cast<double>(documents.size())));
-    json.set("journal", internal::JsonValue::string(categorizer.paths().journal));
-    json.set("default_method",
-             internal::JsonValue::string(method_name(categorizer.default_method())));
-    json.set("seconds", internal::JsonValue::number(seconds));
+    internal::Json json = internal::Json::object();
+    json["model"] = model_dir;
+    json["learned"] = internal::Json(static_cast<double>(documents.size()));
+    json["journal"] = internal::Json(categorizer.paths().journal);
+    json["default_method"] = internal::Json(method_name(categorizer.default_method()));
+    json["seconds"] = seconds;
     out << json_output(json) << '\n';
     return 0;
   }
@@ -167,10 +166,10 @@ int run_forget(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   report_model_warnings(categorizer, messages);
   const uint64_t forgotten = categorizer.live_status().forgotten_now;
   if (args.has("json")) {
-    internal::JsonValue json = internal::JsonValue::object();
-    json.set("model", internal::JsonValue::string(model_dir));
-    json.set("forgotten", internal::JsonValue::number(static_cast<double>(forgotten)));
-    json.set("journal", internal::JsonValue::string(categorizer.paths().journal));
+    internal::Json json = internal::Json::object();
+    json["model"] = model_dir;
+    json["forgotten"] = forgotten;
+    json["journal"] = internal::Json(categorizer.paths().journal);
     out << json_output(json) << '\n';
     return 0;
   }

@@ -19,7 +19,7 @@
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "classify/io/atomic_file.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
 #include "indexer/search_metadata.h"
@@ -260,24 +260,21 @@ int run_recategorize(const ParsedArgs& args, std::ostream& out, Messages& messag
   const std::string model_term = results.empty() ? std::string() : results.front().model_term;
 
   if (args.has("json")) {
-    internal::JsonValue list = internal::JsonValue::array();
+    internal::Json list = internal::Json::array();
     for (const RecategorizeCounts& counts : results) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("db", internal::JsonValue::string(counts.db));
-      entry.set("documents", internal::JsonValue::number(static_cast<double>(counts.documents)));
-      entry.set("recategorized",
-                internal::JsonValue::number(static_cast<double>(counts.recategorized)));
-      entry.set("already", internal::JsonValue::number(static_cast<double>(counts.already)));
-      entry.set("without_text",
-                internal::JsonValue::number(static_cast<double>(counts.without_text)));
-      entry.set("left_by_limit",
-                internal::JsonValue::number(static_cast<double>(counts.left_by_limit)));
+      internal::Json entry = internal::Json::object();
+      entry["db"] = counts.db;
+      entry["documents"] = counts.documents;
+      entry["recategorized"] = counts.recategorized;
+      entry["already"] = counts.already;
+      entry["without_text"] = counts.without_text;
+      entry["left_by_limit"] = counts.left_by_limit;
       list.push_back(std::move(entry));
     }
-    internal::JsonValue json = internal::JsonValue::object();
-    json.set("model", internal::JsonValue::string(model_dir));
-    json.set("model_term", internal::JsonValue::string(model_term));
-    json.set("databases", std::move(list));
+    internal::Json json = internal::Json::object();
+    json["model"] = model_dir;
+    json["model_term"] = model_term;
+    json["databases"] = std::move(list);
     out << json_output(json) << '\n';
     return 0;
   }

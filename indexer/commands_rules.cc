@@ -10,7 +10,7 @@
 #include "autocat/error.h"
 #include "classify/decide/categorizer.h"
 #include "classify/decide/rules.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -87,17 +87,14 @@ bool is_positive(const internal::Rule& rule) {
          (rule.mode == internal::RuleMode::kEvidence && rule.weight > 0);
 }
 
-internal::JsonValue counts_json(const Counts& counts) {
-  internal::JsonValue json = internal::JsonValue::object();
-  json.set("precision", internal::JsonValue::number(counts.precision()));
-  json.set("recall", internal::JsonValue::number(counts.recall()));
-  json.set("f1", internal::JsonValue::number(counts.f1()));
-  json.set("true_positives",
-           internal::JsonValue::number(static_cast<double>(counts.true_positives)));
-  json.set("false_positives",
-           internal::JsonValue::number(static_cast<double>(counts.false_positives)));
-  json.set("false_negatives",
-           internal::JsonValue::number(static_cast<double>(counts.false_negatives)));
+internal::Json counts_json(const Counts& counts) {
+  internal::Json json = internal::Json::object();
+  json["precision"] = internal::Json(counts.precision());
+  json["recall"] = internal::Json(counts.recall());
+  json["f1"] = internal::Json(counts.f1());
+  json["true_positives"] = counts.true_positives;
+  json["false_positives"] = counts.false_positives;
+  json["false_negatives"] = counts.false_negatives;
   return json;
 }
 
@@ -188,39 +185,37 @@ int run_rules_test(const ParsedArgs& args, std::ostream& out, Messages& messages
   }
 
   if (json) {
-    internal::JsonValue result = internal::JsonValue::object();
-    result.set("documents", internal::JsonValue::number(static_cast<double>(documents)));
-    internal::JsonValue rule_list = internal::JsonValue::array();
+    internal::Json result = internal::Json::object();
+    result["documents"] = documents;
+    internal::Json rule_list = internal::Json::array();
     for (size_t r = 0; r < rules.rules().size(); ++r) {
       const internal::Rule& rule = rules.rules()[r];
       const RuleCounts& counts = rule_counts[r];
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("source", internal::JsonValue::string(rule.source));
-      entry.set("category", internal::JsonValue::string(rule.category));
-      entry.set("mode", internal::JsonValue::string(internal::rule_mode_text(rule)));
-      entry.set("query", internal::JsonValue::string(rule.query));
-      entry.set("matched", internal::JsonValue::number(static_cast<double>(counts.matched)));
-      entry.set("correct", internal::JsonValue::number(static_cast<double>(counts.correct)));
-      entry.set("precision",
-                internal::JsonValue::number(Counts::share(counts.correct, counts.matched)));
-      entry.set("recall",
-                internal::JsonValue::number(Counts::share(counts.correct, counts.relevant)));
+      internal::Json entry = internal::Json::object();
+      entry["source"] = rule.source;
+      entry["category"] = rule.category;
+      entry["mode"] = internal::Json(internal::rule_mode_text(rule));
+      entry["query"] = rule.query;
+      entry["matched"] = counts.matched;
+      entry["correct"] = counts.correct;
+      entry["precision"] = internal::Json(Counts::share(counts.correct, counts.matched));
+      entry["recall"] = internal::Json(Counts::share(counts.correct, counts.relevant));
       rule_list.push_back(std::move(entry));
     }
-    result.set("rules", std::move(rule_list));
-    internal::JsonValue category_list = internal::JsonValue::array();
+    result["rules"] = std::move(rule_list);
+    internal::Json category_list = internal::Json::array();
     for (const std::string& name : names) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("name", internal::JsonValue::string(name));
-      entry.set("documents", internal::JsonValue::number(static_cast<double>(positives[name])));
-      entry.set("rules", counts_json(by_rules[name]));
+      internal::Json entry = internal::Json::object();
+      entry["name"] = name;
+      entry["documents"] = positives[name];
+      entry["rules"] = counts_json(by_rules[name]);
       if (categorizer) {
-        entry.set("learned", counts_json(learned[name]));
-        entry.set("combined", counts_json(combined[name]));
+        entry["learned"] = counts_json(learned[name]);
+        entry["combined"] = counts_json(combined[name]);
       }
       category_list.push_back(std::move(entry));
     }
-    result.set("categories", std::move(category_list));
+    result["categories"] = std::move(category_list);
     out << json_output(result) << '\n';
     return 0;
   }

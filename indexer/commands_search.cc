@@ -14,7 +14,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/io/atomic_file.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/text/analyzer.h"
 #include "indexer/commands.h"
 #include "indexer/search_metadata.h"
@@ -172,40 +172,39 @@ int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   if (facets_top != 0 && facet_counts.size() > facets_top) facet_counts.resize(facets_top);
 
   if (json) {
-    internal::JsonValue result = internal::JsonValue::object();
-    result.set("query", internal::JsonValue::string(raw_query));
-    result.set("parsed_query", internal::JsonValue::string(query.get_description()));
-    internal::JsonValue filter_json = internal::JsonValue::array();
+    internal::Json result = internal::Json::object();
+    result["query"] = raw_query;
+    result["parsed_query"] = internal::Json(query.get_description());
+    internal::Json filter_json = internal::Json::array();
     for (const std::string& category : filter) {
-      filter_json.push_back(internal::JsonValue::string(category));
+      filter_json.push_back(internal::Json(category));
     }
-    result.set("filter", std::move(filter_json));
-    result.set("matches_estimated", internal::JsonValue::number(matches.get_matches_estimated()));
-    result.set("matches_exact", internal::JsonValue::boolean(counted));
-    internal::JsonValue results = internal::JsonValue::array();
+    result["filter"] = std::move(filter_json);
+    result["matches_estimated"] = internal::Json(matches.get_matches_estimated());
+    result["matches_exact"] = counted;
+    internal::Json results = internal::Json::array();
     for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
       const Xapian::Document doc = it.get_document();
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("rank", internal::JsonValue::number(it.get_rank() + 1));
-      entry.set("id", internal::JsonValue::string(document_id(doc)));
-      entry.set("weight", internal::JsonValue::number(it.get_weight()));
-      entry.set("categories", categories_json(decode_categories(doc.get_value(slot))));
-      entry.set("data", internal::JsonValue::string(doc.get_data()));
+      internal::Json entry = internal::Json::object();
+      entry["rank"] = internal::Json(it.get_rank() + 1);
+      entry["id"] = document_id(doc);
+      entry["weight"] = internal::Json(it.get_weight());
+      entry["categories"] = categories_json(decode_categories(doc.get_value(slot)));
+      entry["data"] = internal::Json(doc.get_data());
       results.push_back(std::move(entry));
     }
-    result.set("results", std::move(results));
+    result["results"] = std::move(results);
     if (facets) {
-      internal::JsonValue facet_list = internal::JsonValue::array();
+      internal::Json facet_list = internal::Json::array();
       for (const FacetCount& count : facet_counts) {
-        internal::JsonValue entry = internal::JsonValue::object();
-        entry.set("category", internal::JsonValue::string(count.category));
-        entry.set("count", internal::JsonValue::number(count.count));
+        internal::Json entry = internal::Json::object();
+        entry["category"] = count.category;
+        entry["count"] = count.count;
         facet_list.push_back(std::move(entry));
       }
-      result.set("facets", std::move(facet_list));
-      result.set("facet_documents", internal::JsonValue::number(facet_documents));
-      result.set("facet_categories",
-                 internal::JsonValue::number(static_cast<double>(facet_categories)));
+      result["facets"] = std::move(facet_list);
+      result["facet_documents"] = facet_documents;
+      result["facet_categories"] = facet_categories;
     }
     out << json_output(result) << '\n';
     return 0;

@@ -4,7 +4,7 @@
 #include "autocat/error.h"
 #include "classify/decide/categorizer.h"
 #include "classify/decide/page_split.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "indexer/commands.h"
 
 namespace autocat::cli {
@@ -66,18 +66,18 @@ int run_split(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     const std::string& first = pages[segment.begin].id;
     const std::string& last = pages[segment.end - 1].id;
     if (args.has("json")) {
-      internal::JsonValue line = internal::JsonValue::object();
-      line.set("id", internal::JsonValue::string(first));
-      line.set("type", internal::JsonValue::string(type));
-      internal::JsonValue ids = internal::JsonValue::array();
+      internal::Json line = internal::Json::object();
+      line["id"] = first;
+      line["type"] = type;
+      internal::Json ids = internal::Json::array();
       std::string text;
       for (size_t p = segment.begin; p < segment.end; ++p) {
-        ids.push_back(internal::JsonValue::string(pages[p].id));
+        ids.push_back(internal::Json(pages[p].id));
         text += (p == segment.begin ? "" : "\n") + pages[p].text;
       }
-      line.set("pages", std::move(ids));
-      line.set("log_score", internal::JsonValue::number(segment.log_score));
-      line.set("text", internal::JsonValue::string(text));
+      line["pages"] = std::move(ids);
+      line["log_score"] = segment.log_score;
+      line["text"] = text;
       out << json_output(line) << '\n';
     } else {
       out << one_line(first) << ".." << one_line(last) << '\t' << one_line(type) << '\t'

@@ -6,7 +6,7 @@
 
 #include "autocat/error.h"
 #include "autocat/facets.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/thresholds.h"
 #include "classify/train/trainer.h"
 #include "indexer/commands.h"
@@ -89,27 +89,26 @@ void define_options(OptionSet& options) {
 }
 
 // What semi-supervised EM did (train --unlabelled).
-internal::JsonValue em_json(const internal::TrainReport& report) {
+internal::Json em_json(const internal::TrainReport& report) {
   const internal::EmReport& em = report.em;
-  internal::JsonValue json = internal::JsonValue::object();
-  json.set("unlabelled_read",
-           internal::JsonValue::number(static_cast<double>(report.unlabelled_read)));
-  json.set("unlabelled_used", internal::JsonValue::number(static_cast<double>(em.unlabelled_docs)));
-  json.set("lambda", internal::JsonValue::number(em.lambda));
-  json.set("iterations", internal::JsonValue::number(em.iterations));
-  json.set("converged", internal::JsonValue::boolean(em.converged));
-  internal::JsonValue likelihood = internal::JsonValue::array();
-  for (double value : em.log_likelihood) likelihood.push_back(internal::JsonValue::number(value));
-  json.set("log_likelihood", std::move(likelihood));
-  internal::JsonValue tried = internal::JsonValue::array();
+  internal::Json json = internal::Json::object();
+  json["unlabelled_read"] = report.unlabelled_read;
+  json["unlabelled_used"] = em.unlabelled_docs;
+  json["lambda"] = em.lambda;
+  json["iterations"] = em.iterations;
+  json["converged"] = em.converged;
+  internal::Json likelihood = internal::Json::array();
+  for (double value : em.log_likelihood) likelihood.push_back(internal::Json(value));
+  json["log_likelihood"] = std::move(likelihood);
+  internal::Json tried = internal::Json::array();
   for (const auto& [lambda, accuracy] : em.lambda_accuracy) {
-    internal::JsonValue entry = internal::JsonValue::object();
-    entry.set("lambda", internal::JsonValue::number(lambda));
-    entry.set("accuracy", internal::JsonValue::number(accuracy));
+    internal::Json entry = internal::Json::object();
+    entry["lambda"] = lambda;
+    entry["accuracy"] = accuracy;
     tried.push_back(std::move(entry));
   }
-  json.set("lambda_cross_validation", std::move(tried));
-  json.set("seconds", internal::JsonValue::number(em.seconds));
+  json["lambda_cross_validation"] = std::move(tried);
+  json["seconds"] = em.seconds;
   return json;
 }
 
@@ -348,123 +347,115 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   }
 
   if (args.has("json")) {
-    internal::JsonValue json = internal::JsonValue::object();
-    json.set("model", internal::JsonValue::string(model_dir));
-    json.set("documents", internal::JsonValue::number(static_cast<double>(report.documents)));
-    json.set("added", internal::JsonValue::number(static_cast<double>(report.added)));
-    json.set("journal_learned",
-             internal::JsonValue::number(static_cast<double>(report.journal_learned)));
-    json.set("journal_forgotten",
-             internal::JsonValue::number(static_cast<double>(report.journal_forgotten)));
-    json.set("skipped_unlabelled",
-             internal::JsonValue::number(static_cast<double>(report.skipped_unlabelled)));
-    json.set("skipped_empty",
-             internal::JsonValue::number(static_cast<double>(report.skipped_empty)));
-    json.set("categories", internal::JsonValue::number(report.categories));
-    json.set("terms", internal::JsonValue::number(report.terms));
-    json.set("selected_terms", internal::JsonValue::number(report.selected_terms));
-    json.set("ngrams", internal::JsonValue::number(report.ngrams));
-    json.set("stemmer", internal::JsonValue::string(report.stemmer));
-    json.set("mean_terms_per_document", internal::JsonValue::number(report.mean_tokens));
-    json.set("analysis_cross_validated", internal::JsonValue::boolean(report.analysis_chosen));
-    internal::JsonValue analyses = internal::JsonValue::object();
+    internal::Json json = internal::Json::object();
+    json["model"] = model_dir;
+    json["documents"] = report.documents;
+    json["added"] = report.added;
+    json["journal_learned"] = report.journal_learned;
+    json["journal_forgotten"] = report.journal_forgotten;
+    json["skipped_unlabelled"] = report.skipped_unlabelled;
+    json["skipped_empty"] = report.skipped_empty;
+    json["categories"] = report.categories;
+    json["terms"] = report.terms;
+    json["selected_terms"] = report.selected_terms;
+    json["ngrams"] = report.ngrams;
+    json["stemmer"] = report.stemmer;
+    json["mean_terms_per_document"] = report.mean_tokens;
+    json["analysis_cross_validated"] = report.analysis_chosen;
+    internal::Json analyses = internal::Json::object();
     for (const auto& [name, objective] : report.analysis_objective) {
-      analyses.set(name, internal::JsonValue::number(objective));
+      analyses[name] = objective;
     }
-    json.set("analysis_cross_validation", std::move(analyses));
-    json.set("default_method", internal::JsonValue::string(method_name(report.default_method)));
-    json.set("decision", internal::JsonValue::string(decision_name(report.decision)));
-    json.set("tuned", internal::JsonValue::boolean(report.tuned));
-    json.set("settings_kept", internal::JsonValue::boolean(report.settings_kept));
-    json.set("retune_reason", internal::JsonValue::string(report.retune_reason));
-    json.set("cross_validations", internal::JsonValue::number(report.cross_validations));
-    json.set("tuned_on_sample", internal::JsonValue::boolean(report.tuned_on_sample));
-    json.set("tuned_on_documents",
-             internal::JsonValue::number(static_cast<double>(report.tuned_on_documents)));
-    json.set("tuned_copied_documents",
-             internal::JsonValue::number(static_cast<double>(report.tuned_copied_documents)));
-    json.set("knn_k", internal::JsonValue::number(report.knn_k));
-    json.set("knn_similarity_power", internal::JsonValue::number(report.knn_similarity_power));
-    json.set("knn_concentration", internal::JsonValue::number(report.knn_concentration));
-    json.set("rocchio_gamma", internal::JsonValue::number(report.rocchio_gamma));
-    json.set("svm_c", internal::JsonValue::number(report.svm_c));
-    json.set("logreg_c", internal::JsonValue::number(report.logreg_c));
-    json.set("default_method_cross_validated",
-             internal::JsonValue::boolean(report.default_method_chosen));
-    internal::JsonValue method_objectives = internal::JsonValue::object();
+    json["analysis_cross_validation"] = std::move(analyses);
+    json["default_method"] = method_name(report.default_method);
+    json["decision"] = decision_name(report.decision);
+    json["tuned"] = report.tuned;
+    json["settings_kept"] = report.settings_kept;
+    json["retune_reason"] = report.retune_reason;
+    json["cross_validations"] = report.cross_validations;
+    json["tuned_on_sample"] = report.tuned_on_sample;
+    json["tuned_on_documents"] = report.tuned_on_documents;
+    json["tuned_copied_documents"] =
+        internal::Json(static_cast<double>(report.tuned_copied_documents));
+    json["knn_k"] = report.knn_k;
+    json["knn_similarity_power"] = report.knn_similarity_power;
+    json["knn_concentration"] = report.knn_concentration;
+    json["rocchio_gamma"] = report.rocchio_gamma;
+    json["svm_c"] = report.svm_c;
+    json["logreg_c"] = report.logreg_c;
+    json["default_method_cross_validated"] = report.default_method_chosen;
+    internal::Json method_objectives = internal::Json::object();
     for (size_t m = 0; m < report.method_objective.size() && m < all_methods().size(); ++m) {
       if (report.method_objective[m] < 0) continue;
-      method_objectives.set(method_name(all_methods()[m]),
-                            internal::JsonValue::number(report.method_objective[m]));
+      method_objectives[method_name(all_methods()[m])] = report.method_objective[m];
     }
-    json.set("method_cross_validation", std::move(method_objectives));
-    internal::JsonValue alphas = internal::JsonValue::object();
-    internal::JsonValue alphas_tried = internal::JsonValue::object();
+    json["method_cross_validation"] = std::move(method_objectives);
+    internal::Json alphas = internal::Json::object();
+    internal::Json alphas_tried = internal::Json::object();
     const std::vector<Method>& nb_methods = internal::naive_bayes_methods();
     for (size_t m = 0; m < nb_methods.size() && m < report.nb_alpha.size(); ++m) {
-      alphas.set(method_name(nb_methods[m]), internal::JsonValue::number(report.nb_alpha[m]));
-      internal::JsonValue tried = internal::JsonValue::array();
+      alphas[method_name(nb_methods[m])] = report.nb_alpha[m];
+      internal::Json tried = internal::Json::array();
       if (m < report.nb_alpha_objective.size()) {
         for (const auto& [alpha, objective] : report.nb_alpha_objective[m]) {
-          internal::JsonValue entry = internal::JsonValue::object();
-          entry.set("alpha", internal::JsonValue::number(alpha));
-          entry.set("objective", internal::JsonValue::number(objective));
+          internal::Json entry = internal::Json::object();
+          entry["alpha"] = alpha;
+          entry["objective"] = objective;
           tried.push_back(std::move(entry));
         }
       }
-      alphas_tried.set(method_name(nb_methods[m]), std::move(tried));
+      alphas_tried[method_name(nb_methods[m])] = std::move(tried);
     }
-    json.set("nb_alpha", std::move(alphas));
-    internal::JsonValue features = internal::JsonValue::object();
+    json["nb_alpha"] = std::move(alphas);
+    internal::Json features = internal::Json::object();
     for (size_t m = 0; m < nb_methods.size() && m < report.nb_tfidf.size(); ++m) {
-      features.set(method_name(nb_methods[m]),
-                   internal::JsonValue::string(report.nb_tfidf[m] ? "tfidf" : "counts"));
+      features[method_name(nb_methods[m])] = report.nb_tfidf[m] ? "tfidf" : "counts";
     }
-    json.set("nb_features", std::move(features));
-    json.set("nb_alpha_cross_validation", std::move(alphas_tried));
+    json["nb_features"] = std::move(features);
+    json["nb_alpha_cross_validation"] = std::move(alphas_tried);
     // What cross-validation compared (micro-F1 for any-of, accuracy for one-of).
-    internal::JsonValue knn_tried = internal::JsonValue::array();
+    internal::Json knn_tried = internal::Json::array();
     for (const internal::KnnCandidate& candidate : report.knn_objective) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("k", internal::JsonValue::number(candidate.k));
-      entry.set("similarity_power", internal::JsonValue::number(candidate.similarity_power));
-      entry.set("concentration", internal::JsonValue::number(candidate.concentration));
-      entry.set("objective", internal::JsonValue::number(candidate.objective));
+      internal::Json entry = internal::Json::object();
+      entry["k"] = candidate.k;
+      entry["similarity_power"] = candidate.similarity_power;
+      entry["concentration"] = candidate.concentration;
+      entry["objective"] = candidate.objective;
       knn_tried.push_back(std::move(entry));
     }
-    json.set("knn_cross_validation", std::move(knn_tried));
-    internal::JsonValue gamma_tried = internal::JsonValue::array();
+    json["knn_cross_validation"] = std::move(knn_tried);
+    internal::Json gamma_tried = internal::Json::array();
     for (const auto& [gamma, objective] : report.rocchio_gamma_objective) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("gamma", internal::JsonValue::number(gamma));
-      entry.set("objective", internal::JsonValue::number(objective));
+      internal::Json entry = internal::Json::object();
+      entry["gamma"] = gamma;
+      entry["objective"] = objective;
       gamma_tried.push_back(std::move(entry));
     }
-    json.set("rocchio_cross_validation", std::move(gamma_tried));
-    internal::JsonValue never = internal::JsonValue::object();
+    json["rocchio_cross_validation"] = std::move(gamma_tried);
+    internal::Json never = internal::Json::object();
     for (size_t method = 0; method < report.never_assigned.size(); ++method) {
-      internal::JsonValue names = internal::JsonValue::array();
+      internal::Json names = internal::Json::array();
       for (const internal::NeverAssigned& category : report.never_assigned[method]) {
-        names.push_back(internal::JsonValue::string(category.name));
+        names.push_back(internal::Json(category.name));
       }
-      never.set(method_name(all_methods()[method]), std::move(names));
+      never[method_name(all_methods()[method])] = std::move(names);
     }
-    json.set("never_assigned", std::move(never));
-    if (!unlabelled.empty()) json.set("em", em_json(report));
-    json.set("analyze_seconds", internal::JsonValue::number(report.analyze_seconds));
-    json.set("fit_seconds", internal::JsonValue::number(report.fit_seconds));
-    json.set("seconds", internal::JsonValue::number(report.total_seconds));
-    internal::JsonValue phases = internal::JsonValue::array();
+    json["never_assigned"] = std::move(never);
+    if (!unlabelled.empty()) json["em"] = em_json(report);
+    json["analyze_seconds"] = report.analyze_seconds;
+    json["fit_seconds"] = report.fit_seconds;
+    json["seconds"] = report.total_seconds;
+    internal::Json phases = internal::Json::array();
     for (const internal::TrainPhase& phase : report.phases) {
-      internal::JsonValue entry = internal::JsonValue::object();
-      entry.set("phase", internal::JsonValue::string(phase.phase));
-      entry.set("detail", internal::JsonValue::string(phase.detail));
-      entry.set("count", internal::JsonValue::number(static_cast<double>(phase.count)));
-      entry.set("unit", internal::JsonValue::string(phase.unit));
-      entry.set("seconds", internal::JsonValue::number(phase.seconds));
+      internal::Json entry = internal::Json::object();
+      entry["phase"] = phase.phase;
+      entry["detail"] = phase.detail;
+      entry["count"] = phase.count;
+      entry["unit"] = phase.unit;
+      entry["seconds"] = phase.seconds;
       phases.push_back(std::move(entry));
     }
-    json.set("phases", std::move(phases));
+    json["phases"] = std::move(phases);
     out << json_output(json) << '\n';
     return 0;
   }

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 
 namespace autocat::cli {
 

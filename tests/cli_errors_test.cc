@@ -189,15 +189,11 @@ TEST_F(CliErrorsTest, TextWithNoKnownTerms) {
   write_file(input, "Zyxwv qqqq plorble.\n");
   const CliResult result = run_autocat({"classify", "--model", model_, "--json", input});
   EXPECT_EQ(result.exit_code, 0);
-  EXPECT_EQ(one_line(result.err),
-            "autocat: warning: " + input +
-                ": no word known to the model; the most frequent training category, " +
-                json(lines_of(result.out).at(0))
-                    .find("categories")
-                    ->as_array()
-                    .at(0)
-                    .find("name")
-                    ->as_string())
+  EXPECT_EQ(
+      one_line(result.err),
+      "autocat: warning: " + input +
+          ": no word known to the model; the most frequent training category, " +
+          json(lines_of(result.out).at(0)).at("categories").at(0).at("name").get<std::string>())
       << result.out;
   EXPECT_TRUE(contains(result.out, "\"score\":0")) << result.out;
 }
@@ -566,7 +562,7 @@ TEST_F(CliErrorsTest, GeneratedIdsDoNotCollideAcrossInputs) {
       run_autocat({"train", "--model", scratch_.file("m"), "--json", scratch_.file("A/train.jsonl"),
                    scratch_.file("B/train.jsonl")});
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
-  const internal::JsonValue report = testing_util::json(trained.out);
+  const internal::Json report = testing_util::json(trained.out);
   EXPECT_EQ(testing_util::number_at(report, "documents"), 24);
   EXPECT_EQ(testing_util::number_at(report, "categories"), 3);
 
@@ -585,7 +581,7 @@ TEST_F(CliErrorsTest, GeneratedIdsDoNotCollideAcrossInputs) {
                    scratch_.file("d1/docs.jsonl"), scratch_.file("d2/docs.jsonl"),
                    scratch_.file("t1"), scratch_.file("t2")});
   ASSERT_EQ(indexed.exit_code, 0) << indexed.err;
-  const internal::JsonValue summary = testing_util::json(indexed.out);
+  const internal::Json summary = testing_util::json(indexed.out);
   EXPECT_EQ(testing_util::number_at(summary, "documents"), 6);
   EXPECT_EQ(testing_util::number_at(summary, "db_documents"), 6);
 }
@@ -703,7 +699,7 @@ TEST_F(CliErrorsTest, InvalidUtf8IdsAndLabelsLeaveJsonOutputValid) {
   // No raw invalid byte reaches the output; U+FFFD stands in for each.
   EXPECT_EQ(result.out.find('\xFF'), std::string::npos) << result.out;
   EXPECT_EQ(result.out.find("caf\xE9\""), std::string::npos) << result.out;
-  const internal::JsonValue line = testing_util::json(lines_of(result.out).at(0));
+  const internal::Json line = testing_util::json(lines_of(result.out).at(0));
   EXPECT_EQ(testing_util::string_at(line, "id"), "doc\xEF\xBF\xBD");
   EXPECT_TRUE(contains(result.out, "\"caf\xEF\xBF\xBD\"")) << result.out;
 }

@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using internal::JsonValue;
+using internal::Json;
 using testing_util::CliResult;
 using testing_util::count_of;
 using testing_util::json;
@@ -42,11 +42,11 @@ const char kFoodText[] = "Bake the bread at high heat until the crust turns gold
 const char kScienceText[] = "Physicists measured the mass of the particle with a new detector.";
 
 // The single JSON line of a successful run.
-JsonValue json_report(const CliResult& result) {
+Json json_report(const CliResult& result) {
   EXPECT_EQ(result.exit_code, 0) << result.err;
   const std::vector<std::string> lines = lines_of(result.out);
   EXPECT_EQ(lines.size(), 1u) << result.out;
-  return lines.empty() ? JsonValue() : json(lines[0]);
+  return lines.empty() ? internal::Json() : json(lines[0]);
 }
 
 std::string record(const std::string& id, const std::vector<std::string>& labels,
@@ -62,9 +62,9 @@ std::string record(const std::string& id, const std::vector<std::string>& labels
   return line + "\"text\": \"" + text + "\"}\n";
 }
 
-std::vector<std::string> names_of(const JsonValue& list) {
+std::vector<std::string> names_of(const Json& list) {
   std::vector<std::string> names;
-  for (const JsonValue& entry : list.as_array()) names.push_back(string_at(entry, "name"));
+  for (const Json& entry : list) names.push_back(string_at(entry, "name"));
   return names;
 }
 
@@ -111,14 +111,14 @@ std::string CliEvalTest::model_;
 bool CliEvalTest::trained_ = false;
 
 TEST_F(CliEvalTest, JsonHasEveryMetric) {
-  const JsonValue report = json_report(run_autocat(
+  const Json report = json_report(run_autocat(
       {"eval", "--model", model_, "--method", "nb", "--json", test_data("fixture_test.jsonl")}));
   EXPECT_EQ(string_at(report, "decision"), "one-of");
   EXPECT_EQ(number_at(report, "documents"), 9);
-  const auto& per_category = report.find("per_category")->as_array();
+  const auto& per_category = report.at("per_category");
   ASSERT_EQ(per_category.size(), 3u);
   double f1 = 0, precision = 0, recall = 0, true_positives = 0;
-  for (const JsonValue& entry : per_category) {
+  for (const Json& entry : per_category) {
     EXPECT_EQ(number_at(entry, "support"), 3) << string_at(entry, "name");
     EXPECT_EQ(number_at(entry, "support"),
               number_at(entry, "true_positives") + number_at(entry, "false_negatives"));
@@ -137,38 +137,38 @@ TEST_F(CliEvalTest, JsonHasEveryMetric) {
   EXPECT_GT(log_loss, 0.0);
   EXPECT_LT(log_loss, std::log(3.0));  // better than the uniform guess on this easy set
   EXPECT_EQ(number_at(report, "log_loss_documents"), 9);
-  EXPECT_TRUE(report.find("unknown_categories")->as_array().empty());
+  EXPECT_TRUE(report.at("unknown_categories").empty());
   EXPECT_EQ(number_at(report, "scored_categories"), 3);
-  EXPECT_FALSE(report.find("shared_categories")->as_bool());
-  EXPECT_TRUE(report.find("plot")->is_null());
+  EXPECT_FALSE(report.at("shared_categories").get<bool>());
+  EXPECT_TRUE(report.at("plot").is_null());
 }
 
 // A calibrated model (format version 4) gives kNN and Rocchio probabilities
 // too: their log-loss and reliability table are reported.
 TEST_F(CliEvalTest, LogLossAndReliabilityOfCalibratedKnnAndRocchio) {
   for (const std::string method : {"knn", "rocchio"}) {
-    const JsonValue report = json_report(run_autocat({"eval", "--model", model_, "--method", method,
-                                                      "--json", test_data("fixture_test.jsonl")}));
-    ASSERT_FALSE(report.find("log_loss")->is_null()) << method;
+    const Json report = json_report(run_autocat({"eval", "--model", model_, "--method", method,
+                                                 "--json", test_data("fixture_test.jsonl")}));
+    ASSERT_FALSE(report.at("log_loss").is_null()) << method;
     EXPECT_GT(number_at(report, "log_loss"), 0.0) << method;
-    const JsonValue* reliability = report.find("reliability");
+    const Json* reliability = testing_util::member(report, "reliability");
     ASSERT_FALSE(reliability->is_null()) << method;
     EXPECT_EQ(number_at(*reliability, "pairs"), 9 * 3) << method;  // documents x categories
-    EXPECT_EQ(reliability->find("bins")->as_array().size(), 10u);
+    EXPECT_EQ(reliability->at("bins").size(), 10u);
     // The top label: one prediction per document, and its error is the
     // documents' weighted gap per bin.
-    const JsonValue* top = reliability->find("top_label");
+    const Json* top = testing_util::member(*reliability, "top_label");
     ASSERT_TRUE(top != nullptr && top->is_object()) << method;
     EXPECT_EQ(number_at(*top, "documents"), 9) << method;
     double documents = 0, gap = 0;
-    for (const JsonValue& bin : top->find("bins")->as_array()) {
+    for (const Json& bin : top->at("bins")) {
       documents += number_at(bin, "pairs");
       gap += number_at(bin, "pairs") *
              std::fabs(number_at(bin, "mean_predicted") - number_at(bin, "observed"));
     }
     EXPECT_EQ(documents, 9) << method;
     EXPECT_NEAR(number_at(*top, "expected_calibration_error"), gap / 9, 1e-9) << method;
-    const JsonValue* per_category = reliability->find("per_category");
+    const Json* per_category = testing_util::member(*reliability, "per_category");
     ASSERT_TRUE(per_category != nullptr && per_category->is_object()) << method;
     EXPECT_EQ(number_at(*per_category, "categories"), 3) << method;
     EXPECT_GE(number_at(*per_category, "mean_expected_calibration_error"), 0.0) << method;
@@ -195,19 +195,19 @@ TEST_F(CliEvalTest, CategoriesTheModelNeverSawAreCountedAndListed) {
       input(record("1", {"sports"}, kSportsText) + record("2", {"music"}, "The band played.") +
             record("3", {"music"}, "A loud guitar solo.") +
             record("4", {"art", "sports"}, "Painting the stadium."));
-  const JsonValue report = json_report(run_autocat({"eval", "--model", model_, "--json", path}));
+  const Json report = json_report(run_autocat({"eval", "--model", model_, "--json", path}));
   EXPECT_EQ(number_at(report, "documents"), 4);
   EXPECT_EQ(number_at(report, "unknown_label_documents"), 3);
-  const auto& unknown = report.find("unknown_categories")->as_array();
+  const auto& unknown = report.at("unknown_categories");
   ASSERT_EQ(unknown.size(), 2u);
   EXPECT_EQ(string_at(unknown[0], "name"), "art");
   EXPECT_EQ(number_at(unknown[0], "documents"), 1);
   EXPECT_EQ(string_at(unknown[1], "name"), "music");
   EXPECT_EQ(number_at(unknown[1], "documents"), 2);
   // They are scored (as misses): the model's categories, then theirs.
-  EXPECT_EQ(names_of(*report.find("per_category")),
+  EXPECT_EQ(names_of(report.at("per_category")),
             (std::vector<std::string>{"food", "science", "sports", "music", "art"}));
-  EXPECT_EQ(number_at(report.find("per_category")->as_array()[3], "support"), 2);
+  EXPECT_EQ(number_at(report.at("per_category")[3], "support"), 2);
 
   const CliResult human = run_autocat({"eval", "--model", model_, path});
   ASSERT_EQ(human.exit_code, 0) << human.err;
@@ -223,7 +223,7 @@ TEST_F(CliEvalTest, UnlabelledDocumentsAreSkippedOrCounted) {
   const std::string path =
       input(record("1", {"sports"}, kSportsText) + record("2", {}, "Bake the bread at high heat."));
   // One-of model: skipped by default.
-  const JsonValue skipped = json_report(run_autocat({"eval", "--model", model_, "--json", path}));
+  const Json skipped = json_report(run_autocat({"eval", "--model", model_, "--json", path}));
   EXPECT_EQ(string_at(skipped, "unlabelled"), "skip");
   EXPECT_EQ(number_at(skipped, "documents"), 1);
   EXPECT_EQ(number_at(skipped, "skipped_unlabelled"), 1);
@@ -234,13 +234,13 @@ TEST_F(CliEvalTest, UnlabelledDocumentsAreSkippedOrCounted) {
   const CliResult counted_run =
       run_autocat({"eval", "--model", model_, "--unlabelled", "count", "--json", path});
   EXPECT_EQ(counted_run.err, "");
-  const JsonValue counted = json_report(counted_run);
+  const Json counted = json_report(counted_run);
   EXPECT_EQ(string_at(counted, "unlabelled"), "count");
   EXPECT_EQ(number_at(counted, "documents"), 2);
   EXPECT_EQ(number_at(counted, "counted_unlabelled"), 1);
   EXPECT_EQ(number_at(counted, "skipped_unlabelled"), 0);
   EXPECT_EQ(number_at(counted, "accuracy"), 0.5);
-  EXPECT_EQ(number_at(counted.find("per_category")->as_array()[0], "false_positives"), 1);
+  EXPECT_EQ(number_at(counted.at("per_category")[0], "false_positives"), 1);
 
   const CliResult human = run_autocat({"eval", "--model", model_, "--unlabelled", "count", path});
   EXPECT_TRUE(contains(human.out,
@@ -251,7 +251,7 @@ TEST_F(CliEvalTest, UnlabelledDocumentsAreSkippedOrCounted) {
       << human_skip.out;
 
   // Any-of decisions count them by default.
-  const JsonValue any_of =
+  const Json any_of =
       json_report(run_autocat({"eval", "--model", model_, "--any-of", "--json", path}));
   EXPECT_EQ(string_at(any_of, "decision"), "any-of");
   EXPECT_EQ(string_at(any_of, "unlabelled"), "count");
@@ -271,21 +271,21 @@ TEST_F(CliEvalTest, SharedCategoriesScoreOnlyCategoriesOnBothSides) {
   const std::string path =
       input(record("1", {"sports"}, kSportsText) + record("2", {"food"}, kFoodText) +
             record("3", {"music"}, kScienceText));
-  const JsonValue all = json_report(run_autocat({"eval", "--model", model_, "--json", path}));
+  const Json all = json_report(run_autocat({"eval", "--model", model_, "--json", path}));
   EXPECT_NEAR(number_at(all, "accuracy"), 2.0 / 3, 1e-12);
   EXPECT_EQ(number_at(all, "scored_categories"), 4);
 
-  const JsonValue shared =
+  const Json shared =
       json_report(run_autocat({"eval", "--model", model_, "--shared-categories", "--json", path}));
-  EXPECT_TRUE(shared.find("shared_categories")->as_bool());
+  EXPECT_TRUE(shared.at("shared_categories").get<bool>());
   EXPECT_EQ(number_at(shared, "scored_categories"), 2);
   EXPECT_EQ(number_at(shared, "documents_without_scored_label"), 1);
-  EXPECT_EQ(names_of(*shared.find("per_category")), (std::vector<std::string>{"food", "sports"}));
+  EXPECT_EQ(names_of(shared.at("per_category")), (std::vector<std::string>{"food", "sports"}));
   EXPECT_EQ(number_at(shared, "documents"), 3);
   EXPECT_EQ(number_at(shared, "accuracy"), 1);
   EXPECT_EQ(number_at(shared, "micro_f1"), 1);
   // Still reported as unknown.
-  EXPECT_EQ(names_of(*shared.find("unknown_categories")), std::vector<std::string>{"music"});
+  EXPECT_EQ(names_of(shared.at("unknown_categories")), std::vector<std::string>{"music"});
 
   const CliResult human = run_autocat({"eval", "--model", model_, "--shared-categories", path});
   ASSERT_EQ(human.exit_code, 0) << human.err;
@@ -298,7 +298,7 @@ TEST_F(CliEvalTest, SharedCategoriesScoreOnlyCategoriesOnBothSides) {
 
 TEST_F(CliEvalTest, PlotSvgShowsTheConfusionMatrix) {
   const std::string svg = scratch_.file("confusion.svg");
-  const JsonValue report =
+  const Json report =
       json_report(run_autocat({"eval", "--model", model_, "--method", "knn", "--plot", svg,
                                "--json", test_data("fixture_test.jsonl")}));
   EXPECT_EQ(string_at(report, "plot"), svg);
@@ -310,17 +310,17 @@ TEST_F(CliEvalTest, PlotSvgShowsTheConfusionMatrix) {
     EXPECT_GE(count_of(picture, std::string(">") + name + "</text>"), 1u) << name;
   }
   // Every non-empty cell of the JSON matrix, with its count.
-  const JsonValue& confusion = *report.find("confusion");
-  const auto& names = confusion.find("categories")->as_array();
-  const auto& matrix = confusion.find("matrix")->as_array();
+  const Json& confusion = report.at("confusion");
+  const auto& names = confusion.at("categories");
+  const auto& matrix = confusion.at("matrix");
   size_t cells = 0;
   for (size_t t = 0; t < matrix.size(); ++t) {
     for (size_t a = 0; a < names.size(); ++a) {
-      const double count = matrix[t].as_array()[a].as_number();
+      const double count = matrix[t][a].get<double>();
       if (count == 0) continue;
       ++cells;
-      const std::string title = "<title>" + names[t].as_string() + " \u2192 " +
-                                names[a].as_string() + ": " +
+      const std::string title = "<title>" + names[t].get<std::string>() + " \u2192 " +
+                                names[a].get<std::string>() + ": " +
                                 std::to_string(static_cast<int>(count)) + " (";
       EXPECT_TRUE(contains(picture, title)) << title;
     }
@@ -404,7 +404,7 @@ TEST_F(CliEvalTest, PlotErrors) {
 // --folds
 
 TEST_F(CliEvalTest, FoldsJsonReportsEachFoldMeanAndStd) {
-  const JsonValue report = json_report(
+  const Json report = json_report(
       run_autocat({"eval", "--folds", "3", "--json", test_data("fixture_train.jsonl")}));
   EXPECT_EQ(number_at(report, "folds"), 3);
   EXPECT_EQ(number_at(report, "seed"), 1);
@@ -412,69 +412,67 @@ TEST_F(CliEvalTest, FoldsJsonReportsEachFoldMeanAndStd) {
   EXPECT_EQ(number_at(report, "categories"), 3);
   EXPECT_EQ(string_at(report, "decision"), "one-of");
   std::vector<double> sizes;
-  for (const JsonValue& size : report.find("fold_documents")->as_array()) {
-    sizes.push_back(size.as_number());
+  for (const Json& size : report.at("fold_documents")) {
+    sizes.push_back(size.get<double>());
   }
   EXPECT_EQ(sizes, (std::vector<double>{8, 8, 8}));
   EXPECT_EQ(number_at(report, "copied_documents"), 0);
-  const auto& methods = report.find("methods")->as_array();
+  const auto& methods = report.at("methods");
   ASSERT_EQ(methods.size(), 1u);
-  const JsonValue& knn = methods[0];
+  const Json& knn = methods[0];
   EXPECT_EQ(string_at(knn, "method"), "knn");
-  EXPECT_FALSE(knn.find("log_loss_defined")->as_bool());
-  const auto& folds = knn.find("folds")->as_array();
+  EXPECT_FALSE(knn.at("log_loss_defined").get<bool>());
+  const auto& folds = knn.at("folds");
   ASSERT_EQ(folds.size(), 3u);
   std::vector<double> accuracy;
-  for (const JsonValue& fold : folds) {
+  for (const Json& fold : folds) {
     EXPECT_EQ(number_at(fold, "documents"), 8);
-    EXPECT_TRUE(fold.find("log_loss")->is_null());
+    EXPECT_TRUE(fold.at("log_loss").is_null());
     accuracy.push_back(number_at(fold, "accuracy"));
   }
   const double mean = (accuracy[0] + accuracy[1] + accuracy[2]) / 3;
   double squares = 0;
   for (double a : accuracy) squares += (a - mean) * (a - mean);
-  EXPECT_NEAR(number_at(*knn.find("mean"), "accuracy"), mean, 1e-12);
-  EXPECT_NEAR(number_at(*knn.find("std"), "accuracy"), std::sqrt(squares / 2), 1e-12);
-  EXPECT_TRUE(knn.find("mean")->find("log_loss")->is_null());
-  const JsonValue& pooled = *knn.find("pooled");
+  EXPECT_NEAR(number_at(knn.at("mean"), "accuracy"), mean, 1e-12);
+  EXPECT_NEAR(number_at(knn.at("std"), "accuracy"), std::sqrt(squares / 2), 1e-12);
+  EXPECT_TRUE(knn.at("mean").at("log_loss").is_null());
+  const Json& pooled = knn.at("pooled");
   EXPECT_EQ(number_at(pooled, "documents"), 24);
   EXPECT_NEAR(number_at(pooled, "accuracy"), mean, 1e-12);  // equal folds: pooled = mean
-  EXPECT_EQ(pooled.find("per_category")->as_array().size(), 3u);
-  EXPECT_EQ(number_at(pooled.find("per_category")->as_array()[0], "support"), 8);
+  EXPECT_EQ(pooled.at("per_category").size(), 3u);
+  EXPECT_EQ(number_at(pooled.at("per_category")[0], "support"), 8);
 }
 
 TEST_F(CliEvalTest, FoldsAllMethodsShareTheFolds) {
   const std::string train = test_data("fixture_train.jsonl");
-  const JsonValue all = json_report(
+  const Json all = json_report(
       run_autocat({"eval", "--folds", "3", "--seed", "4", "--method", "all", "--json", train}));
-  const auto& methods = all.find("methods")->as_array();
+  const auto& methods = all.at("methods");
   ASSERT_EQ(methods.size(), 8u);
   std::vector<std::string> names;
-  for (const JsonValue& method : methods) names.push_back(string_at(method, "method"));
+  for (const Json& method : methods) names.push_back(string_at(method, "method"));
   EXPECT_EQ(names, (std::vector<std::string>{"knn", "rocchio", "nb", "bnb", "cnb", "svm", "logreg",
                                              "combo"}));
-  for (const JsonValue& method : methods) {
-    const bool probabilities = method.find("log_loss_defined")->as_bool();
+  for (const Json& method : methods) {
+    const bool probabilities = method.at("log_loss_defined").get<bool>();
     const std::string name = string_at(method, "method");
     EXPECT_EQ(probabilities, name != "knn" && name != "rocchio") << name;
-    EXPECT_EQ(method.find("pooled")->find("log_loss")->is_null(), !probabilities);
+    EXPECT_EQ(method.at("pooled").at("log_loss").is_null(), !probabilities);
   }
   // One method alone: the same numbers as its entry in --method all.
-  const JsonValue nb = json_report(
+  const Json nb = json_report(
       run_autocat({"eval", "--folds", "3", "--seed", "4", "--method", "nb", "--json", train}));
-  EXPECT_EQ(nb.find("methods")->as_array().at(0).find("folds")->dump(),
-            methods[2].find("folds")->dump());
-  EXPECT_EQ(nb.find("methods")->as_array().at(0).find("pooled")->dump(),
-            methods[2].find("pooled")->dump());
+  EXPECT_EQ(nb.at("methods").at(0).at("folds").dump(), methods[2].at("folds").dump());
+  EXPECT_EQ(nb.at("methods").at(0).at("pooled").dump(), methods[2].at("pooled").dump());
 }
 
 TEST_F(CliEvalTest, FoldsAreDeterministicForASeed) {
   const std::string train = test_data("fixture_train.jsonl");
-  const JsonValue first =
+  const Json first =
       json_report(run_autocat({"eval", "--folds", "4", "--seed", "9", "--json", train}));
-  const JsonValue second =
+  const Json second =
       json_report(run_autocat({"eval", "--folds", "4", "--seed", "9", "--json", train}));
-  EXPECT_EQ(first.find("methods")->dump(), second.find("methods")->dump());
+  EXPECT_EQ(first.at("methods").dump(), second.at("methods").dump());
 }
 
 TEST_F(CliEvalTest, FoldsHumanOutput) {
@@ -520,7 +518,7 @@ TEST_F(CliEvalTest, FoldsKeepCopiesTogetherAndSaySo) {
                        "documents with the same terms as an earlier one: 1 (each held out in the "
                        "same fold as it)\n"))
       << result.out;
-  const JsonValue report =
+  const Json report =
       json_report(run_autocat({"eval", "--folds", "3", "--method", "nb", "--json", path}));
   EXPECT_EQ(number_at(report, "copied_documents"), 1);
   EXPECT_EQ(number_at(report, "documents"), 26);
@@ -532,19 +530,19 @@ TEST_F(CliEvalTest, FoldsWithTrainingOptionsAndUnlabelledDocuments) {
       input(train + record("u1", {}, "The team ate bread.") + record("u2", {}, "Stars and soup.") +
             record("u3", {}, "A match under the telescope."));
   // Unlabelled documents are skipped by training unless kept.
-  const JsonValue skipped = json_report(run_autocat(
+  const Json skipped = json_report(run_autocat(
       {"eval", "--folds", "3", "--stemmer", "english", "--alpha", "0.5", "--json", path}));
   EXPECT_EQ(number_at(skipped, "documents"), 24);
   EXPECT_EQ(number_at(skipped, "skipped_unlabelled"), 3);
   EXPECT_EQ(number_at(skipped, "counted_unlabelled"), 0);
   // Kept, they make the data any-of, which counts them as "no category".
-  const JsonValue kept =
+  const Json kept =
       json_report(run_autocat({"eval", "--folds", "3", "--keep-unlabelled", "--json", path}));
   EXPECT_EQ(number_at(kept, "documents"), 27);
   EXPECT_EQ(string_at(kept, "decision"), "any-of");
   EXPECT_EQ(string_at(kept, "unlabelled"), "count");
   EXPECT_EQ(number_at(kept, "counted_unlabelled"), 3);
-  EXPECT_EQ(number_at(*kept.find("methods")->as_array().at(0).find("pooled"), "documents"), 27);
+  EXPECT_EQ(number_at(kept.at("methods").at(0).at("pooled"), "documents"), 27);
 }
 
 TEST_F(CliEvalTest, FoldsBadInput) {

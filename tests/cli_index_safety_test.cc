@@ -366,7 +366,7 @@ TEST_F(CliIndexSafetyTest, AnErrorMidRunSaysWhatIsInTheDatabase) {
   write_file(input, good + "{\"id\": \"d\", \"text\": \"Soup of the day.\"}\n" + last);
   const CliResult rerun = index(model_, db, {"--batch", "2", "--json"}, {input});
   ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
-  const internal::JsonValue summary = json(lines_of(rerun.out).at(0));
+  const internal::Json summary = json(lines_of(rerun.out).at(0));
   EXPECT_EQ(number_at(summary, "documents"), 5);
   EXPECT_EQ(number_at(summary, "replaced"), 3);
   EXPECT_EQ(number_at(summary, "db_documents"), 5);
@@ -419,7 +419,7 @@ TEST_F(CliIndexSafetyTest, ThreadsWriteTheSameDatabaseAsOne) {
                                     "--method", "knn", "--json"},
                                    inputs);
     ASSERT_EQ(result.exit_code, 0) << result.err;
-    const internal::JsonValue summary = json(lines_of(result.out).at(0));
+    const internal::Json summary = json(lines_of(result.out).at(0));
     EXPECT_EQ(number_at(summary, "documents"), kCorpusDocuments + 9);
     EXPECT_EQ(number_at(summary, "replaced"), 9);
     EXPECT_EQ(check_database(db).problems, std::vector<std::string>());
@@ -524,14 +524,14 @@ std::vector<std::string> search_side(const std::string& db_path) {
 }
 
 // The first entry of "databases" in recategorize --json output.
-internal::JsonValue first_database(const std::string& out) {
-  const internal::JsonValue summary = json(lines_of(out).at(0));
-  const internal::JsonValue* databases = summary.find("databases");
-  if (databases == nullptr || !databases->is_array() || databases->as_array().empty()) {
+internal::Json first_database(const std::string& out) {
+  const internal::Json summary = json(lines_of(out).at(0));
+  const internal::Json* databases = testing_util::member(summary, "databases");
+  if (databases == nullptr || !databases->is_array() || databases->empty()) {
     ADD_FAILURE() << "no databases in " << out;
-    return internal::JsonValue::object();
+    return internal::Json::object();
   }
-  return databases->as_array().front();
+  return databases->front();
 }
 
 TEST_F(CliIndexSafetyTest, RecategorizeReplacesOnlyTheCategoriesAndResumes) {
@@ -562,13 +562,13 @@ TEST_F(CliIndexSafetyTest, RecategorizeReplacesOnlyTheCategoriesAndResumes) {
   const CliResult first = run_autocat({"recategorize", "--model", model_b, "--db", db, "--limit",
                                        "10", "--batch", "4", "--threads", "3", "--json"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  const internal::JsonValue first_db = first_database(first.out);
+  const internal::Json first_db = first_database(first.out);
   EXPECT_EQ(number_at(first_db, "recategorized"), 10);
   EXPECT_EQ(number_at(first_db, "left_by_limit"), kCorpusDocuments - 10);
   const CliResult rest =
       run_autocat({"recategorize", "--model", model_b, "--db", db, "--json", "--progress"});
   ASSERT_EQ(rest.exit_code, 0) << rest.err;
-  const internal::JsonValue rest_db = first_database(rest.out);
+  const internal::Json rest_db = first_database(rest.out);
   EXPECT_EQ(number_at(rest_db, "already"), 10);
   EXPECT_EQ(number_at(rest_db, "recategorized"), kCorpusDocuments - 10);
   EXPECT_TRUE(contains(rest.err, "recategorized 42 documents")) << rest.err;

@@ -22,10 +22,10 @@ void expect_versioned_objects(const std::string& command, const std::string& out
   const std::vector<std::string> lines = lines_of(out);
   ASSERT_FALSE(lines.empty()) << command << " printed nothing";
   for (const std::string& line : lines) {
-    const internal::JsonValue object = json(line);
+    const internal::Json object = json(line);
     ASSERT_TRUE(object.is_object()) << command << ": " << line;
-    ASSERT_FALSE(object.members().empty()) << command;
-    EXPECT_EQ(object.members().front().first, "schema_version") << command << ": " << line;
+    ASSERT_FALSE(object.empty()) << command;
+    EXPECT_EQ(object.begin().key(), "schema_version") << command << ": " << line;
     EXPECT_EQ(testing_util::number_at(object, "schema_version"), 1) << command;
   }
 }

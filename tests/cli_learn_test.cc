@@ -60,7 +60,7 @@ TEST_F(CliLearnTest, LearnForgetAndRefit) {
                          kComet + "\"}\n");
   const CliResult learned = run_autocat({"learn", "--model", model_, "--json", input});
   ASSERT_EQ(learned.exit_code, 0) << learned.err;
-  const internal::JsonValue summary = json(learned.out);
+  const internal::Json summary = json(learned.out);
   EXPECT_EQ(testing_util::number_at(summary, "learned"), 1);
   EXPECT_EQ(comet_category(), "cooking");  // another process replays the journal
 
@@ -72,7 +72,7 @@ TEST_F(CliLearnTest, LearnForgetAndRefit) {
   ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
   const CliResult refit = run_autocat({"train", "--model", model_, "--add", "--json"});
   ASSERT_EQ(refit.exit_code, 0) << refit.err;
-  const internal::JsonValue report = json(refit.out);
+  const internal::Json report = json(refit.out);
   EXPECT_EQ(testing_util::number_at(report, "journal_learned"), 2);
   EXPECT_EQ(testing_util::number_at(report, "journal_forgotten"), 1);
   EXPECT_EQ(testing_util::number_at(report, "documents"), 113);
@@ -319,9 +319,9 @@ TEST_F(CliLearnTest, FromDbWithoutStoredTextRefusesTheSnippet) {
 }
 
 // The boolean member `key` of `object` (false if absent).
-bool bool_at(const internal::JsonValue& object, const std::string& key) {
-  const internal::JsonValue* value = object.find(key);
-  return value != nullptr && value->type() == internal::JsonValue::Type::kBool && value->as_bool();
+bool bool_at(const internal::Json& object, const std::string& key) {
+  const internal::Json* value = testing_util::member(object, key);
+  return value != nullptr && value->is_boolean() && value->get<bool>();
 }
 
 // train --add keeps the model's cross-validated settings and says so;
@@ -341,13 +341,13 @@ TEST_F(CliLearnTest, AddKeepsTheSettingsAndRetuneCrossValidates) {
   EXPECT_TRUE(contains(learned.out, "learned 1 document into model")) << learned.out;
   const CliResult kept = run_autocat({"train", "--model", model_, "--add", "--json"});
   ASSERT_EQ(kept.exit_code, 0) << kept.err;
-  const internal::JsonValue report = json(kept.out);
+  const internal::Json report = json(kept.out);
   EXPECT_TRUE(bool_at(report, "settings_kept"));
   EXPECT_EQ(testing_util::number_at(report, "cross_validations"), 0);
   EXPECT_EQ(testing_util::string_at(report, "retune_reason"), "");
   EXPECT_EQ(testing_util::number_at(report, "tuned_on_documents"), 0);
   // The stored choices are reported as they were.
-  const internal::JsonValue first = json(trained.out);
+  const internal::Json first = json(trained.out);
   for (const char* key : {"knn_k", "rocchio_gamma", "svm_c", "logreg_c", "knn_similarity_power"}) {
     EXPECT_EQ(testing_util::number_at(report, key), testing_util::number_at(first, key)) << key;
   }

@@ -24,7 +24,7 @@
 namespace autocat {
 namespace {
 
-using internal::JsonValue;
+using internal::Json;
 using testing_util::CliResult;
 using testing_util::json;
 using testing_util::lines_of;
@@ -37,15 +37,15 @@ using testing_util::write_file;
 
 const char kSportsText[] = "The striker scored in the match and the team won the final.";
 
-std::vector<std::string> category_names(const JsonValue& list) {
+std::vector<std::string> category_names(const Json& list) {
   std::vector<std::string> names;
-  for (const JsonValue& entry : list.as_array()) names.push_back(string_at(entry, "name"));
+  for (const Json& entry : list) names.push_back(string_at(entry, "name"));
   return names;
 }
 
-std::vector<std::string> category_names_of_strings(const JsonValue& list) {
+std::vector<std::string> category_names_of_strings(const Json& list) {
   std::vector<std::string> names;
-  for (const JsonValue& entry : list.as_array()) names.push_back(entry.as_string());
+  for (const Json& entry : list) names.push_back(entry.get<std::string>());
   return names;
 }
 
@@ -88,17 +88,17 @@ CliResult* CliTest::train_result_ = nullptr;
 TEST_F(CliTest, TrainPrintsJsonSummary) {
   const std::vector<std::string> lines = lines_of(train_result_->out);
   ASSERT_EQ(lines.size(), 1u) << train_result_->out;
-  const JsonValue summary = json(lines[0]);
+  const Json summary = json(lines[0]);
   EXPECT_EQ(number_at(summary, "documents"), 24);
   EXPECT_EQ(number_at(summary, "categories"), 3);
   EXPECT_GT(number_at(summary, "terms"), 0);
   EXPECT_GE(number_at(summary, "seconds"), 0);
   // No --method: the default is the method with the best cross-validated
   // objective (ties: the first in all_methods() order).
-  const JsonValue* by_method = summary.find("method_cross_validation");
+  const Json* by_method = testing_util::member(summary, "method_cross_validation");
   ASSERT_TRUE(by_method != nullptr && by_method->is_object());
   // Every method, combo too (its objective cross-fitted).
-  EXPECT_EQ(by_method->members().size(), all_methods().size());
+  EXPECT_EQ(by_method->size(), all_methods().size());
   std::string best_method;
   double best_objective = -1;
   for (Method method : all_methods()) {
@@ -109,50 +109,50 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
     }
   }
   EXPECT_EQ(string_at(summary, "default_method"), best_method);
-  EXPECT_TRUE(summary.find("default_method_cross_validated")->as_bool());
+  EXPECT_TRUE(summary.at("default_method_cross_validated").get<bool>());
   EXPECT_EQ(number_at(summary, "ngrams"), 1);
   // Naive Bayes' alpha, per method, from the grid 0.00001 .. 1.
   const std::vector<double> alpha_grid = {0.00001, 0.00003, 0.0001, 0.0003, 0.001, 0.003,
                                           0.01,    0.03,    0.1,    0.3,    1.0};
-  const JsonValue* alpha_tried = summary.find("nb_alpha_cross_validation");
+  const Json* alpha_tried = testing_util::member(summary, "nb_alpha_cross_validation");
   ASSERT_TRUE(alpha_tried != nullptr && alpha_tried->is_object());
   for (const char* method : {"nb", "bnb", "cnb"}) {
-    const double alpha = number_at(*summary.find("nb_alpha"), method);
+    const double alpha = number_at(summary.at("nb_alpha"), method);
     EXPECT_NE(std::find(alpha_grid.begin(), alpha_grid.end(), alpha), alpha_grid.end())
         << method << " " << alpha;
-    EXPECT_EQ(alpha_tried->find(method)->as_array().size(), alpha_grid.size()) << method;
+    EXPECT_EQ(alpha_tried->at(method).size(), alpha_grid.size()) << method;
   }
   // One label per document: one-of, with the cross-validated settings.
   EXPECT_EQ(string_at(summary, "decision"), "one-of");
-  EXPECT_TRUE(summary.find("tuned")->as_bool());
+  EXPECT_TRUE(summary.at("tuned").get<bool>());
   EXPECT_GE(number_at(summary, "knn_k"), 10);
   // 9 k x 2 powers, then smaller k while the best sits at the grid's low edge.
-  EXPECT_GE(summary.find("knn_cross_validation")->as_array().size(), 18u);
-  EXPECT_EQ(summary.find("rocchio_cross_validation")->as_array().size(), 7u);
+  EXPECT_GE(summary.at("knn_cross_validation").size(), 18u);
+  EXPECT_EQ(summary.at("rocchio_cross_validation").size(), 7u);
   // C picked from the cross-validation grids (svm 0.3, 1, 3; logreg 10, 30).
   const double svm_c = number_at(summary, "svm_c");
   EXPECT_TRUE(svm_c == 0.3 || svm_c == 1 || svm_c == 3) << svm_c;
   const double logreg_c = number_at(summary, "logreg_c");
   EXPECT_TRUE(logreg_c == 10 || logreg_c == 30) << logreg_c;
-  const JsonValue* never = summary.find("never_assigned");
+  const Json* never = testing_util::member(summary, "never_assigned");
   ASSERT_TRUE(never != nullptr && never->is_object());
-  EXPECT_EQ(never->members().size(), all_methods().size());  // one list per method
+  EXPECT_EQ(never->size(), all_methods().size());  // one list per method
   // Every phase in the order it ran, with its time; the cross-validation's
   // count is its fits: five kinds on each of 5 folds, the one-of winners'
   // refit on each fold, then the calibrations.
-  const JsonValue* phases = summary.find("phases");
+  const Json* phases = testing_util::member(summary, "phases");
   ASSERT_TRUE(phases != nullptr && phases->is_array());
   std::vector<std::string> names;
-  for (const JsonValue& phase : phases->as_array()) {
+  for (const Json& phase : *phases) {
     names.push_back(string_at(phase, "phase"));
     EXPECT_GE(number_at(phase, "seconds"), 0) << names.back();
   }
   EXPECT_EQ(names, (std::vector<std::string>{"read", "load collection", "cross-validate", "fit",
                                              "write"}));
-  EXPECT_EQ(number_at(phases->as_array()[0], "count"), 24);
-  EXPECT_EQ(string_at(phases->as_array()[0], "unit"), "documents");
-  EXPECT_EQ(number_at(phases->as_array()[2], "count"), 5 * 5 + 5 + 1);
-  EXPECT_EQ(number_at(phases->as_array()[3], "count"), 6);
+  EXPECT_EQ(number_at((*phases)[0], "count"), 24);
+  EXPECT_EQ(string_at((*phases)[0], "unit"), "documents");
+  EXPECT_EQ(number_at((*phases)[2], "count"), 5 * 5 + 5 + 1);
+  EXPECT_EQ(number_at((*phases)[3], "count"), 6);
   EXPECT_EQ(number_at(summary, "cross_validations"), 1);
   EXPECT_EQ(train_result_->err, "");
 }
@@ -197,9 +197,9 @@ TEST_F(CliTest, TrainHumanSummaryWithOptions) {
   write_file(input, "{\"id\": \"x\", \"text\": \"Strikers scoring goals for teams\"}\n");
   const CliResult classified = run_autocat({"classify", "--model", model, "--json", input});
   ASSERT_EQ(classified.exit_code, 0) << classified.err;
-  const JsonValue line = json(lines_of(classified.out).at(0));
+  const Json line = json(lines_of(classified.out).at(0));
   EXPECT_EQ(string_at(line, "method"), "nb");
-  EXPECT_EQ(category_names(*line.find("categories")), std::vector<std::string>{"sports"});
+  EXPECT_EQ(category_names(line.at("categories")), std::vector<std::string>{"sports"});
 }
 
 // Training says how many documents repeat an earlier one's terms: its
@@ -267,11 +267,11 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   const std::string model = scratch_.file("ordered-model");
   const CliResult trained = run_autocat({"train", "--model", model, "--json", input});
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
-  const JsonValue summary = json(lines_of(trained.out).at(0));
+  const Json summary = json(lines_of(trained.out).at(0));
   EXPECT_EQ(number_at(summary, "mean_terms_per_document"), 4);
-  EXPECT_TRUE(summary.find("analysis_cross_validated")->as_bool());
-  const JsonValue& analyses = *summary.find("analysis_cross_validation");
-  EXPECT_EQ(analyses.members().size(), 4u) << trained.out;
+  EXPECT_TRUE(summary.at("analysis_cross_validated").get<bool>());
+  const Json& analyses = summary.at("analysis_cross_validation");
+  EXPECT_EQ(analyses.size(), 4u) << trained.out;
   // Words alone are a coin toss here; an analysis with bigrams is near
   // perfect, and it is the model's.
   EXPECT_LT(number_at(analyses, "words"), 0.6);
@@ -281,7 +281,7 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   // cross-validation serves the model, so none runs after them.
   EXPECT_EQ(number_at(summary, "cross_validations"), 4);
   std::vector<std::string> phases;
-  for (const JsonValue& phase : summary.find("phases")->as_array()) {
+  for (const Json& phase : summary.at("phases")) {
     const std::string detail = string_at(phase, "detail");
     phases.push_back(string_at(phase, "phase") + (detail.empty() ? "" : " " + detail));
   }
@@ -298,9 +298,8 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   ASSERT_EQ(classified.exit_code, 0) << classified.err;
   const std::vector<std::string> lines = lines_of(classified.out);
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(category_names(*json(lines[0]).find("categories")), std::vector<std::string>{"rising"});
-  EXPECT_EQ(category_names(*json(lines[1]).find("categories")),
-            std::vector<std::string>{"falling"});
+  EXPECT_EQ(category_names(json(lines[0]).at("categories")), std::vector<std::string>{"rising"});
+  EXPECT_EQ(category_names(json(lines[1]).at("categories")), std::vector<std::string>{"falling"});
   const CliResult human = run_autocat({"train", "--model", scratch_.file("ordered-human"), input});
   ASSERT_EQ(human.exit_code, 0) << human.err;
   EXPECT_NE(
@@ -312,8 +311,8 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   const CliResult fixed = run_autocat(
       {"train", "--model", scratch_.file("ordered-fixed"), "--ngrams", "1", "--json", input});
   ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
-  const JsonValue fixed_summary = json(lines_of(fixed.out).at(0));
-  EXPECT_FALSE(fixed_summary.find("analysis_cross_validated")->as_bool());
+  const Json fixed_summary = json(lines_of(fixed.out).at(0));
+  EXPECT_FALSE(fixed_summary.at("analysis_cross_validated").get<bool>());
   EXPECT_EQ(number_at(fixed_summary, "ngrams"), 1);
 
   // Longer texts keep the words: 4 + 40 terms a document.
@@ -322,9 +321,9 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   const CliResult long_run =
       run_autocat({"train", "--model", scratch_.file("ordered-long"), "--json", long_input});
   ASSERT_EQ(long_run.exit_code, 0) << long_run.err;
-  const JsonValue long_summary = json(lines_of(long_run.out).at(0));
+  const Json long_summary = json(lines_of(long_run.out).at(0));
   EXPECT_GT(number_at(long_summary, "mean_terms_per_document"), 30);
-  EXPECT_FALSE(long_summary.find("analysis_cross_validated")->as_bool());
+  EXPECT_FALSE(long_summary.at("analysis_cross_validated").get<bool>());
   EXPECT_EQ(number_at(long_summary, "ngrams"), 1);
 }
 
@@ -333,10 +332,10 @@ TEST_F(CliTest, BigramModelClassifiesShortMessages) {
   CliResult result = run_autocat({"train", "--model", model, "--ngrams", "2", "--method", "cnb",
                                   "--json", test_data("fixture_train.jsonl")});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const JsonValue summary = json(lines_of(result.out).at(0));
+  const Json summary = json(lines_of(result.out).at(0));
   EXPECT_EQ(number_at(summary, "ngrams"), 2);
   // Bigrams add terms to the words a unigram model has.
-  const JsonValue words = json(lines_of(train_result_->out).at(0));
+  const Json words = json(lines_of(train_result_->out).at(0));
   EXPECT_GT(number_at(summary, "terms"), number_at(words, "terms"));
   EXPECT_EQ(run_autocat({"train", "--model", scratch_.file("m4"), "--ngrams", "4",
                          test_data("fixture_train.jsonl")})
@@ -354,7 +353,7 @@ TEST_F(CliTest, BigramModelClassifiesShortMessages) {
       result = run_autocat({"classify", "--model", which, "--method", method, "--json", input});
       ASSERT_EQ(result.exit_code, 0) << result.err;
       for (const std::string& line : lines_of(result.out)) {
-        EXPECT_EQ(json(line).find("categories")->as_array().size(), 1u) << method << ": " << line;
+        EXPECT_EQ(json(line).at("categories").size(), 1u) << method << ": " << line;
       }
     }
   }
@@ -365,7 +364,7 @@ TEST_F(CliTest, TrainFromFolderTree) {
   const CliResult result =
       run_autocat({"train", "--model", model, "--json", test_data("fixture_tree")});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const JsonValue summary = json(lines_of(result.out).at(0));
+  const Json summary = json(lines_of(result.out).at(0));
   EXPECT_EQ(number_at(summary, "documents"), 9);
   EXPECT_EQ(number_at(summary, "categories"), 3);
 }
@@ -486,21 +485,21 @@ TEST_F(CliTest, ClassifyJsonLines) {
   const std::vector<std::string> lines = lines_of(result.out);
   ASSERT_EQ(lines.size(), 9u);
   for (const std::string& text : lines) {
-    const JsonValue line = json(text);
+    const Json line = json(text);
     ASSERT_TRUE(line.is_object()) << text;
     const std::string id = string_at(line, "id");
     EXPECT_EQ(string_at(line, "method"), "knn");
-    const JsonValue* categories = line.find("categories");
+    const Json* categories = testing_util::member(line, "categories");
     ASSERT_TRUE(categories != nullptr && categories->is_array()) << text;
-    const JsonValue* scores = line.find("scores");
+    const Json* scores = testing_util::member(line, "scores");
     ASSERT_TRUE(scores != nullptr && scores->is_object()) << text;
-    EXPECT_EQ(scores->members().size(), 3u);
-    for (const auto& [name, score] : scores->members()) {
-      EXPECT_GE(score.as_number(), 0.0) << name;
-      EXPECT_LE(score.as_number(), 1.0) << name;
+    EXPECT_EQ(scores->size(), 3u);
+    for (const auto& [name, score] : scores->items()) {
+      EXPECT_GE(score.get<double>(), 0.0) << name;
+      EXPECT_LE(score.get<double>(), 1.0) << name;
     }
     // One-of: exactly the best category; ids name their category.
-    ASSERT_EQ(categories->as_array().size(), 1u) << text;
+    ASSERT_EQ(categories->size(), 1u) << text;
     const std::string expected = id.rfind("t-sp-", 0) == 0    ? "sports"
                                  : id.rfind("t-sci-", 0) == 0 ? "science"
                                                               : "food";
@@ -515,14 +514,13 @@ TEST_F(CliTest, ClassifySportsTextWithEveryMethod) {
     const CliResult result =
         run_autocat({"classify", "--model", model_, "--method", method, "--json", input});
     ASSERT_EQ(result.exit_code, 0) << method << ": " << result.err;
-    const JsonValue line = json(lines_of(result.out).at(0));
+    const Json line = json(lines_of(result.out).at(0));
     EXPECT_EQ(string_at(line, "id"), "s1");
     EXPECT_EQ(string_at(line, "method"), method);
-    EXPECT_EQ(category_names(*line.find("categories")), std::vector<std::string>{"sports"})
-        << method;
+    EXPECT_EQ(category_names(line.at("categories")), std::vector<std::string>{"sports"}) << method;
     if (method == "nb" || method == "bnb" || method == "cnb") {
       double sum = 0;
-      for (const auto& member : line.find("scores")->members()) sum += member.second.as_number();
+      for (const auto& member : line.at("scores").items()) sum += member.value().get<double>();
       EXPECT_NEAR(sum, 1.0, 1e-6) << method << ": posteriors sum to 1";
     }
   }
@@ -570,11 +568,11 @@ TEST_F(CliTest, ClassifyAnyOfWithThreshold) {
                    "0.0000001", "--json", test_data("fixture_test.jsonl")});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   for (const std::string& text : lines_of(result.out)) {
-    const JsonValue line = json(text);
-    for (const JsonValue& category : line.find("categories")->as_array()) {
+    const Json line = json(text);
+    for (const Json& category : line.at("categories")) {
       EXPECT_GE(number_at(category, "score"), 0.0000001) << text;
     }
-    EXPECT_GE(line.find("categories")->as_array().size(), 1u) << text;
+    EXPECT_GE(line.at("categories").size(), 1u) << text;
   }
 }
 
@@ -588,20 +586,20 @@ TEST_F(CliTest, ClassifyJsonExplainsTheDecision) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   std::vector<std::string> lines = lines_of(result.out);
   ASSERT_EQ(lines.size(), 2u);
-  JsonValue decision = *json(lines[0]).find("decision");
+  Json decision = json(lines[0]).at("decision");
   EXPECT_EQ(string_at(decision, "mode"), "one-of");
-  EXPECT_FALSE(decision.find("other")->as_bool());
+  EXPECT_FALSE(decision.at("other").get<bool>());
   EXPECT_EQ(string_at(decision, "thresholds"), "minimum score");
   EXPECT_EQ(number_at(decision, "min_score"), 0.01);
   EXPECT_EQ(string_at(decision, "outcome"), "assigned");
   EXPECT_EQ(string_at(decision, "reason"), "best score");
-  const auto& candidates = decision.find("candidates")->as_array();
+  const auto& candidates = decision.at("candidates");
   ASSERT_EQ(candidates.size(), 3u);
   EXPECT_EQ(string_at(candidates[0], "name"), "sports");
-  EXPECT_TRUE(candidates[0].find("assigned")->as_bool());
-  EXPECT_FALSE(candidates[1].find("assigned")->as_bool());
+  EXPECT_TRUE(candidates[0].at("assigned").get<bool>());
+  EXPECT_FALSE(candidates[1].at("assigned").get<bool>());
   // No known word: no evidence, said so.
-  decision = *json(lines[1]).find("decision");
+  decision = json(lines[1]).at("decision");
   EXPECT_EQ(string_at(decision, "outcome"), "none");
   EXPECT_EQ(string_at(decision, "reason"), "no word known to the model; no category");
 
@@ -610,12 +608,12 @@ TEST_F(CliTest, ClassifyJsonExplainsTheDecision) {
       {"classify", "--model", model_, "--method", "rocchio", "--json", "--other", input});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   decision = *json(lines_of(result.out)[0]).find("decision");
-  EXPECT_TRUE(decision.find("other")->as_bool());
+  EXPECT_TRUE(decision.at("other").get<bool>());
   EXPECT_EQ(string_at(decision, "thresholds"), "tuned radius");
-  for (const JsonValue& candidate : decision.find("candidates")->as_array()) {
-    const JsonValue* threshold = candidate.find("threshold");
-    if (!candidate.find("assigned")->as_bool() || threshold->is_null()) continue;
-    EXPECT_GE(number_at(candidate, "score"), threshold->as_number());
+  for (const Json& candidate : decision.at("candidates")) {
+    const Json* threshold = testing_util::member(candidate, "threshold");
+    if (!candidate.at("assigned").get<bool>() || threshold->is_null()) continue;
+    EXPECT_GE(number_at(candidate, "score"), threshold->get<double>());
   }
   result = run_autocat({"classify", "--model", model_, "--json", "--any-of", input});
   decision = *json(lines_of(result.out)[0]).find("decision");
@@ -697,8 +695,8 @@ TEST_F(CliTest, MultiLabelTrainingDetectsAnyOf) {
   write_file(query, "{\"id\": \"q\", \"text\": \"the team chef cooked pasta before the match\"}\n");
   result = run_autocat({"classify", "--model", model, "--json", query});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const JsonValue line = json(lines_of(result.out)[0]);
-  EXPECT_EQ(category_names(*line.find("categories")), (std::vector<std::string>{"food", "sports"}))
+  const Json line = json(lines_of(result.out)[0]);
+  EXPECT_EQ(category_names(line.at("categories")), (std::vector<std::string>{"food", "sports"}))
       << result.out;
   // explain decides as classify does, and says why.
   result = run_autocat({"explain", "--model", model, "--method", "rocchio", query});
@@ -708,12 +706,12 @@ TEST_F(CliTest, MultiLabelTrainingDetectsAnyOf) {
   EXPECT_EQ(explained[0], "q: food, sports") << result.out;
   EXPECT_EQ(explained[2], "  any-of: 2 categories reached their radius") << result.out;
   result = run_autocat({"explain", "--model", model, "--json", query});
-  const JsonValue why = json(lines_of(result.out)[0]);
+  const Json why = json(lines_of(result.out)[0]);
   EXPECT_EQ(string_at(why, "decision"), "any-of");
-  EXPECT_EQ(category_names(*why.find("categories")), (std::vector<std::string>{"food", "sports"}));
+  EXPECT_EQ(category_names(why.at("categories")), (std::vector<std::string>{"food", "sports"}));
   // --one-of overrides the model's mode; training with --one-of sets it.
   result = run_autocat({"classify", "--model", model, "--json", "--one-of", query});
-  EXPECT_EQ(json(lines_of(result.out)[0]).find("categories")->as_array().size(), 1u);
+  EXPECT_EQ(json(lines_of(result.out)[0]).at("categories").size(), 1u);
   result = run_autocat({"train", "--model", model, "--json", "--one-of", input});
   EXPECT_EQ(string_at(json(lines_of(result.out)[0]), "decision"), "one-of");
 }
@@ -766,12 +764,12 @@ TEST_F(CliTest, IndexSearchAndFacets) {
   const std::string db = scratch_.file("db");
   const CliResult indexed = index_fixtures(db);
   ASSERT_EQ(indexed.exit_code, 0) << indexed.err;
-  const JsonValue summary = json(lines_of(indexed.out).at(0));
+  const Json summary = json(lines_of(indexed.out).at(0));
   EXPECT_EQ(number_at(summary, "documents"), 18);
   EXPECT_EQ(number_at(summary, "db_documents"), 18);
   EXPECT_EQ(number_at(summary, "uncategorized"), 0);
   double indexed_total = 0;
-  for (const JsonValue& entry : summary.find("categories")->as_array()) {
+  for (const Json& entry : summary.at("categories")) {
     indexed_total += number_at(entry, "count");
   }
   EXPECT_EQ(indexed_total, 18);
@@ -779,12 +777,12 @@ TEST_F(CliTest, IndexSearchAndFacets) {
   // Every document matches an empty query; facets cover them all.
   const CliResult all = run_autocat({"search", "--db", db, "--facets", "--json"});
   ASSERT_EQ(all.exit_code, 0) << all.err;
-  const JsonValue everything = json(lines_of(all.out).at(0));
+  const Json everything = json(lines_of(all.out).at(0));
   EXPECT_EQ(number_at(everything, "matches_estimated"), 18);
-  EXPECT_EQ(everything.find("results")->as_array().size(), 10u);  // default --limit
+  EXPECT_EQ(everything.at("results").size(), 10u);  // default --limit
   std::map<std::string, double> facets;
   double facet_total = 0;
-  for (const JsonValue& entry : everything.find("facets")->as_array()) {
+  for (const Json& entry : everything.at("facets")) {
     facets[string_at(entry, "category")] = number_at(entry, "count");
     facet_total += number_at(entry, "count");
   }
@@ -797,13 +795,13 @@ TEST_F(CliTest, IndexSearchAndFacets) {
         {"search", "--db", db, "--category", category, "--limit", "100", "--facets", "--json"});
     ASSERT_EQ(filtered.exit_code, 0) << filtered.err;
     EXPECT_EQ(filtered.err, "");
-    const JsonValue result = json(lines_of(filtered.out).at(0));
+    const Json result = json(lines_of(filtered.out).at(0));
     EXPECT_EQ(number_at(result, "matches_estimated"), count) << category;
-    EXPECT_EQ(result.find("results")->as_array().size(), count) << category;
-    for (const JsonValue& match : result.find("results")->as_array()) {
-      EXPECT_EQ(category_names(*match.find("categories")), std::vector<std::string>{category});
+    EXPECT_EQ(result.at("results").size(), count) << category;
+    for (const Json& match : result.at("results")) {
+      EXPECT_EQ(category_names(match.at("categories")), std::vector<std::string>{category});
     }
-    const JsonValue& only = result.find("facets")->as_array().at(0);
+    const Json& only = result.at("facets").at(0);
     EXPECT_EQ(string_at(only, "category"), category);
     EXPECT_EQ(number_at(only, "count"), count);
   }
@@ -824,14 +822,14 @@ TEST_F(CliTest, SearchCountsExactlyWhenAskedAndCutsFacets) {
   all_args.insert(all_args.end(), query.begin(), query.end());
   const CliResult all = run_autocat(all_args);
   ASSERT_EQ(all.exit_code, 0) << all.err;
-  const double matching = json(lines_of(all.out).at(0)).find("results")->as_array().size();
+  const double matching = json(lines_of(all.out).at(0)).at("results").size();
   ASSERT_GT(matching, 1);
 
   std::vector<std::string> exact_args = {"search", "--db", db, "--limit", "1", "--exact", "--json"};
   exact_args.insert(exact_args.end(), query.begin(), query.end());
-  const JsonValue exact = json(lines_of(run_autocat(exact_args).out).at(0));
+  const Json exact = json(lines_of(run_autocat(exact_args).out).at(0));
   EXPECT_EQ(number_at(exact, "matches_estimated"), matching);
-  EXPECT_TRUE(exact.find("matches_exact")->as_bool());
+  EXPECT_TRUE(exact.at("matches_exact").get<bool>());
   exact_args.pop_back();  // human output: no "about" when counted
   exact_args.erase(std::find(exact_args.begin(), exact_args.end(), "--json"));
   exact_args.push_back("goal");
@@ -843,8 +841,8 @@ TEST_F(CliTest, SearchCountsExactlyWhenAskedAndCutsFacets) {
   const CliResult top =
       run_autocat({"search", "--db", db, "--facets", "--facets-top", "2", "--json"});
   ASSERT_EQ(top.exit_code, 0) << top.err;
-  const JsonValue cut = json(lines_of(top.out).at(0));
-  EXPECT_EQ(cut.find("facets")->as_array().size(), 2u);
+  const Json cut = json(lines_of(top.out).at(0));
+  EXPECT_EQ(cut.at("facets").size(), 2u);
   EXPECT_EQ(number_at(cut, "facet_categories"), 3);
   const CliResult top_human = run_autocat({"search", "--db", db, "--facets", "--facets-top", "2"});
   EXPECT_NE(top_human.out.find("matching documents (the top 2 of 3):\n"), std::string::npos)
@@ -860,11 +858,11 @@ TEST_F(CliTest, SearchTextIsCaseFoldedAndRanked) {
   const CliResult upper = run_autocat({"search", "--db", db, "--json", "TEAM"});
   ASSERT_EQ(lower.exit_code, 0) << lower.err;
   ASSERT_EQ(upper.exit_code, 0) << upper.err;
-  const JsonValue lower_json = json(lines_of(lower.out).at(0));
-  const JsonValue upper_json = json(lines_of(upper.out).at(0));
+  const Json lower_json = json(lines_of(lower.out).at(0));
+  const Json upper_json = json(lines_of(upper.out).at(0));
   EXPECT_GT(number_at(lower_json, "matches_estimated"), 0);
   EXPECT_EQ(number_at(lower_json, "matches_estimated"), number_at(upper_json, "matches_estimated"));
-  const JsonValue& first = upper_json.find("results")->as_array().at(0);
+  const Json& first = upper_json.at("results").at(0);
   EXPECT_EQ(number_at(first, "rank"), 1);
   EXPECT_GT(number_at(first, "weight"), 0);
   EXPECT_FALSE(string_at(first, "id").empty());
@@ -930,7 +928,7 @@ TEST_F(CliTest, QuotedCategoryNamesPassThroughSearchExactly) {
   EXPECT_EQ(Xapian::Database(db).get_termfreq("XC:New York"), 1u);
   const CliResult field = run_autocat({"search", "--db", db, "--json", "category:\"New York\""});
   ASSERT_EQ(field.exit_code, 0) << field.err;
-  const JsonValue result = json(lines_of(field.out).at(0));
+  const Json result = json(lines_of(field.out).at(0));
   EXPECT_EQ(number_at(result, "matches_estimated"), 1);
   EXPECT_EQ(string_at(result, "parsed_query"), "Query(0 * XC:New York)");
   const CliResult option = run_autocat({"search", "--db", db, "--json", "--category", "New York"});
@@ -942,7 +940,7 @@ TEST_F(CliTest, ReindexingSameIdsReplaces) {
   ASSERT_EQ(index_fixtures(db).exit_code, 0);
   const CliResult again = index_fixtures(db, {"--method", "rocchio", "--batch", "2"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  const JsonValue summary = json(lines_of(again.out).at(0));
+  const Json summary = json(lines_of(again.out).at(0));
   EXPECT_EQ(number_at(summary, "documents"), 18);
   EXPECT_EQ(number_at(summary, "db_documents"), 18);
   EXPECT_EQ(string_at(summary, "method"), "rocchio");
@@ -967,9 +965,9 @@ TEST_F(CliTest, IndexWithoutCategories) {
   EXPECT_EQ(number_at(json(lines_of(indexed.out).at(0)), "db_documents"), 18);
   const CliResult search = run_autocat({"search", "--db", db, "--facets", "--json", "team"});
   ASSERT_EQ(search.exit_code, 0) << search.err;
-  const JsonValue result = json(lines_of(search.out).at(0));
+  const Json result = json(lines_of(search.out).at(0));
   EXPECT_GT(number_at(result, "matches_estimated"), 0);
-  EXPECT_TRUE(result.find("facets")->as_array().empty());
+  EXPECT_TRUE(result.at("facets").empty());
   // Same terms and positions as a categorized index: a phrase matches.
   const CliResult phrase = run_autocat({"search", "--db", db, "--json", "\"home team\""});
   EXPECT_EQ(number_at(json(lines_of(phrase.out).at(0)), "matches_estimated"), 1);
@@ -1024,9 +1022,9 @@ TEST_F(CliTest, CustomPrefixAndSlotAreRecordedForSearch) {
       run_autocat({"search", "--db", db, "--category", "sports", "--facets", "--json"});
   ASSERT_EQ(search.exit_code, 0) << search.err;
   EXPECT_EQ(search.err, "");
-  const JsonValue result = json(lines_of(search.out).at(0));
+  const Json result = json(lines_of(search.out).at(0));
   EXPECT_EQ(number_at(result, "matches_estimated"), 6);
-  EXPECT_EQ(number_at(result.find("facets")->as_array().at(0), "count"), 6);
+  EXPECT_EQ(number_at(result.at("facets").at(0), "count"), 6);
 }
 
 // Every metric of `eval --json` equals the one recomputed here from the
@@ -1037,8 +1035,8 @@ TEST_F(CliTest, EvalJson) {
   const std::string input = test_data("fixture_test.jsonl");
   std::map<std::string, std::vector<std::string>> truth;
   for (const std::string& line : lines_of(testing_util::read_file(input))) {
-    const JsonValue record = json(line);
-    truth[string_at(record, "id")] = category_names_of_strings(*record.find("labels"));
+    const Json record = json(line);
+    truth[string_at(record, "id")] = category_names_of_strings(record.at("labels"));
   }
   ASSERT_EQ(truth.size(), 9u);
   const std::vector<std::string> categories = {"food", "science", "sports"};
@@ -1060,7 +1058,7 @@ TEST_F(CliTest, EvalJson) {
       EXPECT_EQ(result.err, "");
       const std::vector<std::string> lines = lines_of(result.out);
       ASSERT_EQ(lines.size(), 1u);
-      const JsonValue report = json(lines[0]);
+      const Json report = json(lines[0]);
       EXPECT_EQ(string_at(report, "method"), method);
       EXPECT_EQ(number_at(report, "documents"), 9);
 
@@ -1068,9 +1066,9 @@ TEST_F(CliTest, EvalJson) {
       std::map<std::string, double> tp, fp, fn;
       double exact = 0;
       for (const std::string& line : lines_of(classified.out)) {
-        const JsonValue doc = json(line);
+        const Json doc = json(line);
         const std::vector<std::string>& labels = truth.at(string_at(doc, "id"));
-        const std::vector<std::string> assigned = category_names(*doc.find("categories"));
+        const std::vector<std::string> assigned = category_names(doc.at("categories"));
         for (const std::string& c : categories) {
           const bool is = std::count(labels.begin(), labels.end(), c) > 0;
           const bool got = std::count(assigned.begin(), assigned.end(), c) > 0;
@@ -1085,11 +1083,11 @@ TEST_F(CliTest, EvalJson) {
       const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
       const auto f1 = [&](double t, double p, double n) { return ratio(2 * t, 2 * t + p + n); };
       double sum_tp = 0, sum_fp = 0, sum_fn = 0, sum_f1 = 0, counted = 0;
-      const auto& per_category = report.find("per_category")->as_array();
+      const auto& per_category = report.at("per_category");
       ASSERT_EQ(per_category.size(), 3u);
       for (size_t i = 0; i < 3; ++i) {
         const std::string& c = categories[i];
-        const JsonValue& entry = per_category[i];
+        const Json& entry = per_category[i];
         EXPECT_EQ(string_at(entry, "name"), c);
         EXPECT_EQ(number_at(entry, "true_positives"), tp[c]) << what << " " << c;
         EXPECT_EQ(number_at(entry, "false_positives"), fp[c]) << what << " " << c;
@@ -1112,7 +1110,7 @@ TEST_F(CliTest, EvalJson) {
       for (const char* key : {"classify_seconds", "docs_per_second", "analyze_seconds"}) {
         EXPECT_GE(number_at(report, key), 0.0) << key;
       }
-      EXPECT_EQ(report.find("confusion")->find("matrix")->as_array().size(), 3u);
+      EXPECT_EQ(report.at("confusion").at("matrix").size(), 3u);
     }
   }
   EXPECT_GT(imperfect, 0);  // some runs make mistakes, so wrong counts would show
@@ -1141,13 +1139,13 @@ TEST_F(CliTest, FeaturesJson) {
   const CliResult result =
       run_autocat({"features", "--model", model_, "--json", "--top", "5", "--select", "chi2"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const JsonValue report = json(lines_of(result.out).at(0));
+  const Json report = json(lines_of(result.out).at(0));
   EXPECT_EQ(string_at(report, "select"), "chi2");
-  const auto& categories = report.find("categories")->as_array();
+  const auto& categories = report.at("categories");
   ASSERT_EQ(categories.size(), 3u);
-  for (const JsonValue& category : categories) {
+  for (const Json& category : categories) {
     EXPECT_EQ(number_at(category, "documents"), 8);
-    const auto& terms = category.find("terms")->as_array();
+    const auto& terms = category.at("terms");
     ASSERT_EQ(terms.size(), 5u);
     for (size_t i = 1; i < terms.size(); ++i) {
       EXPECT_GE(number_at(terms[i - 1], "utility"), number_at(terms[i], "utility"));

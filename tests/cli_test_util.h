@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "tests/test_util.h"
 
 namespace autocat::testing_util {
@@ -67,31 +67,38 @@ inline std::vector<std::string> lines_of(const std::string& text) {
 }
 
 // Parses one JSON text; on failure returns null and records `error`.
-inline internal::JsonValue parse(const std::string& text, std::string* error) {
-  internal::JsonValue value;
-  if (!internal::parse_json(text, &value, error)) return internal::JsonValue();
+inline internal::Json parse(const std::string& text, std::string* error) {
+  internal::Json value;
+  if (!internal::parse_json(text, &value, error)) return internal::Json();
   return value;
 }
 
 // Parses `text` as one JSON value, failing the calling test if it is not.
-inline internal::JsonValue json(const std::string& text) {
+inline internal::Json json(const std::string& text) {
   std::string error;
-  internal::JsonValue value = parse(text, &error);
+  internal::Json value = parse(text, &error);
   EXPECT_TRUE(error.empty()) << error << " in: " << text;
   return value;
 }
 
-// The number member `key` of `object` (NaN if absent or not a number).
-inline double number_at(const internal::JsonValue& object, const std::string& key) {
-  const internal::JsonValue* value = object.find(key);
-  if (value == nullptr || value->type() != internal::JsonValue::Type::kNumber)
-    return std::numeric_limits<double>::quiet_NaN();
-  return value->as_number();
+// The member `key` of `object`, or nullptr if absent (or not an object).
+inline const internal::Json* member(const internal::Json& object, const std::string& key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
 }
 
-inline std::string string_at(const internal::JsonValue& object, const std::string& key) {
-  const internal::JsonValue* value = object.find(key);
-  return value != nullptr && value->is_string() ? value->as_string() : std::string("<missing>");
+// The number member `key` of `object` (NaN if absent or not a number).
+inline double number_at(const internal::Json& object, const std::string& key) {
+  const internal::Json* value = member(object, key);
+  if (value == nullptr || !value->is_number()) return std::numeric_limits<double>::quiet_NaN();
+  return value->get<double>();
+}
+
+inline std::string string_at(const internal::Json& object, const std::string& key) {
+  const internal::Json* value = member(object, key);
+  return value != nullptr && value->is_string() ? value->get<std::string>()
+                                                : std::string("<missing>");
 }
 
 // Starts AUTOCAT_CLI_PATH with `args` in the background, stdin from

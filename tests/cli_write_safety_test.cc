@@ -305,10 +305,10 @@ TEST_F(CliWriteSafetyTest, ReindexingWithoutStoreTextKeepsTheText) {
   const CliResult recategorized =
       run_autocat({"recategorize", "--model", other_model(), "--db", db, "--json"});
   ASSERT_EQ(recategorized.exit_code, 0) << recategorized.err;
-  const internal::JsonValue output = json(recategorized.out);
-  const internal::JsonValue* databases = output.find("databases");
-  ASSERT_TRUE(databases != nullptr && databases->is_array() && databases->as_array().size() == 1);
-  const internal::JsonValue& result = databases->as_array()[0];
+  const internal::Json output = json(recategorized.out);
+  const internal::Json* databases = testing_util::member(output, "databases");
+  ASSERT_TRUE(databases != nullptr && databases->is_array() && databases->size() == 1);
+  const internal::Json& result = (*databases)[0];
   EXPECT_EQ(number_at(result, "recategorized"), kCorpusDocuments);
   EXPECT_EQ(number_at(result, "without_text"), 0);
 }
@@ -394,10 +394,10 @@ TEST_F(CliWriteSafetyTest, LearningMakesRecategorizeDoTheDocumentsAgain) {
     args.insert(args.end(), extra.begin(), extra.end());
     const CliResult result = run_autocat(args);
     EXPECT_EQ(result.exit_code, 0) << result.err;
-    const internal::JsonValue output = json(result.out);
-    const internal::JsonValue* databases = output.find("databases");
-    return databases != nullptr && databases->is_array() && !databases->as_array().empty()
-               ? number_at(databases->as_array()[0], "recategorized")
+    const internal::Json output = json(result.out);
+    const internal::Json* databases = testing_util::member(output, "databases");
+    return databases != nullptr && databases->is_array() && !databases->empty()
+               ? number_at((*databases)[0], "recategorized")
                : -1.0;
   };
   EXPECT_EQ(recategorize({}), 0);

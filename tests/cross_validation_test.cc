@@ -12,7 +12,7 @@
 
 #include "autocat/error.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/model/model_io.h"
 #include "classify/train/thresholds.h"
 #include "classify/train/trainer.h"
@@ -332,12 +332,12 @@ TEST_F(CrossValidateFixtureTest, EqualsTrainingOnTheOtherFoldsByHand) {
   const std::vector<std::string> lines = testing_util::split_lines(
       testing_util::read_file(testing_util::test_data("fixture_train.jsonl")));
   ASSERT_EQ(corpus_->num_docs(), lines.size());
-  std::vector<JsonValue> records(lines.size());
+  std::vector<Json> records(lines.size());
   for (size_t d = 0; d < lines.size(); ++d) {
     std::string error;
     ASSERT_TRUE(parse_json(lines[d], &records[d], &error)) << error;
     // Corpus document d is line d.
-    const std::string label = records[d].find("labels")->as_array().at(0).as_string();
+    const std::string label = records[d].at("labels").at(0).get<std::string>();
     ASSERT_EQ(corpus_->categories[corpus_->doc_categories[d].at(0)], label);
   }
 
@@ -377,7 +377,7 @@ TEST_F(CrossValidateFixtureTest, EqualsTrainingOnTheOtherFoldsByHand) {
       LogLoss log_loss_by_hand;
       for (size_t d : held_out) {
         const DocumentTerms terms = categorizer.document_terms(
-            categorizer.analyzer().analyze(records[d].find("text")->as_string()));
+            categorizer.analyzer().analyze(records[d].at("text").get<std::string>()));
         const std::vector<double> scores = categorizer.scores(terms, classify);
         std::vector<uint32_t> assigned;
         for (const Category& category : categorizer.decide(scores, classify)) {

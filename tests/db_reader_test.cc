@@ -11,7 +11,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/trainer.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
@@ -227,10 +227,10 @@ TEST(TrainFromDatabase, CommandLineOnAnAutocatIndex) {
       run_autocat({"train", "--model", again, "--from-db", db, "--label-prefix", "XC",
                    "--text-from", "terms", "--threshold-folds", "0", "--json"});
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
-  JsonValue summary;
+  Json summary;
   std::string error;
   ASSERT_TRUE(parse_json(trained.out, &summary, &error)) << error;
-  EXPECT_EQ(summary.find("documents")->as_number(), 24);
+  EXPECT_EQ(summary.at("documents").get<double>(), 24);
   EXPECT_EQ(trained.err, "");  // --text-from terms: no warning about the data
   write_file(dir.file("query.txt"), "The basketball team won the game");
   const CliResult classified = run_autocat({"classify", "--model", again, dir.file("query.txt")});

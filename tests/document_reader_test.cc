@@ -420,6 +420,21 @@ TEST_F(DocumentReaderTest, NumericIdsKeepTheirDigits) {
              "{\"id\": 9007199254740992, \"text\": \"b\"}\n{\"id\": 1.50, \"text\": \"c\"}\n");
   EXPECT_EQ(read({path}), 3u);
   EXPECT_EQ(ids(), std::vector<std::string>({"9007199254740993", "9007199254740992", "1.50"}));
+  // Whatever form the number takes, beyond 64 bits too.
+  write_file(path,
+             "{\"id\": 1e3, \"text\": \"a\"}\n{\"id\": -0, \"text\": \"b\"}\n"
+             "{\"id\": 12345678901234567890, \"text\": \"c\"}\n"
+             "{\"text\": \"d\", \"id\": 123456789012345678901234}\n"
+             "{\"id\": -9223372036854775809, \"text\": \"e\"}\n{\"id\":0,\"text\":\"f\"}\n");
+  EXPECT_EQ(read({path}), 6u);
+  EXPECT_EQ(ids(),
+            std::vector<std::string>({"1e3", "-0", "12345678901234567890",
+                                      "123456789012345678901234", "-9223372036854775809", "0"}));
+  // A leading zero is not JSON: the line is named with what is wrong.
+  write_file(path, "{\"id\": 1, \"text\": \"a\"}\n{\"id\": 00123, \"text\": \"b\"}\n");
+  const std::string message = error_of<InvalidArgumentError>({path});
+  EXPECT_TRUE(contains(message, path + ":2: invalid JSON: invalid number (leading zero) at byte 7"))
+      << message;
 }
 
 TEST_F(DocumentReaderTest, IdsLongerThanXapianAllowsAreMalformed) {
@@ -453,7 +468,6 @@ TEST_F(DocumentReaderTest, WarnsAboutInvalidUtf8IdsAndRefusesSuchLabels) {
                 ":3: label \"caf\\xe9\" is not valid UTF-8; category names must be UTF-8 "
                 "(convert the input, e.g. with iconv) (use --skip-malformed to skip it)");
   warnings_.clear();
-  docs_.clear();
   ReadOptions options;
   options.skip_malformed = true;
   EXPECT_EQ(read({path}, options), 2u);

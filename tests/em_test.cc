@@ -190,21 +190,21 @@ TEST_F(TrainUnlabelledCliTest, ReportsLambdaIterationsAndLikelihood) {
       {"train", "--model", model, "--unlabelled", dir_.file("unlabelled.jsonl"), "--em-lambda", "1",
        "--json", dir_.file("labelled.jsonl")});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const JsonValue summary = testing_util::json(result.out);
-  EXPECT_EQ(summary.find("documents")->as_number(), 4);  // unlabelled ones stay out
-  const JsonValue* em = summary.find("em");
+  const Json summary = testing_util::json(result.out);
+  EXPECT_EQ(summary.at("documents").get<double>(), 4);  // unlabelled ones stay out
+  const Json* em = testing_util::member(summary, "em");
   ASSERT_TRUE(em != nullptr && em->is_object()) << result.out;
-  EXPECT_EQ(em->find("unlabelled_read")->as_number(), 5);
-  EXPECT_EQ(em->find("unlabelled_used")->as_number(), 4);  // u5 has no known term
-  EXPECT_EQ(em->find("lambda")->as_number(), 1);
-  const double iterations = em->find("iterations")->as_number();
+  EXPECT_EQ(em->at("unlabelled_read").get<double>(), 5);
+  EXPECT_EQ(em->at("unlabelled_used").get<double>(), 4);  // u5 has no known term
+  EXPECT_EQ(em->at("lambda").get<double>(), 1);
+  const double iterations = em->at("iterations").get<double>();
   EXPECT_GE(iterations, 1);
-  const std::vector<JsonValue>& likelihood = em->find("log_likelihood")->as_array();
+  const Json& likelihood = em->at("log_likelihood");
   ASSERT_EQ(likelihood.size(), static_cast<size_t>(iterations) + 1);
   for (size_t k = 1; k < likelihood.size(); ++k) {
-    EXPECT_GE(likelihood[k].as_number(), likelihood[k - 1].as_number() - 1e-6);
+    EXPECT_GE(likelihood[k].get<double>(), likelihood[k - 1].get<double>() - 1e-6);
   }
-  EXPECT_TRUE(em->find("lambda_cross_validation")->as_array().empty());  // lambda was given
+  EXPECT_TRUE(em->at("lambda_cross_validation").empty());  // lambda was given
 
   // The model file records what EM did.
   const ModelState state = read_model_file(resolve_model_dir(model).model_file);
@@ -268,20 +268,19 @@ TEST_F(TrainUnlabelledCliTest, ReadsUnlabelledDocumentsFromAnApplicationIndex) {
     EXPECT_EQ(result.exit_code, 0) << result.err;
     return testing_util::json(result.out);
   };
-  const JsonValue from_db = em_of({"--unlabelled-db", app}, dir_.file("m-db"));
-  const JsonValue from_file =
+  const Json from_db = em_of({"--unlabelled-db", app}, dir_.file("m-db"));
+  const Json from_file =
       em_of({"--unlabelled", dir_.file("unlabelled.jsonl")}, dir_.file("m-file"));
-  const JsonValue* em = from_db.find("em");
+  const Json* em = testing_util::member(from_db, "em");
   ASSERT_TRUE(em != nullptr && em->is_object());
-  EXPECT_EQ(em->find("unlabelled_read")->as_number(), 5);
-  EXPECT_EQ(em->find("unlabelled_used")->as_number(), 4);  // u5 has no known term
-  EXPECT_EQ(from_db.find("documents")->as_number(), 4);    // they stay out of the collection
-  const std::vector<JsonValue>& db_likelihood = em->find("log_likelihood")->as_array();
-  const std::vector<JsonValue>& file_likelihood =
-      from_file.find("em")->find("log_likelihood")->as_array();
+  EXPECT_EQ(em->at("unlabelled_read").get<double>(), 5);
+  EXPECT_EQ(em->at("unlabelled_used").get<double>(), 4);  // u5 has no known term
+  EXPECT_EQ(from_db.at("documents").get<double>(), 4);    // they stay out of the collection
+  const Json& db_likelihood = em->at("log_likelihood");
+  const Json& file_likelihood = from_file.at("em").at("log_likelihood");
   ASSERT_EQ(db_likelihood.size(), file_likelihood.size());
   for (size_t k = 0; k < db_likelihood.size(); ++k) {
-    EXPECT_DOUBLE_EQ(db_likelihood[k].as_number(), file_likelihood[k].as_number()) << k;
+    EXPECT_DOUBLE_EQ(db_likelihood[k].get<double>(), file_likelihood[k].get<double>()) << k;
   }
 
   const testing_util::CliResult missing =

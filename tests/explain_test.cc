@@ -52,13 +52,13 @@ std::map<std::string, std::vector<std::string>> fixture_training_labels() {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
-    JsonValue record;
+    Json record;
     std::string error;
     EXPECT_TRUE(parse_json(line, &record, &error)) << error;
     if (string_at(record, "split") != "train") continue;
     std::vector<std::string>& names = labels[string_at(record, "id")];
-    for (const JsonValue& label : record.find("labels")->as_array()) {
-      names.push_back(label.as_string());
+    for (const Json& label : record.at("labels")) {
+      names.push_back(label.get<std::string>());
     }
   }
   return labels;
@@ -94,11 +94,11 @@ class ExplainTest : public testing::Test {
   }
   // Writes one JSON Lines document and returns the file's path.
   std::string input(const std::string& id, const std::string& text) {
-    JsonValue record = JsonValue::object();
-    record.set("id", JsonValue::string(id));
-    record.set("text", JsonValue::string(text));
+    Json record = internal::Json::object();
+    record["id"] = internal::Json(id);
+    record["text"] = internal::Json(text);
     const std::string path = scratch_.file(id + ".jsonl");
-    write_file(path, record.dump() + "\n");
+    write_file(path, internal::dump_json(record) + "\n");
     return path;
   }
 
@@ -356,20 +356,19 @@ TEST_F(ExplainTest, ComboMembersAddUpToTheScore) {
   result = run_autocat(
       {"explain", "--model", model_, "--method", "combo", "--json", input("s2", kSportsText)});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const JsonValue line = json(lines_of(result.out)[0]);
-  const JsonValue* members = line.find("members");
+  const Json line = json(lines_of(result.out)[0]);
+  const Json* members = testing_util::member(line, "members");
   ASSERT_TRUE(members != nullptr && members->is_array()) << result.out;
-  ASSERT_EQ(members->as_array().size(), combo.members.size());
-  for (const JsonValue& part : members->as_array()) {
+  ASSERT_EQ(members->size(), combo.members.size());
+  for (const Json& part : *members) {
     for (const char* field : {"score", "probability", "logit", "weight", "contribution"}) {
-      EXPECT_TRUE(part.find(field) != nullptr &&
-                  part.find(field)->type() == JsonValue::Type::kNumber)
+      EXPECT_TRUE(testing_util::member(part, field) != nullptr && part.at(field).is_number())
           << field;
     }
     EXPECT_NEAR(number_at(part, "contribution"),
                 number_at(part, "logit") * number_at(part, "weight"), 1e-9);
   }
-  EXPECT_GT(number_at(*line.find("terms_for"), "stacked_probability"), 0.0);
+  EXPECT_GT(number_at(line.at("terms_for"), "stacked_probability"), 0.0);
 }
 
 TEST_F(ExplainTest, LimitsApply) {
@@ -433,46 +432,46 @@ TEST_F(ExplainTest, CliJsonHasTheFields) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const std::vector<std::string> lines = lines_of(result.out);
     ASSERT_EQ(lines.size(), 2u) << result.out;
-    const JsonValue first = json(lines[0]);
+    const Json first = json(lines[0]);
     EXPECT_EQ(string_at(first, "id"), "s1");
     EXPECT_EQ(string_at(first, "method"), method);
     EXPECT_EQ(string_at(json(lines[1]), "id"), "f1");
-    const JsonValue* categories = first.find("categories");
+    const Json* categories = testing_util::member(first, "categories");
     ASSERT_TRUE(categories != nullptr && categories->is_array());
-    ASSERT_EQ(categories->as_array().size(), 1u);
-    EXPECT_EQ(string_at(categories->as_array()[0], "name"), "sports");
-    EXPECT_GT(number_at(categories->as_array()[0], "score"), 0.0);
-    const JsonValue* top = first.find("top");
+    ASSERT_EQ(categories->size(), 1u);
+    EXPECT_EQ(string_at((*categories)[0], "name"), "sports");
+    EXPECT_GT(number_at((*categories)[0], "score"), 0.0);
+    const Json* top = testing_util::member(first, "top");
     ASSERT_TRUE(top != nullptr && top->is_array());
-    EXPECT_EQ(top->as_array().size(), 3u);
+    EXPECT_EQ(top->size(), 3u);
 
-    const JsonValue* terms = first.find("terms");
+    const Json* terms = testing_util::member(first, "terms");
     ASSERT_TRUE(terms != nullptr && terms->is_array());
-    ASSERT_FALSE(terms->as_array().empty());
-    EXPECT_LE(terms->as_array().size(), 5u);
-    for (const JsonValue& term : terms->as_array()) {
+    ASSERT_FALSE(terms->empty());
+    EXPECT_LE(terms->size(), 5u);
+    for (const Json& term : *terms) {
       EXPECT_NE(string_at(term, "term"), "<missing>");
       EXPECT_FALSE(std::isnan(number_at(term, "contribution")));
     }
-    const JsonValue* basis = first.find("terms_for");
+    const Json* basis = testing_util::member(first, "terms_for");
     ASSERT_NE(basis, nullptr);
     EXPECT_EQ(string_at(*basis, "category"), "sports");
 
-    const JsonValue* neighbours = first.find("neighbours");
+    const Json* neighbours = testing_util::member(first, "neighbours");
     if (method != "knn") {
       EXPECT_EQ(neighbours, nullptr);
       continue;
     }
     ASSERT_TRUE(neighbours != nullptr && neighbours->is_array());
-    ASSERT_FALSE(neighbours->as_array().empty());
-    EXPECT_LE(neighbours->as_array().size(), 5u);
-    const JsonValue& nearest = neighbours->as_array()[0];
+    ASSERT_FALSE(neighbours->empty());
+    EXPECT_LE(neighbours->size(), 5u);
+    const Json& nearest = (*neighbours)[0];
     EXPECT_EQ(string_at(nearest, "id"), "sp-01");
     EXPECT_GT(number_at(nearest, "similarity"), 0.0);
-    const JsonValue* labels = nearest.find("labels");
+    const Json* labels = testing_util::member(nearest, "labels");
     ASSERT_TRUE(labels != nullptr && labels->is_array());
-    ASSERT_EQ(labels->as_array().size(), 1u);
-    EXPECT_EQ(labels->as_array()[0].as_string(), "sports");
+    ASSERT_EQ(labels->size(), 1u);
+    EXPECT_EQ((*labels)[0].get<std::string>(), "sports");
     EXPECT_EQ(string_at(*basis, "neighbour"), "sp-01");
   }
 }
@@ -487,11 +486,11 @@ TEST_F(ExplainTest, CliNoKnownTermsExitsZero) {
       << human.out;
   const CliResult machine = run_autocat({"explain", "--model", model_, "--json", path});
   EXPECT_EQ(machine.exit_code, 0) << machine.err;
-  const JsonValue line = json(lines_of(machine.out).at(0));
+  const Json line = json(lines_of(machine.out).at(0));
   EXPECT_EQ(string_at(line, "note"),
             "no term of this document is in the model's vocabulary; no evidence (no known term, "
             "or every score 0): the most frequent training category, as one-of assigns one");
-  EXPECT_EQ(line.find("categories")->as_array().size(), 1u);
+  EXPECT_EQ(line.at("categories").size(), 1u);
 }
 
 TEST_F(ExplainTest, CliReadsStandardInput) {

@@ -22,7 +22,7 @@
 #include "classify/corpus/document_reader.h"
 #include "classify/corpus/weighting.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/methods/live_linear.h"
 #include "classify/metrics/evaluation.h"
 #include "classify/train/trainer.h"
@@ -64,13 +64,13 @@ std::vector<InputDocument> read_split(const std::string& split) {
 void write_jsonl(const std::string& path, const std::vector<InputDocument>& docs) {
   std::ofstream out(path);
   for (const InputDocument& doc : docs) {
-    JsonValue object = JsonValue::object();
-    object.set("id", JsonValue::string(doc.id));
-    JsonValue labels = JsonValue::array();
-    for (const std::string& label : doc.labels) labels.push_back(JsonValue::string(label));
-    object.set("labels", std::move(labels));
-    object.set("text", JsonValue::string(doc.text));
-    out << object.dump() << '\n';
+    Json object = internal::Json::object();
+    object["id"] = internal::Json(doc.id);
+    Json labels = internal::Json::array();
+    for (const std::string& label : doc.labels) labels.push_back(internal::Json(label));
+    object["labels"] = std::move(labels);
+    object["text"] = internal::Json(doc.text);
+    out << internal::dump_json(object) << '\n';
   }
 }
 

@@ -12,7 +12,7 @@
 
 #include "classify/corpus/document_reader.h"
 #include "classify/decide/categorizer.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/trainer.h"
 #include "test_util.h"
 
@@ -75,13 +75,13 @@ TEST(NewsgroupsSubjectsTest, ShortTextsGetBigramsAndStemsAndReachTheirFloor) {
             test_docs.emplace_back(subject, doc.labels.front());
             return;
           }
-          JsonValue record = JsonValue::object();
-          record.set("id", JsonValue::string(doc.id));
-          record.set("text", JsonValue::string(subject));
-          JsonValue labels = JsonValue::array();
-          labels.push_back(JsonValue::string(doc.labels.front()));
-          record.set("labels", std::move(labels));
-          train << record.dump() << '\n';
+          Json record = internal::Json::object();
+          record["id"] = internal::Json(doc.id);
+          record["text"] = internal::Json(subject);
+          Json labels = internal::Json::array();
+          labels.push_back(internal::Json(doc.labels.front()));
+          record["labels"] = std::move(labels);
+          train << internal::dump_json(record) << '\n';
         },
         nullptr);
   }

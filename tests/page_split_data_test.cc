@@ -17,7 +17,7 @@
 #include "classify/corpus/document_reader.h"
 #include "classify/decide/categorizer.h"
 #include "classify/decide/page_split.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/train/trainer.h"
 #include "tests/test_util.h"
 
@@ -61,13 +61,13 @@ std::vector<std::string> pages_of(const std::string& text) {
 
 void write_page(std::ofstream& out, const std::string& id, const std::string& label,
                 const std::string& text) {
-  JsonValue line = JsonValue::object();
-  line.set("id", JsonValue::string(id));
-  JsonValue labels = JsonValue::array();
-  labels.push_back(JsonValue::string(label));
-  line.set("labels", std::move(labels));
-  line.set("text", JsonValue::string(text));
-  out << line.dump() << '\n';
+  Json line = internal::Json::object();
+  line["id"] = internal::Json(id);
+  Json labels = internal::Json::array();
+  labels.push_back(internal::Json(label));
+  line["labels"] = std::move(labels);
+  line["text"] = internal::Json(text);
+  out << internal::dump_json(line) << '\n';
 }
 
 TEST(PageSplitDataTest, NewsgroupPageStreamsAreCutBackIntoMessages) {

@@ -243,16 +243,16 @@ TEST_F(RemoteTest, FacetCountsOverLocalAndRemoteShardsEqualBruteForce) {
       testing_util::run_autocat({"search", "--db", shard_path(0), "--db", shard_path(1), "--db",
                                  stub, "--facets", "--json", "--limit", "100", "team"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  const internal::JsonValue json = testing_util::json(result.out);
+  const internal::Json json = testing_util::json(result.out);
   std::map<std::string, Xapian::doccount> cli_counts;
-  for (const internal::JsonValue& entry : json.find("facets")->as_array()) {
-    cli_counts[entry.find("category")->as_string()] =
-        static_cast<Xapian::doccount>(entry.find("count")->as_number());
+  for (const internal::Json& entry : json.at("facets")) {
+    cli_counts[entry.at("category").get<std::string>()] =
+        static_cast<Xapian::doccount>(entry.at("count").get<double>());
   }
   Xapian::doccount team = 0;
   EXPECT_EQ(cli_counts, brute_force(Xapian::Query("team"), &team));
-  EXPECT_EQ(json.find("results")->as_array().size(), team);
-  EXPECT_EQ(json.find("facet_documents")->as_number(), team);
+  EXPECT_EQ(json.at("results").size(), team);
+  EXPECT_EQ(json.at("facet_documents").get<double>(), team);
 }
 
 }  // namespace

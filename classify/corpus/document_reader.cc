@@ -18,7 +18,7 @@
 
 #include "autocat/error.h"
 #include "classify/corpus/db_reader.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 
 namespace autocat::internal {
 
@@ -133,57 +133,63 @@ std::string id_base_of(const std::string& input) {
 
 std::string display_name(const std::string& input) { return input == "-" ? "<stdin>" : input; }
 
-// Fills `doc` from one parsed JSONL record. Returns an empty string on
-// success, else the reason the record is malformed.
-std::string record_to_document(const JsonValue& record, const std::vector<TextField>& fields,
-                               InputDocument* doc) {
+// Fills `doc` from one parsed JSONL record; `number_texts` holds the text
+// of its numbers as written. Returns an empty string on success, else the
+// reason the record is malformed.
+std::string record_to_document(const Json& record, const JsonNumberTexts& number_texts,
+                               const std::vector<TextField>& fields, InputDocument* doc) {
   if (!record.is_object()) return "not a JSON object";
+  // A member, or nullptr if absent.
+  const auto find = [&](const std::string& key) -> const Json* {
+    const auto it = record.find(key);
+    return it == record.end() ? nullptr : &*it;
+  };
   if (fields.empty()) {
-    const JsonValue* text = record.find("text");
+    const Json* text = find("text");
     if (text == nullptr) return "missing \"text\"";
     if (!text->is_string()) return "\"text\" is not a string";
-    doc->text = text->as_string();
+    doc->text = text->get<std::string>();
   } else {
     // Repeating a field multiplies its words' counts: the boost works the
     // same way in every classifier and needs nothing in the model.
     for (const TextField& field : fields) {
-      const JsonValue* value = record.find(field.name);
+      const Json* value = find(field.name);
       if (value == nullptr || value->is_null()) continue;
       if (!value->is_string()) {
         return "\"" + field.name + "\" (a --field) is not a string";
       }
       for (int i = 0; i < field.boost; ++i) {
         if (!doc->text.empty()) doc->text += "\n\n";
-        doc->text += value->as_string();
+        doc->text += value->get_ref<const std::string&>();
       }
     }
   }
-  if (const JsonValue* id = record.find("id"); id != nullptr && !id->is_null()) {
+  if (const Json* id = find("id"); id != nullptr && !id->is_null()) {
     if (id->is_string()) {
-      doc->id = id->as_string();
-    } else if (id->type() == JsonValue::Type::kNumber) {
+      doc->id = id->get<std::string>();
+    } else if (id->is_number()) {
       // As written: a double would merge ids beyond 2^53.
-      doc->id = id->number_text();
+      doc->id = number_texts.at("/id");
     } else {
       return "\"id\" is not a string or a number";
     }
   }
-  if (const JsonValue* title = record.find("title"); title != nullptr && !title->is_null()) {
+  if (const Json* title = find("title"); title != nullptr && !title->is_null()) {
     if (!title->is_string()) return "\"title\" is not a string";
-    doc->title = title->as_string();
+    doc->title = title->get<std::string>();
   }
-  if (const JsonValue* labels = record.find("labels"); labels != nullptr && !labels->is_null()) {
+  if (const Json* labels = find("labels"); labels != nullptr && !labels->is_null()) {
     if (!labels->is_array()) return "\"labels\" is not an array of strings";
     doc->labels_given = true;
-    doc->labels.reserve(labels->as_array().size());
-    for (const JsonValue& label : labels->as_array()) {
+    doc->labels.reserve(labels->size());
+    for (const Json& label : *labels) {
       if (!label.is_string()) return "\"labels\" is not an array of strings";
-      doc->labels.push_back(label.as_string());
+      doc->labels.push_back(label.get<std::string>());
     }
   }
-  if (const JsonValue* split = record.find("split"); split != nullptr && !split->is_null()) {
+  if (const Json* split = find("split"); split != nullptr && !split->is_null()) {
     if (!split->is_string()) return "\"split\" is not a string";
-    doc->split = split->as_string();
+    doc->split = split->get<std::string>();
   }
   return std::string();
 }
@@ -358,14 +364,15 @@ class Reader {
       if (line_number == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // BOM
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (is_blank(line)) return;
-      JsonValue record;
+      Json record;
+      JsonNumberTexts number_texts;
       std::string error;
       std::string reason;
       InputDocument doc;
-      if (!parse_json(line, &record, &error)) {
+      if (!parse_json(line, &record, &error, &number_texts)) {
         reason = "invalid JSON: " + error;
       } else {
-        reason = record_to_document(record, options_.fields, &doc);
+        reason = record_to_document(record, number_texts, options_.fields, &doc);
       }
       if (!reason.empty()) {
         reject(where, reason);

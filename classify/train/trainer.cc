@@ -23,7 +23,7 @@
 #include "classify/decide/categorizer.h"
 #include "classify/io/atomic_file.h"
 #include "classify/io/journal.h"
-#include "classify/io/json.h"
+#include "classify/io/json_text.h"
 #include "classify/io/model_dir.h"
 #include "classify/methods/knn.h"
 #include "classify/methods/linear.h"
