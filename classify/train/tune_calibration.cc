@@ -1,6 +1,7 @@
 // fit_calibrations(): each method's calibration on its out-of-fold scores,
 // its thresholds moved onto the calibrated scale, and combo stacked on the
 // calibrated members.
+
 #include <cmath>
 #include <vector>
 

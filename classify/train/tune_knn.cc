@@ -1,5 +1,6 @@
 // kNN's tuner: the term weighting (class concentration), k and vote power,
 // all read off one neighbour list per document and weighting.
+
 #include <algorithm>
 #include <vector>
 

@@ -1,5 +1,6 @@
 // The linear methods' tuner: svm's and logreg's C, each on the same
 // problem per fold, and svm's Platt sigmoids at the C chosen.
+
 #include <algorithm>
 #include <vector>
 

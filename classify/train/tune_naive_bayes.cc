@@ -1,5 +1,6 @@
 // The Naive Bayes tuner: per method (nb, bnb, cnb), its features (term
 // counts or tf-idf; bnb: presence) and alpha.
+
 #include <algorithm>
 #include <functional>
 #include <vector>

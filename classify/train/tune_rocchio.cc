@@ -1,4 +1,5 @@
 // Rocchio's tuner: gamma, the weight of the negative centroid.
+
 #include <vector>
 
 #include "classify/methods/rocchio.h"

@@ -1,6 +1,7 @@
 // tune_settings(): deals the folds, runs every MethodTuner on each (the
 // folds on every core), lets each choose its setting, then fits the
 // calibrations and combo on the chosen settings' out-of-fold scores.
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
