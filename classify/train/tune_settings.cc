@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "classify/corpus/feature_selection.h"
 #include "classify/corpus/folds.h"
