@@ -25,6 +25,10 @@
 // refit; combo combines its members' live scores. A Categorizer does not
 // see what other processes learn after it opened.
 //
+// Opening and the lazily built parts are in categorizer_load.cc, live
+// learning in categorizer_live.cc, the decision in decision.h, the
+// training database's reading in training_db.h.
+//
 // Thread safety: every const method may be called from many threads at
 // once, also while learn() and forget() run on other threads; learn() and
 // forget() calls are serialized among themselves.
@@ -39,6 +43,8 @@
 
 #include "autocat/options.h"
 #include "autocat/types.h"
+#include "classify/decide/decision.h"
+#include "classify/decide/training_db.h"
 #include "classify/io/journal.h"
 #include "classify/io/model_dir.h"
 #include "classify/methods/classifier.h"
@@ -48,40 +54,6 @@
 #include "classify/text/analyzer.h"
 
 namespace autocat::internal {
-
-// Why a decision came out as it did.
-struct DecisionTrace {
-  Method method = Method::kKnn;
-  Decision mode = Decision::kOneOf;
-  bool other = false;  // one-of choosing among categories that reach their thresholds
-  bool tuned = false;  // per-category tuned thresholds applied
-  double min_score = 0;
-  struct Candidate {
-    std::string name;
-    double score = 0;
-    double threshold = 0;  // the score it had to reach (>= kNeverAssign: never assigned)
-    bool assigned = false;
-  };
-  std::vector<Candidate> candidates;  // best scores first: every assigned one, at least 5
-  std::vector<Category> assigned;
-  std::string reason;  // one line, e.g. "other: no category reached its threshold; ..."
-  // Rule categories that fired (classify/decide/rules.h), in file order.
-  struct FiredRule {
-    std::string source;  // "FILE:LINE"
-    std::string category;
-    std::string mode;  // "assign", "veto", "evidence:+0.3"
-    std::string query;
-  };
-  std::vector<FiredRule> rules;
-};
-
-// Opens the training database at `path` of the model in `model_dir` and
-// reads it whole. Throws NotFoundError if it cannot be opened and
-// ModelFormatError naming `path` if Xapian finds it damaged.
-Xapian::Database open_training_db(const std::string& path, const std::string& model_dir);
-TrainingCorpus read_training_corpus(const Xapian::Database& db, const std::string& path,
-                                    const std::string& model_dir);
-TrainingCorpus read_training_corpus(const std::string& path, const std::string& model_dir);
 
 // A training document for Categorizer::learn.
 struct LearnedDocument {
@@ -209,12 +181,9 @@ class Categorizer {
   // Decodes the part of the model file that holds `method`'s state, once;
   // nothing for kNN, combo and a model fitted in memory.
   void load_part(Method method) const;
-  // The decision; with `explain`, also the candidates and the reason.
+  // The decision (decision.h) of `options` resolved on this model.
   DecisionTrace decide_with(const std::vector<double>& scores, const ClassifyOptions& options,
                             bool explain) const;
-  // The category with the most training documents (one-of's choice
-  // without evidence).
-  uint32_t most_frequent_category() const;
   // Applies a journal record to the live index; false if it was skipped.
   bool apply_record(const JournalRecord& record, KnnLiveIndex* live) const;
   // A learned record's terms and categories; false (with a warning if
@@ -238,10 +207,6 @@ class Categorizer {
 
   std::string model_dir_;  // empty for a model fitted in memory
   ModelPaths paths_;
-  // Opened at construction when it can be (the error waits for kNN's first
-  // use); closed once kNN's index is built. Touched only inside knn_once_.
-  mutable Xapian::Database training_db_;
-  mutable bool training_db_open_ = false;
   // The core, read at construction; each per-method part is filled in by
   // file_->load() on its first use (once: ModelFile).
   mutable ModelState model_;
@@ -251,21 +216,39 @@ class Categorizer {
   Vocabulary vocabulary_;
   std::vector<float> idf_;
   std::vector<std::unique_ptr<Classifier>> classifiers_;  // by Method; kNN built lazily
-  mutable std::once_flag knn_once_;
-  mutable std::shared_ptr<const KnnIndex> knn_index_;
-  mutable std::shared_ptr<KnnLiveIndex> live_index_;
-  mutable std::unique_ptr<Classifier> knn_classifier_;
-  // The journal as read at construction, applied when kNN's index is built
-  // and when the live models are (each drops its pointer then).
-  mutable std::shared_ptr<const std::vector<JournalRecord>> knn_replay_;
-  mutable std::shared_ptr<const std::vector<JournalRecord>> live_replay_;
-  bool journal_at_open_ = false;  // the journal held records at open
-  mutable std::once_flag live_models_once_;
-  // Set once (std::atomic_store) by ensure_live_models; null until then or
-  // if the training database could not be read (live_models_error_).
-  mutable std::shared_ptr<LiveModels> live_models_;
-  mutable std::atomic<bool> live_models_active_{false};  // live_models_ is set
-  mutable std::string live_models_error_;                // guarded by learn_mutex_
+  bool journal_at_open_ = false;                          // the journal held records at open
+
+  // kNN, built on first use (knn_index()); every member but `once` is
+  // touched only inside it until it has run.
+  struct LazyKnn {
+    std::once_flag once;
+    // Opened at construction when it can be (the error waits for kNN's
+    // first use); closed once kNN's index is built.
+    Xapian::Database training_db;
+    bool training_db_open = false;
+    std::shared_ptr<const KnnIndex> index;
+    std::shared_ptr<KnnLiveIndex> live;  // `index` with what was learned and forgotten
+    std::unique_ptr<Classifier> classifier;
+    // The journal as read at construction, applied when the index is
+    // built (dropped then).
+    std::shared_ptr<const std::vector<JournalRecord>> replay;
+  };
+  mutable LazyKnn knn_;
+
+  // Rocchio's, Naive Bayes' and the linear methods' live models, read from
+  // the training database on first need (ensure_live_models()).
+  struct LazyLiveModels {
+    std::once_flag once;
+    // The journal as read at construction, applied when the live models
+    // are built (dropped then).
+    std::shared_ptr<const std::vector<JournalRecord>> replay;
+    // Set once (std::atomic_store) by ensure_live_models; null until then or
+    // if the training database could not be read (`error`).
+    std::shared_ptr<LiveModels> models;
+    std::atomic<bool> active{false};  // `models` is set
+    std::string error;                // guarded by learn_mutex_
+  };
+  mutable LazyLiveModels live_;
   // Serializes learn() and forget(); guards what follows.
   mutable std::mutex learn_mutex_;
   uint64_t journal_end_ = 0;  // where this object last saw the journal end

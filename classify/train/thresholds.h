@@ -6,6 +6,10 @@
 // calibrate fall back to the median threshold of the others. kNN's k and
 // vote power and Rocchio's gamma are chosen on the same folds.
 //
+// tune_settings() (tune_settings.cc) deals the folds and runs one
+// MethodTuner per method family on each (method_tuner.h, tune_*.cc);
+// fit_calibrations() is in tune_calibration.cc.
+//
 // Thread safety: free functions over immutable data.
 #pragma once
 

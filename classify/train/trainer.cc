@@ -1,418 +1,31 @@
 #include "classify/train/trainer.h"
 
-#include <unicode/uversion.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <functional>
-#include <future>
-#include <iterator>
 #include <optional>
-#include <thread>
-
-#ifdef __GLIBC__
-#include <malloc.h>  // malloc_trim
-#endif
 
 #include "autocat/error.h"
-#include "classify/corpus/feature_selection.h"
 #include "classify/corpus/folds.h"
 #include "classify/corpus/weighting.h"
-#include "classify/decide/categorizer.h"
+#include "classify/decide/training_db.h"
 #include "classify/io/atomic_file.h"
 #include "classify/io/journal.h"
-#include "classify/io/json_text.h"
 #include "classify/io/model_dir.h"
 #include "classify/methods/knn.h"
 #include "classify/methods/linear.h"
-#include "classify/methods/naive_bayes.h"
-#include "classify/methods/rocchio.h"
+#include "classify/train/analysis_choice.h"
+#include "classify/train/fit.h"
+#include "classify/train/ingest.h"
+#include "classify/train/kept_tuning.h"
+#include "classify/train/phase_tracker.h"
 #include "classify/train/thresholds.h"
 
 namespace autocat::internal {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Labels become Xapian terms and lines of the category value slot: they must
-// be non-empty, free of control characters, UTF-8 (as every output and the
-// Python module read them) and short enough for a term.
-void check_label(const std::string& label, const std::string& source) {
-  if (label.empty()) throw InvalidArgumentError(source + ": empty label");
-  if (label.size() > 200) {
-    throw InvalidArgumentError(source + ": label longer than 200 bytes: " + label.substr(0, 40) +
-                               "...");
-  }
-  for (unsigned char ch : label) {
-    if (ch < 0x20 || ch == 0x7f) {
-      throw InvalidArgumentError(source + ": label contains a control character");
-    }
-  }
-  if (!is_valid_utf8(label)) {
-    throw InvalidArgumentError(source + ": label \"" + printable(label) + "\" is not valid UTF-8");
-  }
-}
-
-// Reports training's phases to a TrainProgressCallback and records each in
-// TrainReport::phases as it ends. One phase at a time: begin() ends the one
-// before. Not thread-safe; tune_settings() calls tune_progress()'s callback
-// from one thread at a time.
-class PhaseTracker {
- public:
-  PhaseTracker(const TrainProgressCallback& on_progress, TrainReport* report)
-      : on_progress_(on_progress), report_(report) {}
-
-  void begin(const std::string& phase, const std::string& unit = {}, uint64_t total = 0,
-             const std::string& detail = {}) {
-    end();
-    progress_ = TrainProgress();
-    progress_.phase = phase;
-    progress_.unit = unit;
-    progress_.total = total;
-    progress_.detail = detail;
-    detail_ = detail;
-    start_ = Clock::now();
-    open_ = true;
-    notify();
-  }
-  void advance(uint64_t done) {
-    progress_.done = done;
-    notify();
-  }
-  void advance(uint64_t done, uint64_t total, const std::string& detail) {
-    progress_.total = total;
-    progress_.detail = detail;
-    advance(done);
-  }
-  // Ends the phase begun last, if not ended yet.
-  void end() {
-    if (!open_) return;
-    open_ = false;
-    progress_.finished = true;
-    progress_.detail = detail_;
-    notify();
-    report_->phases.push_back(
-        {progress_.phase, detail_, progress_.unit, progress_.done, progress_.seconds});
-  }
-  // Progress of a tune_settings() run in this phase; each step is named
-  // after `prefix`, if any.
-  TuneProgressCallback tune_progress(const std::string& prefix = {}) {
-    return [this, prefix](uint64_t done, uint64_t total, const std::string& step) {
-      advance(done, total, prefix.empty() ? step : prefix + ": " + step);
-    };
-  }
-
- private:
-  void notify() {
-    progress_.seconds = seconds_since(start_);
-    if (on_progress_) on_progress_(progress_);
-  }
-
-  const TrainProgressCallback& on_progress_;
-  TrainReport* report_;
-  TrainProgress progress_;
-  std::string detail_;  // the phase's own, as begun
-  Clock::time_point start_;
-  bool open_ = false;
-};
-
-}  // namespace
-
-Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& options) {
-  bool multi_label = false;
-  for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
-    multi_label = multi_label || labels.size() != 1;
-  }
-  return options.decision.value_or(multi_label ? Decision::kAnyOf : Decision::kOneOf);
-}
-
-ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
-                     const TrainOptions& options, bool fit_linear, const PartFitted& part_fitted,
-                     const SampleTuning* tuned_on_sample) {
-  if (!(options.nb_alpha >= 0) || !std::isfinite(options.nb_alpha)) {
-    throw InvalidArgumentError("--alpha must be greater than 0 (0: cross-validate)");
-  }
-  if (options.svm_c < 0 || options.logreg_c < 0) {
-    throw InvalidArgumentError("C of svm / logreg must be greater than 0 (0: cross-validate)");
-  }
-  if (!std::isfinite(options.knn_concentration) || options.knn_concentration > 4) {
-    throw InvalidArgumentError(
-        "kNN concentration must be between 0 and 4 (negative: cross-validate)");
-  }
-  if (options.knn_similarity_power < 0 || options.knn_similarity_power > 2) {
-    throw InvalidArgumentError("kNN similarity power must be 1 or 2 (0: cross-validate)");
-  }
-  ModelState model;
-  model.analyzer = analyzer;
-  model.training = options;
-  model.categories = corpus.categories;
-  model.category_doc_counts = corpus.category_doc_counts();
-  model.num_docs = corpus.num_docs();
-  model.num_postings = corpus.posting_doc.size();
-  model.terms = corpus.terms;
-  model.df = corpus.df;
-  model.icu_version = U_ICU_VERSION;
-  for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
-    model.has_unlabelled = model.has_unlabelled || labels.empty();
-  }
-  model.decision = model_decision(corpus, options);
-
-  model.selected = selected_features(corpus, options);
-  // Cross-validation first: it may choose Rocchio's gamma and kNN's k. A
-  // large collection is cross-validated on a sample (TrainOptions::
-  // tuning_sample): the settings change little past some tens of thousands
-  // of documents, while the cost grows with them.
-  TunedSettings tuned;
-  if (tuned_on_sample) {
-    tuned = tuned_on_sample->settings;
-    model.tuned_on_documents = tuned_on_sample->documents;
-  } else if (options.tune_thresholds && options.tuning_sample > 0 &&
-             corpus.num_docs() > static_cast<uint32_t>(options.tuning_sample)) {
-    const FoldCorpus sample = fold_corpus(
-        corpus, tuning_sample(corpus, static_cast<uint32_t>(options.tuning_sample), /*seed=*/1));
-    model.tuned_on_documents = sample.corpus.num_docs();
-    tuned = tune_settings(sample.corpus, options, model.decision);
-  } else {
-    model.tuned_on_documents = options.tune_thresholds ? corpus.num_docs() : 0;
-    tuned = tune_settings(corpus, options, model.decision);
-  }
-  model.tuned_copied_documents = tuned.copied_documents;
-  model.thresholds = std::move(tuned.thresholds);
-  model.knn_k = tuned.knn_k;
-  model.knn_similarity_power = tuned.knn_similarity_power;
-  model.rocchio_gamma = tuned.rocchio_gamma;
-  model.knn_objective = std::move(tuned.knn_objective);
-  model.calibration = std::move(tuned.calibration);
-  model.combo = std::move(tuned.combo);
-  model.rocchio_gamma_objective = std::move(tuned.rocchio_gamma_objective);
-  model.nb_alpha_objective = std::move(tuned.nb_alpha_objective);
-  model.method_objective = std::move(tuned.method_objective);
-  if (options.choose_default_method && !model.thresholds.empty()) {
-    // Ties keep the earlier method in all_methods() order.
-    const auto best =
-        std::max_element(model.method_objective.begin(), model.method_objective.end());
-    if (best != model.method_objective.end() && *best >= 0) {
-      model.training.default_method =
-          all_methods()[static_cast<size_t>(best - model.method_objective.begin())];
-    }
-  }
-
-  const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
-  model.knn_concentration = tuned.knn_concentration;
-  if (model.knn_concentration > 0) {
-    model.knn_term_weight = knn_term_weights(corpus, idf, model.knn_concentration);
-  }
-  model.svm_c_objective = std::move(tuned.svm_c_objective);
-  model.logreg_c_objective = std::move(tuned.logreg_c_objective);
-  // The linear models' settings; fit_linear_models() fits their weights.
-  model.svm.c = tuned.svm_c;
-  if (tuned.svm_slope.size() == corpus.num_categories()) {
-    model.svm.slope = std::move(tuned.svm_slope);
-    model.svm.intercept = std::move(tuned.svm_intercept);
-  }
-  model.logreg.c = tuned.logreg_c;
-  const auto fitted = [&](ModelPart part) {
-    if (part_fitted) part_fitted(part, &model);
-  };
-  model.rocchio = train_rocchio(corpus, idf, model.rocchio_gamma);
-  fitted(ModelPart::kRocchio);
-  const std::vector<float> no_idf;
-  model.multinomial_nb = train_multinomial_nb(corpus, model.selected, tuned.nb_alpha.at(0),
-                                              tuned.nb_tfidf.at(0) ? idf : no_idf);
-  fitted(ModelPart::kMultinomialNb);
-  model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, tuned.nb_alpha.at(1));
-  fitted(ModelPart::kBernoulliNb);
-  model.complement_nb = train_complement_nb(corpus, model.selected, tuned.nb_alpha.at(2),
-                                            tuned.nb_tfidf.at(2) ? idf : no_idf);
-  fitted(ModelPart::kComplementNb);
-  if (fit_linear) {
-    fit_linear_models(make_linear_problem(corpus, idf), corpus, &model, part_fitted);
-  }
-  return model;
-}
-
-void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
-                       ModelState* model, const PartFitted& part_fitted) {
-  const auto fit = [&](LinearLoss loss, LinearModel* linear, ModelPart part) {
-    // Every core: this is the longest fit at scale (cross-validation runs
-    // its folds in parallel instead).
-    LinearModel fitted = std::move(
-        train_linear_path(problem, corpus, loss, {linear->c}, std::thread::hardware_concurrency())
-            .front());
-    if (linear->slope.size() == corpus.num_categories()) {  // calibrated by cross-validation
-      fitted.slope = std::move(linear->slope);
-      fitted.intercept = std::move(linear->intercept);
-    }
-    *linear = std::move(fitted);
-    if (part_fitted) part_fitted(part, model);
-  };
-  fit(LinearLoss::kSquaredHinge, &model->svm, ModelPart::kSvm);
-  fit(LinearLoss::kLogistic, &model->logreg, ModelPart::kLogreg);
-}
-
-namespace {
-
-// Hands freed heap memory back to the system. glibc keeps what the
-// cross-validation threads freed in their arenas; without this, the 1M
-// training's RSS stayed about 1 GB above what it used.
-void release_free_memory() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
-
-// Drops the weights of a part written to the model file, keeping its
-// settings (alpha, C, whether on tf-idf) for the training report.
-void drop_part_weights(ModelPart part, ModelState* model) {
-  switch (part) {
-    case ModelPart::kRocchio:
-      model->rocchio = RocchioModel();
-      return;
-    case ModelPart::kMultinomialNb:
-      return std::vector<float>().swap(model->multinomial_nb.term_weight);
-    case ModelPart::kBernoulliNb:
-      return std::vector<float>().swap(model->bernoulli_nb.term_weight);
-    case ModelPart::kComplementNb:
-      return std::vector<float>().swap(model->complement_nb.term_weight);
-    case ModelPart::kSvm:
-    case ModelPart::kLogreg: {
-      LinearModel& linear = part == ModelPart::kSvm ? model->svm : model->logreg;
-      LinearModel settings;
-      settings.c = linear.c;
-      linear = std::move(settings);
-      return;
-    }
-  }
-}
-
-// Documents read and checked, waiting to be analyzed, then their tokens.
-struct TrainingChunk {
-  std::vector<InputDocument> documents;
-  std::vector<std::vector<Token>> tokens;  // per document, filled by analyze_chunk
-};
-
-void analyze_chunk(const Analyzer& analyzer, TrainingChunk* chunk) {
-  chunk->tokens.resize(chunk->documents.size());
-  for (size_t i = 0; i < chunk->documents.size(); ++i) {
-    analyzer.analyze(chunk->documents[i].text, &chunk->tokens[i]);
-    // The text is not needed any more; drop it so a chunk in flight holds
-    // only its terms.
-    std::string().swap(chunk->documents[i].text);
-  }
-}
-
-// The texts train keeps while it reads, to analyze them again for the
-// choice of analysis of short texts (TrainOptions::
-// choose_short_text_analysis); given up past kMaxKeptTextBytes or
-// `max_documents`.
-struct KeptTexts {
-  struct Text {
-    std::string id;
-    std::vector<std::string> labels;
-    std::string text;
-  };
-  std::vector<Text> texts;
-  size_t bytes = 0;
-  size_t max_documents = 0;
-  bool complete = true;  // every document written is in `texts`
-  uint64_t written = 0;  // documents written to the collection
-  uint64_t tokens = 0;   // their tokens
-
-  void keep(const InputDocument& doc);
-  double mean_tokens() const { return written == 0 ? 0.0 : double(tokens) / double(written); }
-};
-
-// Short texts take little memory: 64 MB is a million tweets.
-constexpr size_t kMaxKeptTextBytes = size_t{64} << 20;
-
-void KeptTexts::keep(const InputDocument& doc) {
-  if (!complete) return;
-  bytes += doc.id.size() + doc.text.size();
-  for (const std::string& label : doc.labels) bytes += label.size();
-  if (bytes > kMaxKeptTextBytes || texts.size() >= max_documents) {
-    complete = false;
-    std::vector<Text>().swap(texts);
-    return;
-  }
-  texts.push_back({doc.id, doc.labels, doc.text});
-}
-
-// Documents per chunk: large enough that handing a chunk between threads
-// costs nothing, small enough that the two chunks in flight stay small.
-constexpr size_t kTrainingChunkDocuments = 256;
-
-// Reads, analyzes and adds the documents of `inputs` to `writer`. Returns
-// the number of labelled documents added. Reading and writing the training
-// database run on this thread while another thread analyzes the next chunk:
-// on 2 cores the Xapian writes and the ICU analysis take about the same
-// time, so this overlaps them. Documents are written in input order, so the
-// collection is the same as with one thread.
-uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
-                       const Analyzer& analyzer, bool keep_unlabelled,
-                       TrainingCollectionWriter* writer, TrainReport* report,
-                       const WarningCallback& on_warning, PhaseTracker* phases,
-                       KeptTexts* kept = nullptr) {
-  uint64_t labelled = 0;
-  uint64_t read = 0;
-  TrainingChunk chunk;
-  std::future<TrainingChunk> pending;
-  auto write_pending = [&]() {
-    if (!pending.valid()) return;
-    const TrainingChunk analyzed = pending.get();
-    for (size_t i = 0; i < analyzed.documents.size(); ++i) {
-      const InputDocument& doc = analyzed.documents[i];
-      if (analyzed.tokens[i].empty()) {
-        ++report->skipped_empty;
-        if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
-        continue;
-      }
-      writer->add(doc.id, analyzed.tokens[i], doc.labels);
-      if (kept) {
-        ++kept->written;
-        kept->tokens += analyzed.tokens[i].size();
-      }
-      ++report->added;
-      if (!doc.labels.empty()) ++labelled;
-    }
-  };
-  auto submit_chunk = [&]() {
-    if (chunk.documents.empty()) return;
-    auto next = std::async(std::launch::async, [&analyzer, taken = std::move(chunk)]() mutable {
-      analyze_chunk(analyzer, &taken);
-      return std::move(taken);
-    });
-    chunk = TrainingChunk();
-    write_pending();
-    pending = std::move(next);
-  };
-  read_documents(
-      inputs, read_options,
-      [&](InputDocument&& doc) {
-        phases->advance(++read);
-        // "labels": [] says "none of these categories"; no labels at all
-        // says nothing, unless keep_unlabelled reads it the same way.
-        if (doc.labels.empty() && !doc.labels_given && !keep_unlabelled) {
-          ++report->skipped_unlabelled;
-          return;
-        }
-        for (const std::string& label : doc.labels) check_label(label, doc.source);
-        if (kept) kept->keep(doc);
-        chunk.documents.push_back(std::move(doc));
-        if (chunk.documents.size() >= kTrainingChunkDocuments) submit_chunk();
-      },
-      on_warning);
-  submit_chunk();
-  write_pending();
-  writer->commit();
-  return labelled;
-}
 
 // Runs after fit_model() on the loaded corpus and may refine the model (EM).
 using RefineModel = std::function<void(const TrainingCorpus&, ModelState*)>;
@@ -424,7 +37,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
                      const TrainOptions& options, TrainReport* report, PhaseTracker* phases,
                      const RefineModel& refine = nullptr,
                      std::optional<SampleTuning> tuned = std::nullopt) {
-  const auto fit_start = Clock::now();
+  const auto fit_start = TrainClock::now();
   const bool kept = tuned && tuned->kept;
   ModelState model;
   {
@@ -509,7 +122,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       crash_point("fitted");  // the model file not in place yet
       return model;
     });
-    report->fit_seconds = seconds_since(fit_start);
+    report->fit_seconds = elapsed_seconds(fit_start);
     crash_point("model-written");
     phases->begin("write");
     report->nb_alpha = {model.multinomial_nb.alpha, model.bernoulli_nb.alpha,
@@ -567,219 +180,13 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   }
 }
 
-// Semi-supervised EM: reads `unlabelled` (labels ignored) onto the corpus'
-// vocabulary and replaces the model's multinomial NB with EM's.
-void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_options,
-                    const Analyzer& analyzer, const TrainingCorpus& corpus, ModelState* model,
-                    TrainReport* report, const WarningCallback& on_warning) {
-  const Vocabulary vocabulary(corpus.terms);
-  std::vector<DocumentTerms> docs;
-  std::vector<Token> tokens;
-  ReadOptions unlabelled_options = read_options;
-  unlabelled_options.databases = unlabelled.databases;  // not the labelled ones, read already
-  read_documents(
-      unlabelled.inputs, unlabelled_options,
-      [&](InputDocument&& doc) {
-        ++report->unlabelled_read;
-        tokens.clear();
-        analyzer.analyze(doc.text, &tokens);
-        docs.push_back(make_document_terms(vocabulary, tokens));
-      },
-      on_warning);
-  EmResult em = train_multinomial_nb_em(corpus, docs, model->selected, model->multinomial_nb.alpha,
-                                        unlabelled.em);
-  model->multinomial_nb = std::move(em.model);
-  model->em = em.report;
-  report->em = std::move(em.report);
-}
-
-// What the analyses of short texts compete on: the default method's
-// cross-validated objective, or the best method's when cross-validation
-// chooses the default (as fit_model() does).
-double analysis_objective(const TunedSettings& tuned, const TrainOptions& options) {
-  const std::vector<double>& objectives = tuned.method_objective;
-  if (objectives.empty()) return -1.0;
-  if (options.choose_default_method) return *std::max_element(objectives.begin(), objectives.end());
-  const auto slot = static_cast<size_t>(options.default_method);
-  return slot < objectives.size() ? objectives[slot] : -1.0;
-}
-
-// A candidate must beat the given analysis by more than this: less is
-// within cross-validation's noise at some thousands of documents, and not
-// worth the bigger model.
-constexpr double kMinAnalysisGain = 0.002;
-
-std::string analysis_name(const AnalyzerSettings& settings) {
-  std::string name = settings.stemmer == "none" ? "words" : "stems (" + settings.stemmer + ")";
-  if (settings.ngrams > 1) name += settings.ngrams == 2 ? " and bigrams" : " and trigrams";
-  return name;
-}
-
-struct AnalysisChoice {
-  AnalyzerSettings settings;
-  SampleTuning tuning;  // the chosen analysis' cross-validation
-};
-
-TunedSettings tune_collection(const std::string& training_db, const TrainOptions& options,
-                              uint64_t* documents, TrainReport* report, PhaseTracker* phases,
-                              const std::string& analysis) {
-  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(training_db));
-  *documents = corpus.num_docs();
-  TunedSettings tuned = tune_settings(corpus, options, model_decision(corpus, options),
-                                      phases->tune_progress(analysis));
-  if (!tuned.thresholds.empty()) ++report->cross_validations;
-  return tuned;
-}
-
-// Cross-validates the kept texts under the given analysis (its collection
-// is at `training_db` already) and under the candidates with bigrams,
-// English stemming or both; leaves the winner's collection at
-// `training_db`.
-AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
-                               const TrainOptions& options, const std::string& training_db,
-                               TrainReport* report, PhaseTracker* phases) {
-  AnalysisChoice best{given, {}};
-  phases->begin("compare analyses", "fits", 0, analysis_name(given));
-  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents, report,
-                                         phases, analysis_name(given));
-  const double given_objective = analysis_objective(best.tuning.settings, options);
-  double best_objective = given_objective;
-  report->analysis_objective.emplace_back(analysis_name(given), given_objective);
-  const std::string candidate_db =
-      (fs::path(training_db).parent_path() / kCandidateDbName).string();
-  for (const char* stemmer : {"none", "english"}) {
-    for (int ngrams : {1, 2}) {
-      AnalyzerSettings settings = given;
-      settings.stemmer = stemmer;
-      settings.ngrams = ngrams;
-      if (settings.stemmer == given.stemmer && settings.ngrams == given.ngrams) continue;
-      phases->begin("compare analyses", "fits", 0, analysis_name(settings));
-      {
-        const Analyzer analyzer(settings);
-        TrainingCollectionWriter writer(candidate_db, options.commit_batch);
-        std::vector<Token> tokens;
-        for (const KeptTexts::Text& text : kept.texts) {
-          tokens.clear();
-          analyzer.analyze(text.text, &tokens);
-          if (!tokens.empty()) writer.add(text.id, tokens, text.labels);
-        }
-        writer.commit();
-      }
-      SampleTuning tuning;
-      tuning.settings = tune_collection(candidate_db, options, &tuning.documents, report, phases,
-                                        analysis_name(settings));
-      const double objective = analysis_objective(tuning.settings, options);
-      report->analysis_objective.emplace_back(analysis_name(settings), objective);
-      if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
-        best = AnalysisChoice{settings, std::move(tuning)};
-        best_objective = objective;
-        fs::remove_all(training_db);
-        fs::rename(candidate_db, training_db);
-      } else {
-        fs::remove_all(candidate_db);
-      }
-    }
-  }
-  phases->end();
-  report->analysis_chosen = true;
-  return best;
-}
-
-// The settings, thresholds and calibrations `model` (the core `file`
-// opened) was trained with, as fit_model() takes them from
-// cross-validation, for a refit on the collection at `training_db` that
-// keeps them. Returns nullopt if there is nothing to keep (no tuning) or, with the
-// reason in `reason`, if they do not fit the new collection.
-std::optional<SampleTuning> kept_tuning(const ModelFile& file, ModelState* model,
-                                        const std::string& training_db, std::string* reason) {
-  const TrainOptions& options = model->training;
-  if (!options.tune_thresholds) return std::nullopt;  // defaults: nothing cross-validated
-  if (model->thresholds.empty()) {
-    *reason = "the model had too few documents to cross-validate";
-    return std::nullopt;
-  }
-  {
-    const TrainingCorpus labels = load_training_labels(Xapian::Database(training_db));
-    if (labels.categories != model->categories) {
-      std::vector<std::string> added, removed;
-      std::set_difference(labels.categories.begin(), labels.categories.end(),
-                          model->categories.begin(), model->categories.end(),
-                          std::back_inserter(added));
-      std::set_difference(model->categories.begin(), model->categories.end(),
-                          labels.categories.begin(), labels.categories.end(),
-                          std::back_inserter(removed));
-      *reason = "the categories changed:";
-      if (!added.empty())
-        *reason += " " + std::to_string(added.size()) + " new (" + added[0] +
-                   (added.size() > 1 ? ", ...)" : ")");
-      if (!removed.empty())
-        *reason += " " + std::to_string(removed.size()) + " without documents (" + removed[0] +
-                   (removed.size() > 1 ? ", ...)" : ")");
-      return std::nullopt;
-    }
-    const Decision decision = model_decision(labels, options);
-    if (decision != model->decision) {
-      *reason = std::string("the decision mode changed to ") +
-                (decision == Decision::kAnyOf ? "any-of (a document has several labels or none)"
-                                              : "one-of");
-      return std::nullopt;
-    }
-  }
-  // Files older than the calibrations lack settings a model of today needs.
-  if (model->calibration.empty() || model->method_objective.empty()) {
-    *reason = "the model file predates some of today's settings";
-    return std::nullopt;
-  }
-  SampleTuning kept;
-  kept.kept = true;
-  TunedSettings& tuned = kept.settings;
-  // Each part is decoded for its settings and dropped again (its weights
-  // are refitted), so that no two are in memory at once.
-  for (const ModelPart part :
-       {ModelPart::kMultinomialNb, ModelPart::kBernoulliNb, ModelPart::kComplementNb}) {
-    file.load(part, model);
-    NaiveBayesModel& nb = part == ModelPart::kMultinomialNb ? model->multinomial_nb
-                          : part == ModelPart::kBernoulliNb ? model->bernoulli_nb
-                                                            : model->complement_nb;
-    tuned.nb_alpha.push_back(nb.alpha);
-    tuned.nb_tfidf.push_back(nb.tfidf());
-    nb = NaiveBayesModel();
-  }
-  file.load(ModelPart::kSvm, model);
-  tuned.svm_c = model->svm.c;
-  tuned.svm_slope = std::move(model->svm.slope);
-  tuned.svm_intercept = std::move(model->svm.intercept);
-  model->svm = LinearModel();
-  file.load(ModelPart::kLogreg, model);
-  tuned.logreg_c = model->logreg.c;
-  model->logreg = LinearModel();
-  if (!(tuned.svm_c > 0) || !(tuned.logreg_c > 0)) {
-    *reason = "the model file predates the linear models";
-    return std::nullopt;
-  }
-  tuned.thresholds = model->thresholds;
-  tuned.knn_k = model->knn_k;
-  tuned.knn_similarity_power = model->knn_similarity_power;
-  tuned.knn_concentration = model->knn_concentration;
-  tuned.rocchio_gamma = model->rocchio_gamma;
-  tuned.knn_objective = model->knn_objective;
-  tuned.rocchio_gamma_objective = model->rocchio_gamma_objective;
-  tuned.svm_c_objective = model->svm_c_objective;
-  tuned.logreg_c_objective = model->logreg_c_objective;
-  tuned.nb_alpha_objective = model->nb_alpha_objective;
-  tuned.method_objective = model->method_objective;
-  tuned.calibration = model->calibration;
-  tuned.combo = model->combo;
-  return kept;
-}
-
 }  // namespace
 
 TrainReport train_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                         const TrainOptions& options, const ReadOptions& read_options,
                         const WarningCallback& on_warning, const UnlabelledInputs& unlabelled,
                         const TrainProgressCallback& on_progress) {
-  const auto start = Clock::now();
+  const auto start = TrainClock::now();
   TrainReport report;
   PhaseTracker phases(on_progress, &report);
   const AnalyzerSettings settings = resolve_analyzer_options(options.analyzer);
@@ -817,7 +224,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   phases.end();
   crash_point("collection-written");
   report.mean_tokens = kept.mean_tokens();
-  report.analyze_seconds = seconds_since(start);
+  report.analyze_seconds = elapsed_seconds(start);
   if (labelled == 0) {
     throw InvalidArgumentError(
         "no labelled document with text in the input; JSON Lines records need a non-empty "
@@ -830,10 +237,10 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   double choice_seconds = 0;
   if (may_choose_analysis && kept.complete && kept.written >= kMinShortTextDocuments &&
       kept.mean_tokens() <= kShortTextMeanTokens) {
-    const auto choice_start = Clock::now();
+    const auto choice_start = TrainClock::now();
     AnalysisChoice choice =
         choose_analysis(kept, settings, options, model_writer.next().training_db, &report, &phases);
-    choice_seconds = seconds_since(choice_start);
+    choice_seconds = elapsed_seconds(choice_start);
     model_settings = choice.settings;
     tuning = std::move(choice.tuning);
   }
@@ -849,14 +256,14 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   fit_and_install(&model_writer, model_settings, options, &report, &phases, run_em,
                   std::move(tuning));
   report.fit_seconds += choice_seconds;  // the comparison is fitting too
-  report.total_seconds = seconds_since(start);
+  report.total_seconds = elapsed_seconds(start);
   return report;
 }
 
 TrainReport add_to_model(const std::vector<std::string>& inputs, const std::string& model_dir,
                          const ReadOptions& read_options, const WarningCallback& on_warning,
                          const TrainProgressCallback& on_progress, bool retune) {
-  const auto start = Clock::now();
+  const auto start = TrainClock::now();
   TrainReport report;
   PhaseTracker phases(on_progress, &report);
   const std::string no_model = model_dir +
@@ -930,7 +337,7 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   }
   phases.end();
   crash_point("collection-written");
-  report.analyze_seconds = seconds_since(start);
+  report.analyze_seconds = elapsed_seconds(start);
   if (report.added == 0 && journal.records.empty()) {
     throw InvalidArgumentError(
         inputs.empty() && read_options.databases.empty()
@@ -947,7 +354,7 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   }
   fit_and_install(&model_writer, old_model.analyzer, options, &report, &phases, nullptr,
                   std::move(kept));
-  report.total_seconds = seconds_since(start);
+  report.total_seconds = elapsed_seconds(start);
   return report;
 }
 

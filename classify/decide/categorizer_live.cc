@@ -1,0 +1,250 @@
+// Live learning: learn() and forget() through the journal, kNN's live index
+// and the live models of the other methods, and what they report.
+
+#include <algorithm>
+#include <map>
+
+#include "autocat/error.h"
+#include "classify/corpus/input_document.h"
+#include "classify/decide/categorizer.h"
+
+namespace autocat::internal {
+
+bool Categorizer::record_document(const JournalRecord& record, bool warn, DocumentTerms* doc,
+                                  std::vector<uint32_t>* categories) const {
+  for (const std::string& label : record.labels) {
+    const int64_t c = category_index(label);
+    if (c < 0) {
+      if (warn) {
+        add_warning(paths_.journal + ": skipped document " + record.id + ": category " + label +
+                    " is not in the model");
+      }
+      return false;
+    }
+    categories->push_back(static_cast<uint32_t>(c));
+  }
+  for (const JournalTerm& term : record.terms) {
+    const int64_t id = vocabulary_.find(term.term);
+    doc->total_tokens += term.count;
+    if (id < 0 || term.count == 0) continue;
+    doc->known_tokens += term.count;
+    doc->terms.push_back({static_cast<TermId>(id), term.count});
+  }
+  std::sort(doc->terms.begin(), doc->terms.end(),
+            [](const TermCount& a, const TermCount& b) { return a.term < b.term; });
+  return true;
+}
+
+bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) const {
+  if (record.kind == JournalRecord::Kind::kForget) return live->forget(record.id);
+  DocumentTerms doc;
+  std::vector<uint32_t> categories;
+  if (!record_document(record, /*warn=*/true, &doc, &categories)) return false;
+  live->learn(record.id, doc, categories);
+  return true;
+}
+
+void Categorizer::ensure_live_models(bool for_learning) const {
+  // LiveModels reads the Naive Bayes models' alpha, the linear weights and idf: a damaged
+  // section throws ModelFormatError here, not mistaken for a missing
+  // training database below.
+  for (Method method : {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
+                        Method::kComplementNaiveBayes, Method::kSvm, Method::kLogreg}) {
+    load_part(method);
+  }
+  std::call_once(live_.once, [this] {
+    std::shared_ptr<LiveModels> live;
+    std::string error;
+    try {
+      if (corpus_) {
+        live = std::make_shared<LiveModels>(model_, idf_, *corpus_, std::vector<std::string>());
+      } else {
+        const std::string& path = paths_.training_db;
+        const Xapian::Database db = open_training_db(path, model_dir_);
+        const TrainingCorpus corpus = read_training_corpus(db, path, model_dir_);
+        check_corpus_matches(corpus, model_, path);
+        live = std::make_shared<LiveModels>(model_, idf_, corpus, training_ids(&db));
+      }
+      if (live_.replay) {
+        for (const JournalRecord& record : *live_.replay) {
+          if (record.kind == JournalRecord::Kind::kForget) {
+            live->forget(record.id);
+            continue;
+          }
+          DocumentTerms doc;
+          std::vector<uint32_t> categories;
+          // kNN's replay warns about skipped records already.
+          if (record_document(record, /*warn=*/false, &doc, &categories)) {
+            live->learn(record.id, doc, categories);
+          }
+        }
+      }
+    } catch (const Error& e) {
+      error = e.what();
+      live.reset();
+    }
+    live_.replay.reset();
+    std::atomic_store(&live_.models, live);
+    live_.active.store(live != nullptr, std::memory_order_release);
+    if (!error.empty()) {
+      std::lock_guard<std::mutex> lock(learn_mutex_);
+      live_.error = error;
+      if (journal_at_open_) {
+        add_warning(error +
+                    "; Rocchio, Naive Bayes, svm and logreg classify with the models as trained, "
+                    "without the "
+                    "journal's documents, until the refit (autocat train --add --model " +
+                    model_dir_ + ")");
+      }
+    }
+  });
+  if (for_learning && !live_.active.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(learn_mutex_);
+    throw NotFoundError(live_.error +
+                        " (learning needs the training database: nothing was learned or "
+                        "forgotten)");
+  }
+}
+
+std::shared_ptr<const LiveModel> Categorizer::live_model(Method method) const {
+  if (journal_at_open_) {
+    ensure_live_models(/*for_learning=*/false);
+  } else if (!live_.active.load(std::memory_order_acquire)) {
+    return nullptr;  // nothing learned: the trained model, at no cost
+  }
+  const std::shared_ptr<LiveModels> live = std::atomic_load(&live_.models);
+  return live ? live->model(method) : nullptr;
+}
+
+void Categorizer::require_installed() const {
+  // Two trains later the generation's training database is gone, and
+  // reading it would fail with advice to train a model that exists.
+  if (!model_dir_.empty() && resolve_model_dir(model_dir_).model_file != paths_.model_file) {
+    throw InvalidArgumentError(model_dir_ + ": " + kTrainedAgainSinceOpened);
+  }
+}
+
+void Categorizer::journal(const std::vector<JournalRecord>& records, bool sync) {
+  if (model_dir_.empty() || records.empty()) return;
+  const JournalContents result =
+      append_journal(model_dir_, paths_.model_file, paths_.journal, records, sync, &journal_end_);
+  if (!result.torn.empty()) add_warning(result.torn + " (cut off)");
+}
+
+void Categorizer::learn(const std::string& id, std::string_view text,
+                        const std::vector<std::string>& labels) {
+  learn({LearnedDocument{id, std::string(text), labels}});
+}
+
+void Categorizer::learn(const std::vector<LearnedDocument>& documents, bool sync) {
+  const std::string where = model_dir_.empty() ? std::string("model") : model_dir_;
+  std::vector<JournalRecord> records;
+  records.reserve(documents.size());
+  std::vector<Token> tokens;
+  for (const LearnedDocument& document : documents) {
+    const std::string name = where + ": document '" + document.id + "'";
+    if (document.id.empty()) throw InvalidArgumentError(where + ": a document to learn has no id");
+    if (document.id.size() > kMaxIdBytes) {
+      throw InvalidArgumentError(name.substr(0, 200) + "...: id longer than " +
+                                 std::to_string(kMaxIdBytes) + " bytes");
+    }
+    if (document.labels.empty()) {
+      throw InvalidArgumentError(name + ": no labels; learn needs at least one category");
+    }
+    JournalRecord record;
+    record.id = document.id;
+    for (const std::string& label : document.labels) {
+      if (category_index(label) < 0) {
+        throw InvalidArgumentError(
+            name + ": category '" + label +
+            "' is not in the model; a new category needs a refit: autocat train --add --model " +
+            where + " INPUT... (nothing was learned)");
+      }
+      if (std::find(record.labels.begin(), record.labels.end(), label) == record.labels.end()) {
+        record.labels.push_back(label);
+      }
+    }
+    tokens.clear();
+    analyzer_->analyze(document.text, &tokens);
+    if (tokens.empty()) {
+      throw InvalidArgumentError(name + ": no terms after analysis (nothing was learned)");
+    }
+    std::map<std::string, uint32_t> counts;
+    for (const Token& token : tokens) ++counts[token.term];
+    record.terms.reserve(counts.size());
+    for (auto& [term, count] : counts) record.terms.push_back({term, count});
+    records.push_back(std::move(record));
+  }
+  require_installed();
+  knn_index();
+  ensure_live_models(/*for_learning=*/true);
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  journal(records, sync);
+  for (const JournalRecord& record : records) {
+    apply_record(record, knn_.live.get());
+    DocumentTerms doc;
+    std::vector<uint32_t> categories;
+    if (record_document(record, /*warn=*/false, &doc, &categories)) {
+      live_.models->learn(record.id, doc, categories);
+    }
+  }
+  status_.learned_now += records.size();
+}
+
+void Categorizer::forget(const std::string& id) { forget(std::vector<std::string>{id}); }
+
+void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
+  const std::string where = model_dir_.empty() ? std::string("model") : model_dir_;
+  require_installed();
+  knn_index();
+  ensure_live_models(/*for_learning=*/true);
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  std::vector<JournalRecord> records;
+  for (const std::string& id : ids) {
+    if (!knn_.live->contains(id)) {
+      throw NotFoundError(where + ": no training document with id '" + id +
+                          "' (nothing was forgotten)");
+    }
+    const bool repeated = std::any_of(records.begin(), records.end(),
+                                      [&](const JournalRecord& r) { return r.id == id; });
+    if (repeated) continue;
+    JournalRecord record;
+    record.kind = JournalRecord::Kind::kForget;
+    record.id = id;
+    records.push_back(std::move(record));
+  }
+  journal(records, sync);
+  for (const JournalRecord& record : records) {
+    knn_.live->forget(record.id);
+    live_.models->forget(record.id);
+  }
+  status_.forgotten_now += records.size();
+}
+
+void Categorizer::add_warning(std::string warning) const {
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  status_.warnings.push_back(std::move(warning));
+}
+
+std::vector<std::string> Categorizer::take_warnings() const {
+  std::lock_guard<std::mutex> lock(warnings_mutex_);
+  std::vector<std::string> fresh(status_.warnings.begin() + static_cast<ptrdiff_t>(warnings_taken_),
+                                 status_.warnings.end());
+  warnings_taken_ = status_.warnings.size();
+  return fresh;
+}
+
+LiveStatus Categorizer::live_status() const {
+  knn_index();
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  LiveStatus status;
+  {
+    std::lock_guard<std::mutex> warnings_lock(warnings_mutex_);
+    status = status_;
+  }
+  status.learned_present = knn_.live->learned_docs();
+  status.forgotten_base = knn_.live->forgotten_docs();
+  return status;
+}
+
+}  // namespace autocat::internal

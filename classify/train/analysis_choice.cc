@@ -1,0 +1,102 @@
+#include "classify/train/analysis_choice.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "classify/io/model_dir.h"
+
+namespace autocat::internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What the analyses of short texts compete on: the default method's
+// cross-validated objective, or the best method's when cross-validation
+// chooses the default (as fit_model() does).
+double analysis_objective(const TunedSettings& tuned, const TrainOptions& options) {
+  const std::vector<double>& objectives = tuned.method_objective;
+  if (objectives.empty()) return -1.0;
+  if (options.choose_default_method) return *std::max_element(objectives.begin(), objectives.end());
+  const auto slot = static_cast<size_t>(options.default_method);
+  return slot < objectives.size() ? objectives[slot] : -1.0;
+}
+
+// A candidate must beat the given analysis by more than this: less is
+// within cross-validation's noise at some thousands of documents, and not
+// worth the bigger model.
+constexpr double kMinAnalysisGain = 0.002;
+
+std::string analysis_name(const AnalyzerSettings& settings) {
+  std::string name = settings.stemmer == "none" ? "words" : "stems (" + settings.stemmer + ")";
+  if (settings.ngrams > 1) name += settings.ngrams == 2 ? " and bigrams" : " and trigrams";
+  return name;
+}
+
+TunedSettings tune_collection(const std::string& training_db, const TrainOptions& options,
+                              uint64_t* documents, TrainReport* report, PhaseTracker* phases,
+                              const std::string& analysis) {
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(training_db));
+  *documents = corpus.num_docs();
+  TunedSettings tuned = tune_settings(corpus, options, model_decision(corpus, options),
+                                      phases->tune_progress(analysis));
+  if (!tuned.thresholds.empty()) ++report->cross_validations;
+  return tuned;
+}
+
+}  // namespace
+
+// Cross-validates the kept texts under the given analysis (its collection
+// is at `training_db` already) and under the candidates with bigrams,
+// English stemming or both; leaves the winner's collection at
+// `training_db`.
+AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
+                               const TrainOptions& options, const std::string& training_db,
+                               TrainReport* report, PhaseTracker* phases) {
+  AnalysisChoice best{given, {}};
+  phases->begin("compare analyses", "fits", 0, analysis_name(given));
+  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents, report,
+                                         phases, analysis_name(given));
+  const double given_objective = analysis_objective(best.tuning.settings, options);
+  double best_objective = given_objective;
+  report->analysis_objective.emplace_back(analysis_name(given), given_objective);
+  const std::string candidate_db =
+      (fs::path(training_db).parent_path() / kCandidateDbName).string();
+  for (const char* stemmer : {"none", "english"}) {
+    for (int ngrams : {1, 2}) {
+      AnalyzerSettings settings = given;
+      settings.stemmer = stemmer;
+      settings.ngrams = ngrams;
+      if (settings.stemmer == given.stemmer && settings.ngrams == given.ngrams) continue;
+      phases->begin("compare analyses", "fits", 0, analysis_name(settings));
+      {
+        const Analyzer analyzer(settings);
+        TrainingCollectionWriter writer(candidate_db, options.commit_batch);
+        std::vector<Token> tokens;
+        for (const KeptTexts::Text& text : kept.texts) {
+          tokens.clear();
+          analyzer.analyze(text.text, &tokens);
+          if (!tokens.empty()) writer.add(text.id, tokens, text.labels);
+        }
+        writer.commit();
+      }
+      SampleTuning tuning;
+      tuning.settings = tune_collection(candidate_db, options, &tuning.documents, report, phases,
+                                        analysis_name(settings));
+      const double objective = analysis_objective(tuning.settings, options);
+      report->analysis_objective.emplace_back(analysis_name(settings), objective);
+      if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
+        best = AnalysisChoice{settings, std::move(tuning)};
+        best_objective = objective;
+        fs::remove_all(training_db);
+        fs::rename(candidate_db, training_db);
+      } else {
+        fs::remove_all(candidate_db);
+      }
+    }
+  }
+  phases->end();
+  report->analysis_chosen = true;
+  return best;
+}
+
+}  // namespace autocat::internal

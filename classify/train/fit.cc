@@ -1,0 +1,212 @@
+#include "classify/train/fit.h"
+
+#include <unicode/uversion.h>
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
+
+#include "autocat/error.h"
+#include "classify/corpus/feature_selection.h"
+#include "classify/corpus/folds.h"
+#include "classify/corpus/weighting.h"
+#include "classify/methods/knn.h"
+#include "classify/methods/naive_bayes.h"
+#include "classify/methods/rocchio.h"
+
+namespace autocat::internal {
+
+Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& options) {
+  bool multi_label = false;
+  for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
+    multi_label = multi_label || labels.size() != 1;
+  }
+  return options.decision.value_or(multi_label ? Decision::kAnyOf : Decision::kOneOf);
+}
+
+ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
+                     const TrainOptions& options, bool fit_linear, const PartFitted& part_fitted,
+                     const SampleTuning* tuned_on_sample) {
+  if (!(options.nb_alpha >= 0) || !std::isfinite(options.nb_alpha)) {
+    throw InvalidArgumentError("--alpha must be greater than 0 (0: cross-validate)");
+  }
+  if (options.svm_c < 0 || options.logreg_c < 0) {
+    throw InvalidArgumentError("C of svm / logreg must be greater than 0 (0: cross-validate)");
+  }
+  if (!std::isfinite(options.knn_concentration) || options.knn_concentration > 4) {
+    throw InvalidArgumentError(
+        "kNN concentration must be between 0 and 4 (negative: cross-validate)");
+  }
+  if (options.knn_similarity_power < 0 || options.knn_similarity_power > 2) {
+    throw InvalidArgumentError("kNN similarity power must be 1 or 2 (0: cross-validate)");
+  }
+  ModelState model;
+  model.analyzer = analyzer;
+  model.training = options;
+  model.categories = corpus.categories;
+  model.category_doc_counts = corpus.category_doc_counts();
+  model.num_docs = corpus.num_docs();
+  model.num_postings = corpus.posting_doc.size();
+  model.terms = corpus.terms;
+  model.df = corpus.df;
+  model.icu_version = U_ICU_VERSION;
+  for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
+    model.has_unlabelled = model.has_unlabelled || labels.empty();
+  }
+  model.decision = model_decision(corpus, options);
+
+  model.selected = selected_features(corpus, options);
+  // Cross-validation first: it may choose Rocchio's gamma and kNN's k. A
+  // large collection is cross-validated on a sample (TrainOptions::
+  // tuning_sample): the settings change little past some tens of thousands
+  // of documents, while the cost grows with them.
+  TunedSettings tuned;
+  if (tuned_on_sample) {
+    tuned = tuned_on_sample->settings;
+    model.tuned_on_documents = tuned_on_sample->documents;
+  } else if (options.tune_thresholds && options.tuning_sample > 0 &&
+             corpus.num_docs() > static_cast<uint32_t>(options.tuning_sample)) {
+    const FoldCorpus sample = fold_corpus(
+        corpus, tuning_sample(corpus, static_cast<uint32_t>(options.tuning_sample), /*seed=*/1));
+    model.tuned_on_documents = sample.corpus.num_docs();
+    tuned = tune_settings(sample.corpus, options, model.decision);
+  } else {
+    model.tuned_on_documents = options.tune_thresholds ? corpus.num_docs() : 0;
+    tuned = tune_settings(corpus, options, model.decision);
+  }
+  model.tuned_copied_documents = tuned.copied_documents;
+  model.thresholds = std::move(tuned.thresholds);
+  model.knn_k = tuned.knn_k;
+  model.knn_similarity_power = tuned.knn_similarity_power;
+  model.rocchio_gamma = tuned.rocchio_gamma;
+  model.knn_objective = std::move(tuned.knn_objective);
+  model.calibration = std::move(tuned.calibration);
+  model.combo = std::move(tuned.combo);
+  model.rocchio_gamma_objective = std::move(tuned.rocchio_gamma_objective);
+  model.nb_alpha_objective = std::move(tuned.nb_alpha_objective);
+  model.method_objective = std::move(tuned.method_objective);
+  if (options.choose_default_method && !model.thresholds.empty()) {
+    // Ties keep the earlier method in all_methods() order.
+    const auto best =
+        std::max_element(model.method_objective.begin(), model.method_objective.end());
+    if (best != model.method_objective.end() && *best >= 0) {
+      model.training.default_method =
+          all_methods()[static_cast<size_t>(best - model.method_objective.begin())];
+    }
+  }
+
+  const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+  model.knn_concentration = tuned.knn_concentration;
+  if (model.knn_concentration > 0) {
+    model.knn_term_weight = knn_term_weights(corpus, idf, model.knn_concentration);
+  }
+  model.svm_c_objective = std::move(tuned.svm_c_objective);
+  model.logreg_c_objective = std::move(tuned.logreg_c_objective);
+  // The linear models' settings; fit_linear_models() fits their weights.
+  model.svm.c = tuned.svm_c;
+  if (tuned.svm_slope.size() == corpus.num_categories()) {
+    model.svm.slope = std::move(tuned.svm_slope);
+    model.svm.intercept = std::move(tuned.svm_intercept);
+  }
+  model.logreg.c = tuned.logreg_c;
+  const auto fitted = [&](ModelPart part) {
+    if (part_fitted) part_fitted(part, &model);
+  };
+  model.rocchio = train_rocchio(corpus, idf, model.rocchio_gamma);
+  fitted(ModelPart::kRocchio);
+  const std::vector<float> no_idf;
+  model.multinomial_nb = train_multinomial_nb(corpus, model.selected, tuned.nb_alpha.at(0),
+                                              tuned.nb_tfidf.at(0) ? idf : no_idf);
+  fitted(ModelPart::kMultinomialNb);
+  model.bernoulli_nb = train_bernoulli_nb(corpus, model.selected, tuned.nb_alpha.at(1));
+  fitted(ModelPart::kBernoulliNb);
+  model.complement_nb = train_complement_nb(corpus, model.selected, tuned.nb_alpha.at(2),
+                                            tuned.nb_tfidf.at(2) ? idf : no_idf);
+  fitted(ModelPart::kComplementNb);
+  if (fit_linear) {
+    fit_linear_models(make_linear_problem(corpus, idf), corpus, &model, part_fitted);
+  }
+  return model;
+}
+
+void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
+                       ModelState* model, const PartFitted& part_fitted) {
+  const auto fit = [&](LinearLoss loss, LinearModel* linear, ModelPart part) {
+    // Every core: this is the longest fit at scale (cross-validation runs
+    // its folds in parallel instead).
+    LinearModel fitted = std::move(
+        train_linear_path(problem, corpus, loss, {linear->c}, std::thread::hardware_concurrency())
+            .front());
+    if (linear->slope.size() == corpus.num_categories()) {  // calibrated by cross-validation
+      fitted.slope = std::move(linear->slope);
+      fitted.intercept = std::move(linear->intercept);
+    }
+    *linear = std::move(fitted);
+    if (part_fitted) part_fitted(part, model);
+  };
+  fit(LinearLoss::kSquaredHinge, &model->svm, ModelPart::kSvm);
+  fit(LinearLoss::kLogistic, &model->logreg, ModelPart::kLogreg);
+}
+
+// Hands freed heap memory back to the system. glibc keeps what the
+// cross-validation threads freed in their arenas; without this, the 1M
+// training's RSS stayed about 1 GB above what it used.
+void release_free_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
+// Drops the weights of a part written to the model file, keeping its
+// settings (alpha, C, whether on tf-idf) for the training report.
+void drop_part_weights(ModelPart part, ModelState* model) {
+  switch (part) {
+    case ModelPart::kRocchio:
+      model->rocchio = RocchioModel();
+      return;
+    case ModelPart::kMultinomialNb:
+      return std::vector<float>().swap(model->multinomial_nb.term_weight);
+    case ModelPart::kBernoulliNb:
+      return std::vector<float>().swap(model->bernoulli_nb.term_weight);
+    case ModelPart::kComplementNb:
+      return std::vector<float>().swap(model->complement_nb.term_weight);
+    case ModelPart::kSvm:
+    case ModelPart::kLogreg: {
+      LinearModel& linear = part == ModelPart::kSvm ? model->svm : model->logreg;
+      LinearModel settings;
+      settings.c = linear.c;
+      linear = std::move(settings);
+      return;
+    }
+  }
+}
+
+void fit_unlabelled(const UnlabelledInputs& unlabelled, const ReadOptions& read_options,
+                    const Analyzer& analyzer, const TrainingCorpus& corpus, ModelState* model,
+                    TrainReport* report, const WarningCallback& on_warning) {
+  const Vocabulary vocabulary(corpus.terms);
+  std::vector<DocumentTerms> docs;
+  std::vector<Token> tokens;
+  ReadOptions unlabelled_options = read_options;
+  unlabelled_options.databases = unlabelled.databases;  // not the labelled ones, read already
+  read_documents(
+      unlabelled.inputs, unlabelled_options,
+      [&](InputDocument&& doc) {
+        ++report->unlabelled_read;
+        tokens.clear();
+        analyzer.analyze(doc.text, &tokens);
+        docs.push_back(make_document_terms(vocabulary, tokens));
+      },
+      on_warning);
+  EmResult em = train_multinomial_nb_em(corpus, docs, model->selected, model->multinomial_nb.alpha,
+                                        unlabelled.em);
+  model->multinomial_nb = std::move(em.model);
+  model->em = em.report;
+  report->em = std::move(em.report);
+}
+
+}  // namespace autocat::internal

@@ -1,0 +1,148 @@
+// kNN's tuner: the term weighting (class concentration), k and vote power,
+// all read off one neighbour list per document and weighting.
+
+#include <algorithm>
+#include <vector>
+
+#include "classify/methods/knn.h"
+#include "classify/train/method_tuner.h"
+#include "classify/train/tune_scores.h"
+
+namespace autocat::internal {
+namespace {
+
+// kNN's vote shares from the k nearest of a neighbour list (nearest first).
+void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbour>& neighbours,
+              size_t k, int power, std::vector<double>* scores) {
+  std::fill(scores->begin(), scores->end(), 0.0);
+  double total = 0.0;
+  for (size_t i = 0; i < std::min(k, neighbours.size()); ++i) {
+    const double w = knn_vote_weight(neighbours[i].similarity, power);
+    total += w;
+    for (uint32_t c : corpus.doc_categories[neighbours[i].doc]) {
+      (*scores)[c] += w;
+    }
+  }
+  if (!(total > 0.0)) return;
+  for (double& score : *scores) score = std::min(1.0, score / total);
+}
+
+class KnnTuner : public MethodTuner {
+ public:
+  explicit KnnTuner(const TuneContext& context)
+      : context_(context),
+        corpus_(context.corpus),
+        k_candidates_(context.options.knn_k > 0 ? std::vector<int>{context.options.knn_k}
+                                                : knn_k_candidates()),
+        concentration_candidates_(context.options.knn_concentration >= 0
+                                      ? std::vector<double>{context.options.knn_concentration}
+                                      : knn_concentration_candidates()),
+        max_k_(*std::max_element(k_candidates_.begin(), k_candidates_.end())),
+        neighbours_by_concentration_(
+            concentration_candidates_.size(),
+            std::vector<std::vector<KnnIndex::Neighbour>>(corpus_.num_docs())) {}
+
+  std::vector<Method> methods() const override { return {Method::kKnn}; }
+  std::string name() const override { return "knn"; }
+
+  // One index per term weighting, built and searched in turn; the
+  // neighbours are kept as documents of the full corpus.
+  void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
+    const TrainingCorpus& fitted_on = fold.training.corpus;
+    for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
+      const KnnIndex knn(fitted_on,
+                         knn_term_weights(fitted_on, fold.idf, concentration_candidates_[b]));
+      for (const auto& [d, doc] : fold.held_out) {
+        std::vector<KnnIndex::Neighbour>& found = neighbours_by_concentration_[b][d];
+        found = knn.neighbours(doc, max_k_);
+        for (KnnIndex::Neighbour& neighbour : found) neighbour.doc = fold.original[neighbour.doc];
+      }
+    }
+    step_done("knn");
+  }
+
+  // Every candidate (k, vote power) from the same neighbour lists; ties
+  // keep the earlier (smaller, faster) candidate.
+  void choose(TunedSettings* tuned) override {
+    const TrainOptions& options = context_.options;
+    double best = -1.0;
+    ScoreLists lists(corpus_.num_docs());
+    std::vector<double> scores(corpus_.num_categories());
+    const std::vector<int> power_candidates = options.knn_similarity_power > 0
+                                                  ? std::vector<int>{options.knn_similarity_power}
+                                                  : std::vector<int>{1, 2};
+    size_t best_concentration = 0;
+    auto try_knn = [&](size_t b, int k, int power) {
+      const auto& neighbours = neighbours_by_concentration_[b];
+      for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+        if (neighbours[d].empty()) {
+          lists[d] = DocScores();
+          continue;
+        }
+        knn_vote(corpus_, neighbours[d], static_cast<size_t>(k), power, &scores);
+        keep_best(scores, &lists[d]);
+      }
+      std::vector<double> thresholds = thresholds_from(corpus_, lists);
+      const double value = objective(corpus_, lists, thresholds, context_.decision);
+      tuned->knn_objective.push_back({k, power, value, concentration_candidates_[b]});
+      if (value > best) {
+        best = value;
+        best_concentration = b;
+        tuned->knn_k = k;
+        tuned->knn_similarity_power = power;
+        tuned->knn_concentration = concentration_candidates_[b];
+        tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(thresholds);
+      }
+    };
+    for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
+      for (int power : power_candidates) {
+        for (int k : k_candidates_) try_knn(b, k, power);
+      }
+    }
+    // An optimum at the grid's low edge may lie below it: halve k while it
+    // does (the neighbour lists already hold those). Extending the high edge
+    // would need longer lists from every fold; it is reported instead.
+    int edge = *std::min_element(k_candidates_.begin(), k_candidates_.end());
+    while (options.knn_k <= 0 && tuned->knn_k == edge && edge > 1) {
+      edge /= 2;
+      try_knn(best_concentration, edge, tuned->knn_similarity_power);
+    }
+    // The chosen weighting's lists feed combo; the others are dropped.
+    neighbours_ = std::move(neighbours_by_concentration_[best_concentration]);
+    neighbours_by_concentration_.clear();
+    neighbours_by_concentration_.shrink_to_fit();
+    tuned->method_objective[static_cast<size_t>(Method::kKnn)] = best;
+  }
+
+  std::vector<float> member_scores(Method /*method*/, const TunedSettings& tuned) override {
+    const uint32_t num_categories = corpus_.num_categories();
+    std::vector<double> scores(num_categories);
+    std::vector<float> matrix(size_t(corpus_.num_docs()) * num_categories, 0.0f);
+    for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+      if (neighbours_[d].empty()) continue;
+      knn_vote(corpus_, neighbours_[d], static_cast<size_t>(tuned.knn_k),
+               tuned.knn_similarity_power, &scores);
+      std::copy(scores.begin(), scores.end(), matrix.begin() + ptrdiff_t(d) * num_categories);
+    }
+    return matrix;
+  }
+
+ private:
+  const TuneContext& context_;
+  const TrainingCorpus& corpus_;
+  const std::vector<int> k_candidates_;
+  const std::vector<double> concentration_candidates_;
+  const int max_k_;
+  // Out-of-fold neighbours of every training document, per concentration
+  // candidate; after choose(), the chosen one's alone.
+  std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_concentration_;
+  std::vector<std::vector<KnnIndex::Neighbour>> neighbours_;
+};
+
+}  // namespace
+
+std::unique_ptr<MethodTuner> make_knn_tuner(const TuneContext& context) {
+  return std::make_unique<KnnTuner>(context);
+}
+
+}  // namespace autocat::internal

@@ -1,0 +1,140 @@
+// The linear methods' tuner: svm's and logreg's C, each on the same
+// problem per fold, and svm's Platt sigmoids at the C chosen.
+
+#include <algorithm>
+#include <vector>
+
+#include "classify/methods/calibration.h"
+#include "classify/methods/linear.h"
+#include "classify/train/method_tuner.h"
+#include "classify/train/tune_scores.h"
+
+namespace autocat::internal {
+namespace {
+
+class LinearTuner : public MethodTuner {
+ public:
+  explicit LinearTuner(const TuneContext& context) : context_(context), corpus_(context.corpus) {
+    const size_t cells = size_t(corpus_.num_docs()) * corpus_.num_categories();
+    for (Method method : methods_) {
+      const double fixed =
+          method == Method::kSvm ? context.options.svm_c : context.options.logreg_c;
+      c_candidates_.push_back(fixed > 0 ? std::vector<double>{fixed} : linear_c_candidates(method));
+    }
+    values_.resize(methods_.size());
+    for (size_t m = 0; m < methods_.size(); ++m) {
+      values_[m].assign(c_candidates_[m].size(), std::vector<float>(cells, 0.0f));
+    }
+    chosen_.resize(methods_.size());
+  }
+
+  std::vector<Method> methods() const override { return methods_; }
+  std::string name() const override { return "linear"; }
+  uint64_t steps_per_fold() const override { return methods_.size(); }
+
+  // Each C's model scores the held-out documents as soon as it is fitted
+  // and is dropped (each is terms x categories).
+  void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
+    const uint32_t num_categories = corpus_.num_categories();
+    const TrainingCorpus& fitted_on = fold.training.corpus;
+    std::vector<double> fold_scores(num_categories);
+    const LinearProblem problem = make_linear_problem(fitted_on, fold.idf);
+    const LinearLoss losses[] = {LinearLoss::kSquaredHinge, LinearLoss::kLogistic};
+    for (size_t m = 0; m < methods_.size(); ++m) {
+      for_each_linear_path_model(
+          problem, fitted_on, losses[m], c_candidates_[m], 1 + context_.idle_workers.load(),
+          [&](size_t k, LinearModel&& linear) {
+            for (const auto& [d, doc] : fold.held_out) {
+              linear_decision_values(linear, fold.idf, doc, &fold_scores);
+              std::copy(fold_scores.begin(), fold_scores.end(),
+                        values_[m][k].begin() + ptrdiff_t(d) * num_categories);
+            }
+          });
+      step_done(method_name(methods_[m]));
+    }
+  }
+
+  // Per C, out-of-fold probabilities as the classifier would give them
+  // (svm through a Platt sigmoid fitted on these decision values), then
+  // thresholds and the objective as for the other methods.
+  void choose(TunedSettings* tuned) override {
+    const uint32_t num_categories = corpus_.num_categories();
+    const std::vector<uint8_t>& scored = context_.scored;
+    std::vector<double> scores(num_categories);
+    for (size_t m = 0; m < methods_.size(); ++m) {
+      const bool platt = methods_[m] == Method::kSvm;
+      double best = -1.0;
+      for (size_t k = 0; k < c_candidates_[m].size(); ++k) {
+        const std::vector<float>& values = values_[m][k];
+        LinearModel calibration;  // only the sigmoids
+        calibration.slope.assign(num_categories, 1.0f);
+        calibration.intercept.assign(num_categories, 0.0f);
+        if (platt) {
+          std::vector<double> f;
+          std::vector<uint8_t> positive;
+          for (uint32_t c = 0; c < num_categories; ++c) {
+            f.clear();
+            positive.clear();
+            for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+              if (!scored[d]) continue;
+              f.push_back(values[size_t(d) * num_categories + c]);
+              positive.push_back(has_label(corpus_, d, c) ? 1 : 0);
+            }
+            const Sigmoid sigmoid = fit_platt(f, positive);
+            calibration.slope[c] = static_cast<float>(sigmoid.slope);
+            calibration.intercept[c] = static_cast<float>(sigmoid.intercept);
+          }
+        }
+        ScoreLists linear_lists(corpus_.num_docs());
+        std::vector<float> probabilities(values.size(), 0.0f);
+        for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+          if (!scored[d]) continue;
+          scores.assign(values.begin() + ptrdiff_t(d) * num_categories,
+                        values.begin() + ptrdiff_t(d + 1) * num_categories);
+          linear_probabilities(calibration, context_.decision, &scores);
+          keep_best(scores, &linear_lists[d]);
+          std::copy(scores.begin(), scores.end(),
+                    probabilities.begin() + ptrdiff_t(d) * num_categories);
+        }
+        std::vector<double> thresholds = thresholds_from(corpus_, linear_lists);
+        const double value = objective(corpus_, linear_lists, thresholds, context_.decision);
+        const double c_value = c_candidates_[m][k];
+        (platt ? tuned->svm_c_objective : tuned->logreg_c_objective).emplace_back(c_value, value);
+        if (value > best) {
+          best = value;
+          (platt ? tuned->svm_c : tuned->logreg_c) = c_value;
+          tuned->thresholds[static_cast<size_t>(methods_[m])] = std::move(thresholds);
+          chosen_[m] = std::move(probabilities);
+          if (platt) {
+            tuned->svm_slope = calibration.slope;
+            tuned->svm_intercept = calibration.intercept;
+          }
+        }
+      }
+      tuned->method_objective[static_cast<size_t>(methods_[m])] = best;
+    }
+  }
+
+  std::vector<float> member_scores(Method method, const TunedSettings& /*tuned*/) override {
+    const size_t m = method == Method::kSvm ? 0 : 1;
+    return std::move(chosen_[m]);
+  }
+
+ private:
+  const TuneContext& context_;
+  const TrainingCorpus& corpus_;
+  const std::vector<Method> methods_ = {Method::kSvm, Method::kLogreg};
+  std::vector<std::vector<double>> c_candidates_;  // per method
+  // Out-of-fold decision values, [method][C candidate][doc * categories + c].
+  std::vector<std::vector<std::vector<float>>> values_;
+  // The out-of-fold probabilities at the C chosen, per method.
+  std::vector<std::vector<float>> chosen_;
+};
+
+}  // namespace
+
+std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context) {
+  return std::make_unique<LinearTuner>(context);
+}
+
+}  // namespace autocat::internal

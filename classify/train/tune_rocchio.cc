@@ -1,0 +1,107 @@
+// Rocchio's tuner: gamma, the weight of the negative centroid.
+
+#include <vector>
+
+#include "classify/methods/rocchio.h"
+#include "classify/train/method_tuner.h"
+#include "classify/train/tune_scores.h"
+
+namespace autocat::internal {
+namespace {
+
+class RocchioTuner : public MethodTuner {
+ public:
+  explicit RocchioTuner(const TuneContext& context)
+      : context_(context),
+        corpus_(context.corpus),
+        compact_(context.compact),
+        gamma_candidates_(context.options.rocchio_gamma >= 0
+                              ? std::vector<double>{context.options.rocchio_gamma}
+                              : rocchio_gamma_candidates()),
+        lists_(gamma_candidates_.size(), ScoreLists(compact_ ? 0 : corpus_.num_docs())),
+        top_(compact_ ? gamma_candidates_.size() : 0,
+             std::vector<uint32_t>(corpus_.num_docs(), kNoCategory)) {}
+
+  std::vector<Method> methods() const override { return {Method::kRocchio}; }
+  std::string name() const override { return "rocchio"; }
+
+  void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
+    std::vector<double> fold_scores(corpus_.num_categories());
+    for (size_t g = 0; g < gamma_candidates_.size(); ++g) {
+      const RocchioModel centroids =
+          train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[g]);
+      const RocchioClassifier rocchio_classifier(centroids, fold.idf);
+      for (const auto& [d, doc] : fold.held_out) {
+        rocchio_classifier.score(doc, classify_, &fold_scores);
+        keep_scores(fold_scores, compact_, compact_ ? &top_[g][d] : nullptr,
+                    compact_ ? nullptr : &lists_[g][d]);
+      }
+    }
+    step_done("rocchio");
+  }
+
+  void choose(TunedSettings* tuned) override {
+    double best = -1.0;
+    for (size_t g = 0; g < gamma_candidates_.size(); ++g) {
+      std::vector<double> thresholds;
+      if (!compact_) thresholds = thresholds_from(corpus_, lists_[g]);
+      const double value = compact_ ? top_accuracy(corpus_, top_[g])
+                                    : objective(corpus_, lists_[g], thresholds, context_.decision);
+      tuned->rocchio_gamma_objective.emplace_back(gamma_candidates_[g], value);
+      if (value > best) {
+        best = value;
+        best_gamma_ = g;
+        tuned->rocchio_gamma = gamma_candidates_[g];
+        tuned->thresholds[static_cast<size_t>(Method::kRocchio)] = std::move(thresholds);
+      }
+    }
+    tuned->method_objective[static_cast<size_t>(Method::kRocchio)] = best;
+    if (compact_) {
+      // The second pass keeps the winner's full lists only.
+      top_.clear();
+      lists_[best_gamma_].resize(corpus_.num_docs());
+    }
+  }
+
+  bool refits_winner() const override { return compact_; }
+
+  void refit_fold(const TuneFold& fold) override {
+    std::vector<double> fold_scores(corpus_.num_categories());
+    const RocchioModel centroids =
+        train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[best_gamma_]);
+    const RocchioClassifier rocchio_classifier(centroids, fold.idf);
+    for (const auto& [d, doc] : fold.held_out) {
+      rocchio_classifier.score(doc, classify_, &fold_scores);
+      keep_best(fold_scores, &lists_[best_gamma_][d]);
+    }
+  }
+
+  void finish_refit(TunedSettings* tuned) override {
+    tuned->thresholds[static_cast<size_t>(Method::kRocchio)] =
+        thresholds_from(corpus_, lists_[best_gamma_]);
+  }
+
+  std::vector<float> member_scores(Method /*method*/, const TunedSettings& /*tuned*/) override {
+    return score_matrix(corpus_, lists_[best_gamma_]);
+  }
+
+ private:
+  const TuneContext& context_;
+  const TrainingCorpus& corpus_;
+  const bool compact_;
+  const ClassifyOptions classify_;
+  const std::vector<double> gamma_candidates_;
+  // Out-of-fold best scores per gamma candidate (any-of, and one-of's
+  // winner in the second pass), and one-of's top categories.
+  std::vector<ScoreLists> lists_;
+  std::vector<std::vector<uint32_t>> top_;
+  size_t best_gamma_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<MethodTuner> make_rocchio_tuner(const TuneContext& context) {
+  return std::make_unique<RocchioTuner>(context);
+}
+
+}  // namespace autocat::internal

@@ -1,0 +1,167 @@
+#include "classify/train/tune_scores.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "classify/train/thresholds.h"
+
+namespace autocat::internal {
+
+void keep_best(const std::vector<double>& scores, DocScores* kept_scores) {
+  // Sorted in a scratch list, then copied at its exact size: the lists of
+  // every setting tried for every training document are cross-validation's
+  // largest memory, and a list grown by push_back holds up to twice its
+  // entries.
+  thread_local std::vector<ScoredCategory> scratch;
+  std::vector<ScoredCategory>* out = &scratch;
+  out->clear();
+  for (uint32_t c = 0; c < scores.size(); ++c) {
+    if (scores[c] > 0.0) out->push_back({c, scores[c]});
+  }
+  const size_t kept = std::min(out->size(), kKeptScores);
+  std::partial_sort(out->begin(), out->begin() + static_cast<std::ptrdiff_t>(kept), out->end(),
+                    [](const ScoredCategory& a, const ScoredCategory& b) {
+                      return a.score > b.score || (a.score == b.score && a.category < b.category);
+                    });
+  kept_scores->dropped = 0.0;
+  for (size_t i = kept; i < out->size(); ++i) {
+    kept_scores->dropped = std::max<double>(kept_scores->dropped, (*out)[i].score);
+  }
+  kept_scores->best.assign(out->begin(), out->begin() + static_cast<std::ptrdiff_t>(kept));
+  kept_scores->best.shrink_to_fit();
+}
+
+bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category) {
+  const auto& labels = corpus.doc_categories[doc];
+  return std::find(labels.begin(), labels.end(), category) != labels.end();
+}
+
+// Per-category SCut thresholds from out-of-fold scores; categories with too
+// few documents get the median cut of the others.
+std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists) {
+  const uint32_t num_categories = corpus.num_categories();
+  const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
+  std::vector<std::vector<double>> category_scores(num_categories);
+  std::vector<std::vector<uint8_t>> category_positive(num_categories);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    for (const ScoredCategory& entry : lists[d].best) {
+      const uint8_t positive = has_label(corpus, d, entry.category) ? 1 : 0;
+      category_scores[entry.category].push_back(entry.score);
+      category_positive[entry.category].push_back(positive);
+    }
+  }
+  std::vector<double> thresholds(num_categories, kNeverAssign);
+  std::vector<double> calibrated;
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    if (doc_counts[c] < kMinPositives) continue;
+    const auto scored = static_cast<size_t>(
+        std::count(category_positive[c].begin(), category_positive[c].end(), 1));
+    thresholds[c] = best_f1_threshold(category_scores[c], category_positive[c], kMinUsefulF1,
+                                      doc_counts[c] - scored);
+    if (thresholds[c] < kNeverAssign) calibrated.push_back(thresholds[c]);
+  }
+  // Categories too rare to calibrate take the median cut of those that could
+  // be: on Reuters-21578 this beat both never assigning them and the pooled
+  // cut (which, for Naive Bayes, lets nearly every posterior through).
+  double fallback = kNeverAssign;
+  if (!calibrated.empty()) {
+    std::nth_element(calibrated.begin(),
+                     calibrated.begin() + static_cast<std::ptrdiff_t>(calibrated.size() / 2),
+                     calibrated.end());
+    fallback = calibrated[calibrated.size() / 2];
+  }
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    if (doc_counts[c] < kMinPositives) thresholds[c] = fallback;
+  }
+  // Scores left out of the lists were not seen by the cuts above: a cut at
+  // or below one of them would accept documents it never counted. Raise
+  // each cut above the largest score left out for its category.
+  std::vector<uint32_t> by_dropped(corpus.num_docs());
+  std::iota(by_dropped.begin(), by_dropped.end(), 0);
+  std::sort(by_dropped.begin(), by_dropped.end(),
+            [&](uint32_t a, uint32_t b) { return lists[a].dropped > lists[b].dropped; });
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    for (uint32_t d : by_dropped) {
+      if (!(lists[d].dropped > 0.0)) break;
+      const auto& best = lists[d].best;
+      const bool listed = std::any_of(best.begin(), best.end(),
+                                      [c](const ScoredCategory& e) { return e.category == c; });
+      if (listed) continue;  // its own score was seen
+      if (thresholds[c] <= lists[d].dropped) {
+        thresholds[c] = std::nextafter(lists[d].dropped, kNeverAssign);
+      }
+      break;
+    }
+  }
+  return thresholds;
+}
+
+// How well out-of-fold decisions match the labels: micro-F1 of any-of
+// decisions with `thresholds`, or the accuracy of one-of decisions.
+double objective(const TrainingCorpus& corpus, const ScoreLists& lists,
+                 const std::vector<double>& thresholds, Decision decision) {
+  const size_t max_assigned = static_cast<size_t>(ClassifyOptions().max_categories);
+  uint64_t true_positives = 0, assigned = 0, relevant = 0, correct = 0, labelled = 0;
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    const auto& labels = corpus.doc_categories[d];
+    if (decision == Decision::kOneOf) {
+      if (labels.empty()) continue;
+      ++labelled;
+      const auto& best = lists[d].best;
+      if (!best.empty() && has_label(corpus, d, best.front().category)) ++correct;
+      continue;
+    }
+    relevant += labels.size();
+    size_t taken = 0;
+    for (const ScoredCategory& entry : lists[d].best) {
+      if (taken == max_assigned) break;
+      if (entry.score < thresholds[entry.category]) continue;
+      ++taken;
+      true_positives += has_label(corpus, d, entry.category) ? 1 : 0;
+    }
+    assigned += taken;
+  }
+  if (decision == Decision::kOneOf) return labelled ? double(correct) / double(labelled) : 0.0;
+  const uint64_t denominator = assigned + relevant;
+  return denominator ? 2.0 * double(true_positives) / double(denominator) : 0.0;
+}
+
+void keep_scores(const std::vector<double>& fold_scores, bool top_only, uint32_t* top,
+                 DocScores* lists) {
+  if (!top_only) {
+    keep_best(fold_scores, lists);
+    return;
+  }
+  *top = kNoCategory;
+  double top_score = 0.0;
+  for (uint32_t c = 0; c < fold_scores.size(); ++c) {
+    if (fold_scores[c] > top_score) {
+      top_score = fold_scores[c];
+      *top = c;
+    }
+  }
+}
+
+double top_accuracy(const TrainingCorpus& corpus, const std::vector<uint32_t>& top) {
+  uint64_t correct = 0, labelled = 0;
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    if (corpus.doc_categories[d].empty()) continue;
+    ++labelled;
+    if (top[d] != kNoCategory && has_label(corpus, d, top[d])) ++correct;
+  }
+  return labelled ? double(correct) / double(labelled) : 0.0;
+}
+
+std::vector<float> score_matrix(const TrainingCorpus& corpus, const ScoreLists& lists) {
+  const uint32_t num_categories = corpus.num_categories();
+  std::vector<float> matrix(size_t(corpus.num_docs()) * num_categories, 0.0f);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    for (const ScoredCategory& entry : lists[d].best) {
+      matrix[size_t(d) * num_categories + entry.category] = static_cast<float>(entry.score);
+    }
+  }
+  return matrix;
+}
+
+}  // namespace autocat::internal

@@ -1,0 +1,70 @@
+// Out-of-fold scores as the tuners keep them (a few best per document),
+// and what is read off them: per-category SCut thresholds and the
+// cross-validated objective. Shared by every MethodTuner and the
+// calibrations.
+//
+// Thread safety: free functions; keep_best() uses a thread-local scratch
+// list, so fold threads may call it at once on different documents.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "autocat/options.h"
+#include "classify/corpus/training_collection.h"
+
+namespace autocat::internal {
+
+// The best scores of each document: keeping a few per document (not all K)
+// bounds memory by documents x kKeptScores, whatever the number of
+// categories. A cut never goes below a score left out (thresholds_from), so
+// leaving scores out can only make cuts stricter, never let unseen
+// documents through.
+inline constexpr size_t kKeptScores = 64;
+
+// A document with no top category (compact one-of lists).
+inline constexpr uint32_t kNoCategory = std::numeric_limits<uint32_t>::max();
+
+struct ScoredCategory {
+  uint32_t category;
+  double score;
+};
+// A document's best scores, and the largest score left out: a category
+// missing from `best` scored at most `dropped` there.
+struct DocScores {
+  std::vector<ScoredCategory> best;
+  double dropped = 0.0;
+};
+using ScoreLists = std::vector<DocScores>;  // per training document
+
+// Keeps the kKeptScores best positive `scores` in *kept_scores.
+void keep_best(const std::vector<double>& scores, DocScores* kept_scores);
+
+// A held-out document's scores: keep_best() into *lists, or with `top_only`
+// (one-of's compact first pass) only its top category into *top, as
+// keep_best() would list it first.
+void keep_scores(const std::vector<double>& fold_scores, bool top_only, uint32_t* top,
+                 DocScores* lists);
+
+bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category);
+
+// Per-category SCut thresholds from out-of-fold scores; categories with too
+// few documents get the median cut of the others.
+std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists);
+
+// How well out-of-fold decisions match the labels: micro-F1 of any-of
+// decisions with `thresholds`, or the accuracy of one-of decisions.
+double objective(const TrainingCorpus& corpus, const ScoreLists& lists,
+                 const std::vector<double>& thresholds, Decision decision);
+
+// The accuracy of one-of decisions from each document's top category, as
+// objective() counts it.
+double top_accuracy(const TrainingCorpus& corpus, const std::vector<uint32_t>& top);
+
+// Documents x categories from kept lists (a category left out of a list
+// scored little: 0).
+std::vector<float> score_matrix(const TrainingCorpus& corpus, const ScoreLists& lists);
+
+}  // namespace autocat::internal

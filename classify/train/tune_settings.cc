@@ -1,0 +1,175 @@
+// tune_settings(): deals the folds, runs every MethodTuner on each (the
+// folds on every core), lets each choose its setting, then fits the
+// calibrations and combo on the chosen settings' out-of-fold scores.
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "classify/corpus/feature_selection.h"
+#include "classify/corpus/folds.h"
+#include "classify/corpus/weighting.h"
+#include "classify/methods/combo.h"
+#include "classify/train/method_tuner.h"
+#include "classify/train/thresholds.h"
+
+namespace autocat::internal {
+
+TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
+                            Decision decision, const TuneProgressCallback& on_progress) {
+  TunedSettings tuned;
+  tuned.knn_k = options.knn_k > 0 ? options.knn_k : kDefaultKnnK;
+  tuned.knn_similarity_power = options.knn_similarity_power > 0 ? options.knn_similarity_power : 1;
+  tuned.knn_concentration = std::max(options.knn_concentration, 0.0);
+  tuned.rocchio_gamma = std::max(options.rocchio_gamma, 0.0);
+  tuned.svm_c = options.svm_c > 0 ? options.svm_c : 1.0;
+  tuned.logreg_c = options.logreg_c > 0 ? options.logreg_c : 1.0;
+  const std::vector<Method>& nb_methods = naive_bayes_methods();
+  tuned.nb_alpha.assign(nb_methods.size(), options.nb_alpha > 0 ? options.nb_alpha : 1.0);
+  tuned.nb_alpha_objective.resize(nb_methods.size());
+  tuned.nb_tfidf.assign(nb_methods.size(), false);  // counts unless cross-validation prefers tf-idf
+  // -1 = no objective (not tuned); combo's is cross-fitted (fit_calibrations).
+  tuned.method_objective.assign(all_methods().size(), -1.0);
+  const auto num_folds = static_cast<uint32_t>(std::max(options.threshold_folds, 2));
+  if (!options.tune_thresholds || corpus.num_docs() < 2 * num_folds) return tuned;
+
+  const std::vector<uint32_t> fold = round_robin_folds(corpus.num_docs(), num_folds);
+  const std::vector<DocumentTerms> docs = corpus_documents(corpus);
+  tuned.copied_documents = count_copies(copy_groups(corpus));
+
+  std::vector<uint8_t> scored(corpus.num_docs(), 0);  // held out with a term its fold knows
+  // Threads of on_every_fold() left without a fold: the last folds' linear
+  // fits use them (each category is solved alike on any thread).
+  std::atomic<unsigned> idle_workers{0};
+  const TuneContext context{corpus, options,     decision, decision == Decision::kOneOf,
+                            scored, idle_workers};
+  // In the order each fold fits them (and reports its steps).
+  std::vector<std::unique_ptr<MethodTuner>> tuners;
+  tuners.push_back(make_rocchio_tuner(context));
+  tuners.push_back(make_knn_tuner(context));
+  tuners.push_back(make_linear_tuner(context));
+  tuners.push_back(make_naive_bayes_tuner(context));
+
+  // Progress: each fold's kinds of fit, its second pass (one-of), then the
+  // calibrations.
+  uint64_t steps_per_fold = 0;
+  std::string refit_names;  // "rocchio and naive bayes"
+  for (const auto& tuner : tuners) {
+    steps_per_fold += tuner->steps_per_fold();
+    if (!tuner->refits_winner()) continue;
+    refit_names += (refit_names.empty() ? "" : " and ") + tuner->name();
+  }
+  const uint64_t total_steps =
+      uint64_t{num_folds} * (steps_per_fold + (refit_names.empty() ? 0 : 1)) + 1;
+  uint64_t steps_done = 0;
+  std::mutex progress_mutex;
+  const auto step_done = [&](const std::string& step) {
+    if (!on_progress) return;
+    const std::lock_guard<std::mutex> lock(progress_mutex);
+    on_progress(++steps_done, total_steps, step);
+  };
+  TrainOptions fold_options = options;
+  fold_options.tune_thresholds = false;
+  fold_options.rocchio_gamma = 0.0;
+  fold_options.nb_alpha = 1.0;  // Naive Bayes is fitted per alpha by its tuner
+  const auto prepare_fold = [&](uint32_t f) {
+    TuneFold prepared;
+    std::vector<uint8_t> keep(corpus.num_docs());
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      keep[d] = fold[d] != f;
+      if (keep[d]) prepared.original.push_back(d);
+    }
+    // The fold's own vocabulary, as `autocat train` on these documents would
+    // read it (Naive Bayes smoothing depends on the vocabulary size).
+    prepared.training = fold_corpus(corpus, keep);
+    const TrainingCorpus& fitted_on = prepared.training.corpus;
+    // What fit_model() would select; the fold's models are fitted by the
+    // tuners, one setting at a time.
+    prepared.selected = selected_features(fitted_on, fold_options);
+    prepared.idf = compute_idf(fitted_on.df, fitted_on.num_docs(), prepared.selected);
+    prepared.wanted.assign(fitted_on.num_terms(), 0);
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      if (keep[d] || docs[d].terms.empty()) continue;
+      DocumentTerms doc = fold_document(docs[d], prepared.training.fold_term);
+      if (doc.terms.empty()) continue;  // no term the fold knows: no evidence
+      for (const TermCount& term : doc.terms) prepared.wanted[term.term] = 1;
+      prepared.held_out.emplace_back(d, std::move(doc));
+    }
+    return prepared;
+  };
+  const auto of_fold = [&](uint32_t f) {
+    return ", fold " + std::to_string(f + 1) + " of " + std::to_string(num_folds);
+  };
+  // Folds are independent and write disjoint documents' entries: run them
+  // on every core (training is otherwise single-threaded).
+  const auto on_every_fold = [&](const std::function<void(uint32_t)>& run) {
+    std::atomic<uint32_t> next_fold{0};
+    idle_workers = 0;
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto worker = [&] {
+      for (uint32_t f; (f = next_fold++) < num_folds;) {
+        try {
+          run(f);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+        }
+      }
+      ++idle_workers;
+    };
+    const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), num_folds));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (std::thread& thread : pool) thread.join();
+    if (failure) std::rethrow_exception(failure);
+  };
+  on_every_fold([&](uint32_t f) {
+    const TuneFold prepared = prepare_fold(f);
+    for (const auto& entry : prepared.held_out) scored[entry.first] = 1;
+    const std::string fold_name = of_fold(f);
+    const FoldStepDone fold_step_done = [&](const std::string& step) {
+      step_done(step + fold_name);
+    };
+    for (const auto& tuner : tuners) tuner->fit_fold(prepared, fold_step_done);
+  });
+
+  tuned.thresholds.resize(all_methods().size());
+  for (const auto& tuner : tuners) tuner->choose(&tuned);
+  if (!refit_names.empty()) {
+    // The winners' full lists, fitted again on every fold exactly as in
+    // the first pass, and their thresholds from them.
+    on_every_fold([&](uint32_t f) {
+      const TuneFold prepared = prepare_fold(f);
+      for (const auto& tuner : tuners) {
+        if (tuner->refits_winner()) tuner->refit_fold(prepared);
+      }
+      step_done(refit_names + " winners" + of_fold(f));
+    });
+    for (const auto& tuner : tuners) {
+      if (tuner->refits_winner()) tuner->finish_refit(&tuned);
+    }
+  }
+  // Every member's out-of-fold scores at the settings chosen, as its
+  // classifier gives them, documents x categories.
+  std::vector<std::vector<float>> member_scores(combo_members().size());
+  for (size_t m = 0; m < combo_members().size(); ++m) {
+    for (const auto& tuner : tuners) {
+      const std::vector<Method> methods = tuner->methods();
+      if (std::find(methods.begin(), methods.end(), combo_members()[m]) == methods.end()) continue;
+      member_scores[m] = tuner->member_scores(combo_members()[m], tuned);
+    }
+  }
+  fit_calibrations(corpus, scored, decision, member_scores, &tuned);
+  step_done("calibrations");
+  return tuned;
+}
+
+}  // namespace autocat::internal
