@@ -67,7 +67,7 @@ using TermPostingsVisitor =
 // A corpus's postings moved out to a temporary file and back. The linear
 // fits read the postings once, into a document-major copy of their own, and
 // then only the labels: with the postings on disk meanwhile, the two copies
-// (1.4 GB each at a million documents) are never in memory at once.
+// (each the size of the postings) are never in memory at once.
 // Its spill file's name: kSpillFilePrefix (io/filenames.h).
 
 class SpilledPostings {

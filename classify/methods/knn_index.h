@@ -193,8 +193,7 @@ class KnnIndex {
 // pseudo-document spread as the labels are overall. A term spread evenly
 // over the categories ("write", "article") weighs little in the cosine, one
 // found in a single category keeps its idf. concentration 0 returns idf.
-// Cross-validation chooses the exponent (kNN on 20 Newsgroups +0.6 points,
-// on its Subject lines +1.3).
+// Cross-validation chooses the exponent (its gain: BENCHMARKS.md, "kNN").
 // REQUIRES: idf.size() == corpus.num_terms().
 std::vector<float> knn_term_weights(const TrainingCorpus& corpus, const std::vector<float>& idf,
                                     double concentration);

@@ -64,7 +64,7 @@ struct KnnFileLayout {
 // Writes the kNN index file of KnnIndex(corpus, idf).write(path), byte for
 // byte, without building the index in memory first: the postings are
 // computed term by term as they are written, so training never holds them
-// beside the corpus (at a million documents they are 1.4 GB). Throws
+// beside the corpus. Throws
 // InvalidArgumentError (idf size) or IOError.
 void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf,
                      const std::string& path);

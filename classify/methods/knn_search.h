@@ -6,10 +6,10 @@
 // vectors over every query term; the terms in a quarter or more of the
 // training documents are added as dense columns, the rest posting by
 // posting, and the top k is selected from the documents above a sampled
-// threshold (on 20 Newsgroups at k = 300, about 2x the plain posting walk
-// with a heap). KnnSearch::kMaxScore finds the same neighbours with
-// bit-identical similarities while skipping postings; on 20 Newsgroups it
-// is slower (the accumulator fits in cache), so it is not the default.
+// threshold, faster than the plain posting walk with a heap.
+// KnnSearch::kMaxScore finds the same neighbours with bit-identical
+// similarities while skipping postings; where the accumulator fits in cache
+// it is slower, so it is not the default (BENCHMARKS.md, "kNN search and scale").
 // Approximate mode (ClassifyOptions knn_max_query_terms / knn_max_df_ratio)
 // walks fewer query terms.
 //

@@ -28,9 +28,8 @@
 // weights, Platt's sigmoids, thresholds and calibration. Learned documents
 // have no bias feature: with the training documents' variables held, a few
 // corrections would move each category's bias freely (it weighs as much as
-// a whole normalized document) and shift every document's scores; measured
-// on 20 Newsgroups, 10 learned documents then cost svm 5 and logreg 7
-// points of accuracy on the rest of the test split. All of these are fitted
+// a whole normalized document) and shift every document's scores, costing
+// accuracy on every other document (BENCHMARKS.md, "Live learning"). All of these are fitted
 // over the whole collection (the sigmoids out of fold), which a learned
 // document would move only by its share; refitting them costs a retrain.
 // So the live model is not the batch optimum on the same documents but the

@@ -88,9 +88,9 @@ std::string_view verified_model_section(const std::string& path, std::string_vie
 // A model file's bytes, mapped read-only while they are decoded: the
 // checksum and the decoder read the page cache directly. Reading the file
 // into a buffer first cost a copy of every byte plus the buffer's page
-// faults (about 40% of opening a 1.3 GB model). Model files are never
-// changed in place (a new model is a new generation), so the mapping cannot
-// shrink under the reader.
+// faults, a large share of opening a large model (BENCHMARKS.md, "Model files: size and open
+// time"). Model files are never changed in place (a new model is a new generation), so the mapping
+// cannot shrink under the reader.
 class MappedModelFile {
  public:
   // Throws NotFoundError (missing), ModelFormatError (not a regular file)

@@ -24,7 +24,7 @@ namespace autocat::internal {
 
 // Called by fit_model() with each method's part as soon as it is fitted:
 // the trainer writes it to the model file and drops its weights, so the
-// parts never take memory all at once (0.2 GB each at a million documents).
+// parts never take memory all at once.
 using PartFitted = std::function<void(ModelPart, ModelState*)>;
 
 // Settings cross-validated on a sample of the collection (tune_settings()

@@ -55,8 +55,8 @@ enum class Decision {
 AUTOCAT_EXPORT std::string decision_name(Decision decision);  // one-of, any-of
 AUTOCAT_EXPORT std::optional<Decision> parse_decision(const std::string& name);
 
-// kNN's k when nothing else decides it: on 20 Newsgroups, accuracy is flat
-// from 20 to 100 with a fifth of the training split held out.
+// kNN's k when nothing else decides it: in the middle of the range where
+// held-out accuracy is flat on the collections measured (BENCHMARKS.md).
 constexpr int kDefaultKnnK = 50;
 
 // How a model is trained.
@@ -124,10 +124,9 @@ struct TrainOptions {
   // average, kMinShortTextDocuments to tuning_sample training documents):
   // cross-validation also tries
   // the analysis with word bigrams, with English stemming, and with both,
-  // and keeps whichever scores best. On 20 Newsgroups' Subject lines this
-  // lifts accuracy from 0.70 to 0.73; longer texts keep the analysis given
-  // (bigrams multiply their terms, training time and model size several
-  // times for a point or less). Only where analyzer.ngrams is 1 and
+  // and keeps whichever scores best (BENCHMARKS.md, "Subject lines"); longer
+  // texts keep the analysis given (bigrams multiply their terms, training
+  // time and model size several times for little accuracy). Only where analyzer.ngrams is 1 and
   // analyzer.stemmer "none"; `autocat train --ngrams` or `--stemmer` turns
   // it off.
   bool choose_short_text_analysis = true;
