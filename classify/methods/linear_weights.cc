@@ -1,0 +1,161 @@
+// LinearModel's weights in the model file: per term, the categories with a
+// non-zero weight, packed as varint gaps and floats (linear.h).
+#include <cstring>
+#include <string>
+
+#include "autocat/error.h"
+#include "classify/methods/linear.h"
+
+namespace autocat::internal {
+
+namespace {
+
+void put_varint(uint64_t value, std::vector<uint8_t>* out) {
+  while (value >= 0x80) {
+    out->push_back(uint8_t(value | 0x80));
+    value >>= 7;
+  }
+  out->push_back(uint8_t(value));
+}
+
+size_t varint_bytes(uint64_t value) {
+  size_t bytes = 1;
+  while (value >= 0x80) value >>= 7, ++bytes;
+  return bytes;
+}
+
+// Reads bytes [*at, end) of a packed model; false past the end or on a
+// varint longer than 64 bits.
+class PackedReader {
+ public:
+  explicit PackedReader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+  bool varint(uint64_t* value) {
+    *value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ >= bytes_.size()) return false;
+      const uint8_t byte = bytes_[at_++];
+      *value |= uint64_t(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool byte(uint8_t* value) {
+    if (at_ >= bytes_.size()) return false;
+    *value = bytes_[at_++];
+    return true;
+  }
+  bool floats(float* out, uint64_t count) {
+    if (count > (bytes_.size() - at_) / sizeof(float)) return false;
+    std::memcpy(out, bytes_.data() + at_, count * sizeof(float));
+    at_ += count * sizeof(float);
+    return true;
+  }
+  bool done() const { return at_ == bytes_.size(); }
+
+ private:
+  const std::vector<uint8_t>& bytes_;
+  size_t at_ = 0;
+};
+
+constexpr uint8_t kListRow = 0, kDenseRow = 1;
+
+}  // namespace
+
+std::vector<uint8_t> LinearModel::packed_weights() const {
+  std::vector<uint8_t> out;
+  put_varint(term_start.size(), &out);
+  const auto append_floats = [&](const float* values, size_t count) {
+    const size_t at = out.size();
+    out.resize(at + count * sizeof(float));
+    std::memcpy(out.data() + at, values, count * sizeof(float));
+  };
+  std::vector<float> row(num_categories);
+  for (size_t t = 0; t + 1 < term_start.size(); ++t) {
+    const uint64_t first = term_start[t], last = term_start[t + 1];
+    put_varint(last - first, &out);
+    if (first == last) continue;
+    size_t list_bytes = (last - first) * sizeof(float);
+    bool no_zero = true, in_range = true;
+    for (uint64_t e = first, previous = 0; e < last; ++e) {
+      const uint64_t category = entry_category[e];
+      list_bytes += varint_bytes(e == first ? category : category - previous - 1);
+      previous = category;
+      no_zero = no_zero && entry_weight[e] != 0.0f;
+      in_range =
+          in_range && category < num_categories && (e == first || category > entry_category[e - 1]);
+    }
+    if (in_range && no_zero && uint64_t{num_categories} * sizeof(float) < list_bytes) {
+      out.push_back(kDenseRow);
+      std::fill(row.begin(), row.end(), 0.0f);
+      for (uint64_t e = first; e < last; ++e) row[entry_category[e]] = entry_weight[e];
+      append_floats(row.data(), row.size());
+      continue;
+    }
+    out.push_back(kListRow);
+    for (uint64_t e = first, previous = 0; e < last; ++e) {
+      const uint64_t category = entry_category[e];
+      // Out-of-order categories (never written by training) are kept as
+      // they are: their gap wraps around and decodes back.
+      put_varint(uint32_t(e == first ? category : category - previous - 1), &out);
+      previous = category;
+    }
+    append_floats(&entry_weight[first], last - first);
+  }
+  return out;
+}
+
+void LinearModel::unpack_weights(const std::vector<uint8_t>& packed) {
+  term_start.clear();
+  entry_category.clear();
+  entry_weight.clear();
+  const auto refuse = [this] { term_start.assign(1, 1); };  // inconsistent
+  PackedReader in(packed);
+  uint64_t starts = 0;
+  if (!in.varint(&starts) || starts > packed.size()) return refuse();
+  if (starts == 0) return in.done() ? void() : refuse();
+  term_start.reserve(starts);
+  term_start.push_back(0);
+  std::vector<float> row;  // sized at the first dense row
+  for (uint64_t t = 0; t + 1 < starts; ++t) {
+    uint64_t count = 0;
+    if (!in.varint(&count) || count > num_categories) return refuse();
+    if (count > 0) {
+      uint8_t kind = 0;
+      if (!in.byte(&kind)) return refuse();
+      if (kind == kDenseRow) {
+        if (uint64_t{num_categories} * sizeof(float) > packed.size()) return refuse();
+        row.resize(num_categories);
+        if (!in.floats(row.data(), row.size())) return refuse();
+        for (uint32_t c = 0; c < num_categories; ++c) {
+          if (row[c] == 0.0f) continue;
+          entry_category.push_back(c);
+          entry_weight.push_back(row[c]);
+        }
+        if (entry_weight.size() - term_start.back() != count) return refuse();
+      } else if (kind == kListRow) {
+        uint32_t previous = 0;
+        for (uint64_t i = 0; i < count; ++i) {
+          uint64_t gap = 0;
+          if (!in.varint(&gap)) return refuse();
+          const uint32_t category = uint32_t(i == 0 ? gap : previous + 1 + gap);
+          entry_category.push_back(category);
+          previous = category;
+        }
+        entry_weight.resize(entry_category.size());
+        if (!in.floats(&entry_weight[term_start.back()], count)) return refuse();
+      } else {
+        return refuse();
+      }
+    }
+    term_start.push_back(entry_category.size());
+  }
+  if (!in.done()) return refuse();
+}
+
+uint64_t LinearModel::weight_bytes() const {
+  return term_start.size() * sizeof(uint64_t) +
+         entry_category.size() * (sizeof(uint32_t) + sizeof(float)) +
+         (bias.size() + slope.size() + intercept.size()) * sizeof(float);
+}
+
+}  // namespace autocat::internal
