@@ -66,6 +66,8 @@ constexpr Xapian::doccount kReviewScanLimit = 200000;
 // Category scores shown in a document's explanation.
 constexpr size_t kExplainTop = 5;
 constexpr int64_t kMaxLimit = 1000;
+// Longest request body read (a correction is a short list of names).
+constexpr size_t kMaxBodyBytes = 1 << 20;
 
 struct HttpError {
   int status;
@@ -181,6 +183,25 @@ class Server {
     warn_model();
   }
 
+  // What is odd about serving this index with this model, one line each.
+  std::vector<std::string> startup_warnings(const std::string& model_dir) const {
+    std::vector<std::string> warnings;
+    SearchMetadata wanted = metadata_;
+    wanted.model_dir = absolute_model_dir(model_dir);
+    wanted.model_fingerprint = indexer_->model_fingerprint();
+    for (const std::string& difference : search_metadata_differences(metadata_, wanted)) {
+      warnings.push_back(db_path_ + ": " + difference +
+                         "; corrections teach --model, the stored categories came from the other");
+    }
+    if (text_slot_ == Xapian::BAD_VALUENO) {
+      warnings.push_back(db_path_ +
+                         ": indexed without --store-text, so corrections teach the model the "
+                         "document data (the title or the first 200 bytes), not the whole text; "
+                         "index with --store-text to teach the whole text");
+    }
+    return warnings;
+  }
+
   void routes(httplib::Server& http) {
     http.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");
@@ -203,7 +224,7 @@ class Server {
     http.Get(R"(/api/documents/(.+))",
              wrap([this](const httplib::Request& req, httplib::Response& res) {
                const Xapian::Database db = open();
-               reply_json(res, 200, document_json(db, find(db, req.matches[1]), true));
+               reply_json(res, 200, document_json(find(db, req.matches[1]), true));
              }));
   }
 
@@ -282,9 +303,7 @@ class Server {
     return doc.get_data();
   }
 
-  internal::Json document_json(const Xapian::Database& db, const Xapian::Document& doc,
-                               bool explain) const {
-    (void)db;
+  internal::Json document_json(const Xapian::Document& doc, bool explain) const {
     internal::Json entry = internal::Json::object();
     entry["id"] = document_id(doc);
     entry["title"] = doc.get_data();
@@ -340,7 +359,7 @@ class Server {
     result["exact"] = matches.get_matches_lower_bound() == matches.get_matches_upper_bound();
     internal::Json documents = internal::Json::array();
     for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
-      documents.push_back(document_json(db, it.get_document(), false));
+      documents.push_back(document_json(it.get_document(), false));
     }
     result["documents"] = std::move(documents);
     internal::Json facet_list = internal::Json::array();
@@ -462,7 +481,7 @@ class Server {
     db.commit();
     db.close();
     const Xapian::Database reader = open();
-    return document_json(reader, reader.get_document(docid), false);
+    return document_json(reader.get_document(docid), false);
   }
 
   Xapian::WritableDatabase open_writable() const {
@@ -512,7 +531,9 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       args.has("token-file") ? read_token_file(args.value("token-file")) : random_token();
 
   Server server(dbs[0], model_dir, read_only, token);
+  for (const std::string& warning : server.startup_warnings(model_dir)) messages.warning(warning);
   httplib::Server http;
+  http.set_payload_max_length(kMaxBodyBytes);
   server.routes(http);
   if (port == 0) {
     port = http.bind_to_any_port(host.c_str());

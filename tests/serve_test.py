@@ -221,5 +221,15 @@ check(server.put_categories(target, ["food"], token="wrong")[0] == 401, "--read-
 check(server.get("/api/search?q=team")[0] == 200, "--read-only still searches")
 server.stop()
 
+# Bad command lines: one line, exit 2 (usage) or 1 (no database).
+for args, code in [(["--listen", "localhost"], 2), (["--listen", "127.0.0.1:99999"], 2)]:
+    done = subprocess.run([CLI, "serve", "--db", DB, "--model", MODEL, *args], capture_output=True,
+                          text=True, timeout=10)
+    check(done.returncode == code and done.stderr.count("\n") == 1 and "--listen" in done.stderr,
+          "serve %s: exit %d with one line (%r)" % (args, code, done.stderr))
+done = subprocess.run([CLI, "serve", "--db", os.path.join(WORK, "none"), "--model", MODEL],
+                      capture_output=True, text=True, timeout=10)
+check(done.returncode == 1 and "no such database" in done.stderr, "a missing database: exit 1")
+
 print("serve_test: %d failures, %.1f s" % (len(failures), time.time() - started))
 sys.exit(1 if failures else 0)
