@@ -235,7 +235,15 @@ class Server {
   Handler wrap(Handler handler) {
     return [handler](const httplib::Request& req, httplib::Response& res) {
       try {
-        handler(req, res);
+        // A reader that saw two commits go by retries on the new revision.
+        for (int attempt = 1;; ++attempt) {
+          try {
+            handler(req, res);
+            break;
+          } catch (const Xapian::DatabaseModifiedError&) {
+            if (attempt == 3) throw;
+          }
+        }
       } catch (const HttpError& e) {
         reply_error(res, e.status, e.message);
       } catch (const Xapian::Error& e) {
@@ -558,10 +566,9 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
 }  // namespace
 
 Command serve_command() {
-  return {
-      "serve", "serve search, facets, corrections and a review queue over HTTP (a page and JSON)",
-      kUsage,  define_options,
-      kFooter, run_serve};
+  return {"serve", "a page and JSON API: search, facets, corrections, a review queue",
+          kUsage,  define_options,
+          kFooter, run_serve};
 }
 
 }  // namespace autocat::cli

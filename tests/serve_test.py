@@ -199,6 +199,30 @@ check(journal_has(target), "the correction is taught to the model (journal)")
 status, review = server.get("/api/review?limit=100")
 check(review["documents"][-1]["id"] == target, "a corrected document is the surest")
 
+# Readers while corrections are written: every reply whole and 200.
+import threading
+
+errors = []
+
+
+def reader():
+    for _ in range(40):
+        for path in ["/api/search?q=the&facets=1&limit=100", "/api/review?limit=100"]:
+            status, body = server.get(path)
+            if status != 200 or "documents" not in body:
+                errors.append((path, status, body))
+
+
+readers = [threading.Thread(target=reader) for _ in range(4)]
+for thread in readers:
+    thread.start()
+for i in range(10):
+    status, _ = server.put_categories("t-sci-01", ["science"] if i % 2 else ["sports", "science"])
+    check(status == 200, "PUT while reading: 200")
+for thread in readers:
+    thread.join()
+check(not errors, "reads during writes: %s" % errors[:3])
+
 # Survives a restart, and kill -9 right after the reply.
 server.stop()
 server = Server()
