@@ -214,6 +214,13 @@ class Server {
     http.Get("/api/search", wrap([this](const httplib::Request& req, httplib::Response& res) {
                reply_json(res, 200, search(req));
              }));
+    http.Get("/api/categories", wrap([this](const httplib::Request&, httplib::Response& res) {
+               internal::Json names = internal::Json::array();
+               for (const std::string& name : indexer_->categories()) names.push_back(name);
+               internal::Json result = internal::Json::object();
+               result["categories"] = std::move(names);
+               reply_json(res, 200, result);
+             }));
     http.Get("/api/review", wrap([this](const httplib::Request& req, httplib::Response& res) {
                reply_json(res, 200, review(req));
              }));

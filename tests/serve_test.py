@@ -135,6 +135,9 @@ check(status == 200 and [d["id"] for d in got["documents"]] ==
       [r["id"] for r in everything["results"][2:5]], "offset and limit page the results")
 check(got["facets"] == [], "no facets unless asked")
 check(server.get("/api/search?limit=x")[0] == 400, "a bad limit is 400")
+status, got = server.get("/api/categories")
+check(status == 200 and got["categories"] == ["food", "science", "sports"],
+      "the model's categories: %s" % got)
 
 # Markup in a title: escaped in the JSON text, the same string once parsed.
 status, raw = server.get("/api/documents/x-script", raw=True)
