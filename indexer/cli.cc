@@ -25,7 +25,8 @@ const std::vector<Command>& all_commands() {
   static const std::vector<Command> commands = {
       train_command(), index_command(),    classify_command(), search_command(),
       eval_command(),  features_command(), explain_command(),  recategorize_command(),
-      rules_command(), split_command(),    learn_command(),    forget_command()};
+      rules_command(), split_command(),    learn_command(),    forget_command(),
+      serve_command()};
   return commands;
 }
 

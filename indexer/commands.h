@@ -54,6 +54,7 @@ Command rules_command();
 Command split_command();
 Command learn_command();
 Command forget_command();
+Command serve_command();
 
 // --model DIR, with its help for this command.
 void add_model_option(OptionSet& options,

@@ -8,6 +8,8 @@ packages=(
   libicu-dev
   libboost-serialization-dev
   nlohmann-json3-dev libcli11-dev
+  libcpp-httplib-dev
+  chromium chromium-driver python3-selenium
   zlib1g-dev
   libgtest-dev
   python3-dev pybind11-dev python3-xapian

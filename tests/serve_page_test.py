@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+# The page of autocat serve in a headless Chromium (python3-selenium,
+# chromium-driver): it loads and lists results, a click on a facet filters
+# them, markup in a title shows as text, and a category corrected with chips
+# and the token is saved (the JSON API then returns it). Skips (exit 77)
+# without Chromium or Selenium.
+#
+# usage: serve_page_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+SKIP = 77
+CLI, SOURCE, WORK = sys.argv[1:4]
+TOKEN = "page-token"
+SCRIPT_TITLE = "<script>window.pwned=1</script><b>bold</b>"
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+except ImportError:
+    print("serve_page_test: skipped: python3-selenium is not installed (scripts/install-deps.sh)")
+    sys.exit(SKIP)
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+if not os.path.exists(CHROMEDRIVER) or not (shutil.which("chromium") or
+                                            shutil.which("chromium-browser")):
+    print("serve_page_test: skipped: chromium or chromium-driver is not installed "
+          "(scripts/install-deps.sh)")
+    sys.exit(SKIP)
+
+
+def run(*args):
+    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+model, db, token_file = (os.path.join(WORK, n) for n in ("model", "db", "token"))
+with open(token_file, "w") as f:
+    f.write(TOKEN + "\n")
+docs = os.path.join(WORK, "docs.jsonl")
+shutil.copy(os.path.join(SOURCE, "tests/data/fixture_test.jsonl"), docs)
+with open(docs, "a") as f:
+    f.write(json.dumps({"id": "x-script", "title": SCRIPT_TITLE,
+                        "text": "The chef baked fresh bread with butter"}) + "\n")
+run("train", "--model", model, os.path.join(SOURCE, "tests/data/fixture_train.jsonl"))
+run("index", "--model", model, "--db", db, "--store-text", docs)
+
+server = subprocess.Popen([CLI, "serve", "--db", db, "--model", model, "--listen", "127.0.0.1:0",
+                           "--token-file", token_file], stdout=subprocess.PIPE, text=True)
+url = server.stdout.readline().strip()[len("listening on "):]
+server.stdout.readline()
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+options = webdriver.ChromeOptions()
+for argument in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
+    options.add_argument(argument)
+service = webdriver.ChromeService(executable_path=CHROMEDRIVER) \
+    if hasattr(webdriver, "ChromeService") else webdriver.chrome.service.Service(CHROMEDRIVER)
+started = time.time()
+browser = webdriver.Chrome(service=service, options=options)
+try:
+    wait = WebDriverWait(browser, 10)
+    browser.get(url + "/")
+    wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#results li")) == 10)
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#facets li"))
+
+    # Markup in a title is text: shown as typed, not run, no element made.
+    titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#results .title")]
+    check(SCRIPT_TITLE in titles, "the title with markup shows as text: %s" % titles)
+    check(browser.execute_script("return window.pwned === undefined"), "no script ran")
+    check(not browser.find_elements(By.CSS_SELECTOR, "#results b"), "no element from a title")
+
+    # A facet click filters the results to its count.
+    facet = browser.find_element(By.CSS_SELECTOR, '#facets li[data-category="sports"]')
+    count = int(facet.find_element(By.CSS_SELECTOR, ".count").text)
+    facet.click()
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, '#facets li.on[data-category="sports"]'))
+    wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#results li")) == count)
+    ids = [e.get_attribute("data-id") for e in browser.find_elements(By.CSS_SELECTOR, "#results li")]
+    with urllib.request.urlopen(url + "/api/search?category=sports&limit=100") as response:
+        expected = [d["id"] for d in json.load(response)["documents"]]
+    check(ids == expected, "the facet filters the results: %s vs %s" % (ids, expected))
+
+    # Open a document, replace its category by chips, save with the token.
+    target = ids[0]
+    browser.find_element(By.CSS_SELECTOR, '#results li[data-id="%s"]' % target).click()
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#doc-chips .chip"))
+    for remove in browser.find_elements(By.CSS_SELECTOR, "#doc-chips .chip button"):
+        remove.click()
+    Select(browser.find_element(By.ID, "doc-add")).select_by_value("food")
+    browser.find_element(By.ID, "doc-save").click()
+    wait.until(lambda b: b.switch_to.alert)
+    alert = browser.switch_to.alert
+    alert.send_keys(TOKEN)
+    alert.accept()
+    wait.until(lambda b: b.find_element(By.ID, "doc-saved").text == "saved and learned")
+    with urllib.request.urlopen(url + "/api/documents/" + target) as response:
+        stored = [c["name"] for c in json.load(response)["categories"]]
+    check(stored == ["food"], "the correction is stored: %s" % stored)
+finally:
+    browser.quit()
+    server.terminate()
+    server.wait(timeout=10)
+
+print("serve_page_test: %d failures, %.1f s" % (len(failures), time.time() - started))
+sys.exit(1 if failures else 0)
