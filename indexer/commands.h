@@ -55,6 +55,7 @@ Command split_command();
 Command learn_command();
 Command forget_command();
 Command serve_command();
+Command relabel_command();
 
 // --model DIR, with its help for this command.
 void add_model_option(OptionSet& options,

@@ -26,6 +26,7 @@
 #include "autocat/facets.h"
 #include "classify/io/json_text.h"
 #include "indexer/commands.h"
+#include "indexer/relabel.h"
 #include "indexer/search_metadata.h"
 #include "indexer/serve_page.h"
 
@@ -172,14 +173,8 @@ class Server {
       : db_path_(std::move(db_path)), read_only_(read_only), token_(std::move(token)) {
     const Xapian::Database db = open();
     metadata_ = read_search_metadata(db);
-    IndexOptions options;
-    options.category_prefix = metadata_.prefix.empty() ? kDefaultCategoryPrefix : metadata_.prefix;
-    options.category_slot = parse_slot(metadata_.slot, kDefaultCategorySlot);
-    if (!metadata_.stemmer.empty()) options.stemmer = metadata_.stemmer;
-    options.index_text = false;
-    text_slot_ = metadata_.text_slot.empty() ? Xapian::BAD_VALUENO
-                                             : parse_slot(metadata_.text_slot, Xapian::BAD_VALUENO);
-    indexer_ = std::make_unique<CategoryIndexer>(model_dir, options);
+    text_slot_ = stored_text_slot(metadata_);
+    indexer_ = std::make_unique<CategoryIndexer>(model_dir, relabel_index_options(metadata_));
     warn_model();
   }
 
@@ -261,18 +256,6 @@ class Server {
     };
   }
 
-  static Xapian::valueno parse_slot(const std::string& text, Xapian::valueno fallback) {
-    if (text.empty()) return fallback;
-    try {
-      size_t used = 0;
-      const unsigned long slot = std::stoul(text, &used);
-      if (used == text.size() && slot < Xapian::BAD_VALUENO)
-        return static_cast<Xapian::valueno>(slot);
-    } catch (const std::exception&) {
-    }
-    return fallback;
-  }
-
   Xapian::Database open() const {
     std::error_code ec;
     if (!std::filesystem::exists(db_path_, ec))
@@ -301,22 +284,14 @@ class Server {
 
   static Xapian::Document find(const Xapian::Database& db, const std::string& id) {
     const std::string term = kIdPrefix + id;
-    Xapian::PostingIterator it = db.postlist_begin(term);
-    if (id.empty() || it == db.postlist_end(term)) {
+    if (id.empty() || db.postlist_begin(term) == db.postlist_end(term)) {
       throw HttpError{404, "no document has the id '" + id + "'"};
     }
-    return db.get_document(*it);
+    return find_document(db, std::string(), id);
   }
 
-  // The text the model learns from and explains: the full text autocat
-  // index --store-text kept, else the document data (the title or a snippet).
-  std::string text_of(const Xapian::Document& doc) const {
-    if (text_slot_ != Xapian::BAD_VALUENO) {
-      std::string text = doc.get_value(text_slot_);
-      if (!text.empty()) return text;
-    }
-    return doc.get_data();
-  }
+  // The text the model learns from and explains.
+  std::string text_of(const Xapian::Document& doc) const { return document_text(doc, text_slot_); }
 
   internal::Json document_json(const Xapian::Document& doc, bool explain) const {
     internal::Json entry = internal::Json::object();
@@ -456,17 +431,13 @@ class Server {
     std::vector<std::string> names;
     for (const internal::Json& item : value["categories"]) {
       if (!item.is_string()) throw HttpError{400, "each category must be a string"};
-      const std::string name = item.get<std::string>();
-      const std::vector<std::string>& known = indexer_->categories();
-      if (!std::binary_search(known.begin(), known.end(), name)) {
-        throw HttpError{400, "category '" + name +
-                                 "' is not in the model; a new category needs a refit (autocat "
-                                 "train --add)"};
-      }
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      names.push_back(item.get<std::string>());
     }
-    if (names.empty()) throw HttpError{400, "give at least one category"};
-    return names;
+    try {
+      return known_categories(*indexer_, names);
+    } catch (const InvalidArgumentError& e) {
+      throw HttpError{400, e.what()};
+    }
   }
 
   internal::Json correct(const httplib::Request& req, const std::string& id) {
@@ -476,24 +447,15 @@ class Server {
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
-    Xapian::Document doc = find(db, id);
-    const Xapian::docid docid = doc.get_docid();
-    const std::string text = text_of(doc);
-    if (text.empty()) throw HttpError{400, "document '" + id + "' has no text to learn from"};
-    // The editor's categories are certain.
-    std::vector<Category> categories;
-    for (const std::string& name : names) categories.push_back(Category{name, 1.0});
-    // The model first: it refuses a text without known terms, and then the
-    // index is left as it was.
+    find(db, id);  // 404 before anything is taught
+    Xapian::Document doc;
     try {
-      indexer_->learn(id, text, names);
+      doc = relabel_document(db, db_path_, *indexer_, id, names, /*learn=*/true, text_slot_);
     } catch (const InvalidArgumentError& e) {
       throw HttpError{400, e.what()};
     }
     warn_model();
-    indexer_->set_categories(doc, categories);
-    db.replace_document(docid, doc);
-    db.commit();
+    const Xapian::docid docid = doc.get_docid();
     db.close();
     const Xapian::Database reader = open();
     return document_json(reader.get_document(docid), false);
