@@ -105,10 +105,24 @@ def main():
             lambda db, doc_id, text: indexer.index_document(db, doc_id, text))
         run("TermGenerator + autocat categories only", documents, work,
             categories_then_termgenerator(autocat.CategoryIndexer(model, index_text=False)))
+        db = xapian.WritableDatabase(os.path.join(work, "batch"), xapian.DB_CREATE_OR_OVERWRITE)
+        start, cpu_start = time.perf_counter(), time.process_time()
+        for first in range(0, len(documents), 1000):
+            indexer.index_documents(db, [(doc_id, text, "")
+                                         for doc_id, text in documents[first:first + 1000]])
+        db.commit()
+        report("autocat.index_documents, batches of 1000", len(documents),
+               time.perf_counter() - start, time.process_time() - cpu_start)
+        db.close()
         start, cpu_start = time.perf_counter(), time.process_time()
         for _, text in documents:
             indexer.categorize(text)
         report("autocat categorize() alone (no database)", len(documents),
+               time.perf_counter() - start, time.process_time() - cpu_start)
+        texts = [text for _, text in documents]
+        start, cpu_start = time.perf_counter(), time.process_time()
+        indexer.categorize_many(texts)
+        report("autocat categorize_many() (every core)", len(documents),
                time.perf_counter() - start, time.process_time() - cpu_start)
     finally:
         shutil.rmtree(work)

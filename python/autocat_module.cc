@@ -212,6 +212,55 @@ py::tuple index_changes(const autocat::CategoryIndexer& indexer, std::string_vie
                         std::move(changes.added_terms), std::move(changes.values));
 }
 
+// What set_categories() changes in a serialised document (as index_changes).
+py::tuple set_categories_changes(const autocat::CategoryIndexer& indexer,
+                                 const std::string& serialised_document,
+                                 const py::iterable& categories) {
+  Xapian::Document before;
+  Xapian::Document after;
+  if (!serialised_document.empty()) {
+    before = Xapian::Document::unserialise(serialised_document);
+    after = Xapian::Document::unserialise(serialised_document);
+  }
+  indexer.set_categories(after, from_tuples(categories));
+  DocumentChanges changes = diff_documents(before, after);
+  return py::make_tuple(std::move(changes.removed_terms), std::move(changes.added_terms),
+                        std::move(changes.values));
+}
+
+// prepare_documents() of (id, text, title) tuples, categorized on every core
+// without the GIL: [(id_term, serialised document, categories)] in order.
+py::list prepare_documents(const autocat::CategoryIndexer& indexer, const py::iterable& documents,
+                           unsigned threads) {
+  std::vector<autocat::DocumentToIndex> batch;
+  for (const py::handle& item : documents) {
+    const auto fields = item.cast<py::tuple>();
+    if (fields.size() != 3) {
+      throw autocat::InvalidArgumentError("each document must be an (id, text, title) tuple");
+    }
+    batch.push_back(autocat::DocumentToIndex{fields[0].cast<std::string>(),
+                                             fields[1].cast<std::string>(),
+                                             fields[2].cast<std::string>()});
+  }
+  std::vector<autocat::PreparedDocument> prepared;
+  std::vector<std::string> serialised;
+  {
+    py::gil_scoped_release release;
+    prepared = indexer.prepare_documents(batch, threads);
+    serialised.reserve(prepared.size());
+    for (const autocat::PreparedDocument& doc : prepared) {
+      serialised.push_back(doc.document.serialise());
+    }
+  }
+  emit_warnings(indexer);
+  py::list result;
+  for (size_t i = 0; i < prepared.size(); ++i) {
+    result.append(py::make_tuple(py::bytes(prepared[i].id_term), py::bytes(serialised[i]),
+                                 to_tuples(prepared[i].categories)));
+  }
+  return result;
+}
+
 // The terms autocat::category_filter matches for `names`, so Python filters
 // follow whatever term convention the C++ library writes.
 std::vector<py::bytes> category_terms(const py::object& names, const std::string& prefix) {
@@ -363,7 +412,30 @@ PYBIND11_MODULE(_autocat, module) {
           "stemmer",
           [](const autocat::CategoryIndexer& indexer) { return indexer.options().stemmer; },
           "The stemmer the text is indexed with (configure_query_parser uses it).")
-      .def("_index_changes", &index_changes, py::arg("text"), py::arg("serialised_document"));
+      .def(
+          "categorize_many",
+          [](const autocat::CategoryIndexer& indexer, const py::iterable& texts, unsigned threads) {
+            std::vector<std::string> batch;
+            for (const py::handle& text : texts) batch.push_back(text.cast<std::string>());
+            std::vector<std::vector<autocat::Category>> result;
+            {
+              py::gil_scoped_release release;
+              result = indexer.categorize_batch(batch, threads);
+            }
+            emit_warnings(indexer);
+            py::list out;
+            for (const std::vector<autocat::Category>& categories : result) {
+              out.append(to_tuples(categories));
+            }
+            return out;
+          },
+          py::arg("texts"), py::arg("threads") = 0,
+          "categorize() of each text, on `threads` threads (0: every core) without the GIL, in "
+          "input order: [[(name, score)], ...].")
+      .def("_index_changes", &index_changes, py::arg("text"), py::arg("serialised_document"))
+      .def("_set_categories_changes", &set_categories_changes, py::arg("serialised_document"),
+           py::arg("categories"))
+      .def("_prepare_documents", &prepare_documents, py::arg("documents"), py::arg("threads"));
 
   module.def(
       "query_stopwords", [] { return autocat::query_stopwords(); },

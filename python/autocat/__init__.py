@@ -83,6 +83,30 @@ class CategoryIndexer(_CategoryIndexer):
         return categories
 
 
+    def set_categories(self, doc, categories):
+        """Replaces the categories the xapian.Document `doc` holds (the terms
+        and value slot index() or set_categories() stored) by `categories`,
+        [(name, score)], leaving its text terms, id and data alone: to relabel
+        a stored document. Write it back with db.replace_document()."""
+        serialised = doc.serialise() if doc.termlist_count() or doc.values_count() else b""
+        removed, added, values = self._set_categories_changes(serialised, list(categories))
+        _apply_changes(doc, removed, added, values)
+
+    def index_documents(self, db, documents, threads=0):
+        """index_document() of each (doc_id, text, title) in `documents`, the
+        categorizing done on `threads` threads (0: every core) without the
+        GIL; the documents are written to the xapian.WritableDatabase `db` in
+        input order (a later id replaces an earlier one). Does not commit.
+        Returns the categories of each, in input order."""
+        prepared = self._prepare_documents(
+            [(doc_id, text, title) for doc_id, text, title in documents], threads)
+        stored = []
+        for id_term, serialised, categories in prepared:
+            db.replace_document(id_term, xapian.Document.unserialise(serialised))
+            stored.append(categories)
+        return stored
+
+
 def add_category_prefix(parser, prefix=DEFAULT_CATEGORY_PREFIX):
     """Lets the xapian.QueryParser `parser` read `category:NAME` filters."""
     parser.add_boolean_prefix(CATEGORY_FIELD, prefix)

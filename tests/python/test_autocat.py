@@ -103,6 +103,43 @@ class AutocatPythonTest(unittest.TestCase):
         plain.index(ASTRONOMY, doc)
         self.assertFalse(any(term.startswith(b"XAUTOCATMODEL") for term in termlist(doc)))
 
+    def test_batch_calls_match_one_at_a_time(self):
+        texts = [ASTRONOMY, COOKING, "The striker scored twice before half time.", ""] * 5
+        self.assertEqual(self.indexer.categorize_many(texts),
+                         [self.indexer.categorize(text) for text in texts])
+        self.assertEqual(self.indexer.categorize_many(texts, threads=1),
+                         self.indexer.categorize_many(texts, threads=2))
+        documents = [("d%d" % i, text, "title %d" % i if i % 2 else "")
+                     for i, text in enumerate(texts[:4])] + [("d0", COOKING, "again")]
+        one_db = xapian.WritableDatabase(os.path.join(self.tmp, "one_by_one.db"),
+                                         xapian.DB_CREATE_OR_OVERWRITE)
+        expected = [self.indexer.index_document(one_db, *document) for document in documents]
+        batch_db = xapian.WritableDatabase(os.path.join(self.tmp, "batch.db"),
+                                           xapian.DB_CREATE_OR_OVERWRITE)
+        self.assertEqual(self.indexer.index_documents(batch_db, documents), expected)
+        self.assertEqual(batch_db.get_doccount(), 4)
+        for docid in range(1, 5):
+            one, batch = one_db.get_document(docid), batch_db.get_document(docid)
+            self.assertEqual(termlist(batch), termlist(one))
+            self.assertEqual(values(batch), values(one))
+            self.assertEqual(batch.get_data(), one.get_data())
+        with self.assertRaises(autocat.InvalidArgumentError):
+            self.indexer.index_documents(batch_db, [("", COOKING, "")])
+
+    def test_set_categories_relabels_a_stored_document(self):
+        doc = xapian.Document()
+        doc.add_boolean_term("Qcomet")
+        self.indexer.index(ASTRONOMY, doc)
+        text_terms = {term for term in termlist(doc) if not term.startswith(b"XC")}
+        self.indexer.set_categories(doc, [("cooking", 1.0), ("medicine", 0.5)])
+        terms = termlist(doc)
+        self.assertNotIn(b"XCastronomy", terms)
+        self.assertIn(b"XCcooking", terms)
+        self.assertIn(b"XCmedicine", terms)
+        self.assertEqual({term for term in terms if not term.startswith(b"XC")}, text_terms)
+        self.assertEqual(autocat.decode_categories(doc.get_value(autocat.DEFAULT_CATEGORY_SLOT)),
+                         [("cooking", 1.0), ("medicine", 0.5)])
+
     @staticmethod
     def ids(mset):
         return {term.decode()[1:] for match in mset for term in
