@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -74,9 +75,44 @@ struct RecategorizeCounts {
   uint64_t without_text = 0;   // no stored text: left as they were
   uint64_t left_by_limit = 0;  // not reached because of --limit
   uint64_t committed = 0;      // of `recategorized`, those in DB's last commit seen
+  uint64_t changed = 0;        // of `recategorized`, those whose set of categories changed
+  std::map<std::string, uint64_t> gained;  // documents that got the category
+  std::map<std::string, uint64_t> lost;    // documents that lost it
   std::string model_term;
   std::map<std::string, uint64_t> categories;
 };
+
+// Counts how `after` differs from `before` (names only) into `counts`.
+void count_change(const std::vector<Category>& before, const std::vector<Category>& after,
+                  RecategorizeCounts& counts) {
+  std::set<std::string> old_names, new_names;
+  for (const Category& category : before) old_names.insert(category.name);
+  for (const Category& category : after) new_names.insert(category.name);
+  if (old_names == new_names) return;
+  ++counts.changed;
+  for (const std::string& name : new_names) {
+    if (old_names.count(name) == 0) ++counts.gained[name];
+  }
+  for (const std::string& name : old_names) {
+    if (new_names.count(name) == 0) ++counts.lost[name];
+  }
+}
+
+// {"name": count, ...} in name order.
+internal::Json count_map_json(const std::map<std::string, uint64_t>& counts) {
+  internal::Json json = internal::Json::object();
+  for (const auto& [name, count] : counts) json[name] = count;
+  return json;
+}
+
+// "cooking +3, games +2" (sign "+") or "food -3" (sign "-"), by name.
+std::string count_map_text(const std::map<std::string, uint64_t>& counts, const char* sign) {
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts) {
+    parts.push_back(one_line(name) + " " + sign + std::to_string(count));
+  }
+  return join(parts);
+}
 
 Xapian::valueno parse_slot(const std::string& text, const std::string& db_path,
                            const std::string& key) {
@@ -196,6 +232,8 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
     report_model_warnings(indexer, messages);
     for (size_t i = 0; i < todo.size(); ++i) {
       Xapian::Document doc = db.get_document(todo[i]);
+      count_change(decode_categories(doc.get_value(indexer.options().category_slot)), assigned[i],
+                   counts);
       indexer.set_categories(doc, assigned[i]);  // and its model term
       db.replace_document(todo[i], doc);
       ++counts.recategorized;
@@ -269,6 +307,9 @@ int run_recategorize(const ParsedArgs& args, std::ostream& out, Messages& messag
       entry["already"] = counts.already;
       entry["without_text"] = counts.without_text;
       entry["left_by_limit"] = counts.left_by_limit;
+      entry["changed"] = counts.changed;
+      entry["gained"] = count_map_json(counts.gained);
+      entry["lost"] = count_map_json(counts.lost);
       list.push_back(std::move(entry));
     }
     internal::Json json = internal::Json::object();
@@ -286,7 +327,9 @@ int run_recategorize(const ParsedArgs& args, std::ostream& out, Messages& messag
     if (counts.left_by_limit != 0) {
       out << ", " << counts.left_by_limit << " left by --limit (run again to continue)";
     }
-    out << '\n';
+    out << "; " << counts.changed << " changed category" << '\n';
+    if (!counts.gained.empty()) out << "  gained: " << count_map_text(counts.gained, "+") << '\n';
+    if (!counts.lost.empty()) out << "  lost: " << count_map_text(counts.lost, "-") << '\n';
   }
   return 0;
 }

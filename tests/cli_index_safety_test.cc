@@ -19,8 +19,10 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -534,6 +536,12 @@ internal::Json first_database(const std::string& out) {
   return databases->front();
 }
 
+// The count `key` of a {"name": count} object; 0 when absent.
+uint64_t count_at(const internal::Json& counts, const std::string& key) {
+  const internal::Json* value = testing_util::member(counts, key);
+  return value != nullptr && value->is_number() ? value->get<uint64_t>() : 0;
+}
+
 TEST_F(CliIndexSafetyTest, RecategorizeReplacesOnlyTheCategoriesAndResumes) {
   // Model B: the same documents, labels renamed, so its categories differ.
   std::string relabelled = read_file(test_data("fixture_train.jsonl"));
@@ -575,6 +583,26 @@ TEST_F(CliIndexSafetyTest, RecategorizeReplacesOnlyTheCategoriesAndResumes) {
 
   EXPECT_EQ(categories_by_id(db), expected);
   EXPECT_EQ(search_side(db), search_before);
+  // What changed, by document and category: B renamed food and sports.
+  uint64_t changed = 0;
+  std::map<std::string, uint64_t> old_counts;
+  for (size_t i = 0; i < before.size(); ++i) {
+    changed += before[i] != expected[i];
+    std::istringstream words(before[i]);
+    std::string word;
+    words >> word;  // the id
+    while (words >> word) ++old_counts[word];
+  }
+  ASSERT_GT(changed, 0u);
+  EXPECT_EQ(number_at(first_db, "changed") + number_at(rest_db, "changed"),
+            static_cast<double>(changed));
+  for (const char* renamed : {"food", "sports"}) {
+    EXPECT_EQ(count_at(first_db["lost"], renamed) + count_at(rest_db["lost"], renamed),
+              old_counts[renamed])
+        << renamed;
+  }
+  EXPECT_GT(count_at(rest_db["gained"], "cooking"), 0u);
+  EXPECT_FALSE(rest_db["gained"].contains("food"));
   EXPECT_EQ(check_database(db).problems, std::vector<std::string>());
   // DB now records B, so indexing more with B needs no --switch-model.
   EXPECT_EQ(index(model_b, db, {"--store-text"}).exit_code, 0);
