@@ -20,6 +20,12 @@
 // document costs O(length) however large the vocabulary. A small s_c means few
 // distinct words per document, each repeated: a document's neighbours are then
 // those sharing its rarer words, not a near tie of the whole class.
+// --model mixture adds what sets real documents of a class apart: each takes
+// the class mixture of a real training document (fitted by EM over the 20
+// class distributions, each document left out of its own classes' counts so
+// it does not explain itself), and its fresh tokens come from that mixture of
+// classes. A real mac document that reads half like pc hardware gives
+// generated mac documents that do too, so classes overlap as they do in text.
 // Output is streamed (memory grows with the vocabulary, not with --documents)
 // and depends only on the input, --model and --seed.
 //
@@ -372,6 +378,9 @@ struct Fit {
   std::uint64_t tokens = 0;
   std::size_t unlabelled = 0;  // records of the split without labels: not used, but reported
   double heaps_k = 0, heaps_beta = 0;
+  // --model mixture: per training document, the cumulative weights of its
+  // class mixture (one per class, the last 1).
+  std::vector<std::vector<float>> mixtures;
 };
 
 // One training document's word counts, for fitting the DCM concentrations.
@@ -438,7 +447,68 @@ void fit_concentrations(Fit& fit, const std::vector<DocumentCounts>& documents) 
   }
 }
 
-Fit fit_corpus(const std::string& path, const std::string& split, bool dcm) {
+// EM for each document's weights over the class distributions (its words'
+// class memberships), with the document's own counts taken out of its
+// classes (leave one out). Classes are smoothed by 0.01 per vocabulary word.
+void fit_mixtures(Fit& fit, const std::vector<DocumentCounts>& documents) {
+  const std::size_t classes = fit.classes.size(), words = fit.vocabulary.size();
+  constexpr double kSmoothing = 0.01;
+  std::vector<float> counts(words * classes, 0.0f);
+  std::vector<double> totals(classes, 0.0);
+  for (std::size_t c = 0; c < classes; ++c) {
+    const ClassModel& model = fit.classes[c];
+    for (std::size_t i = 0; i < model.words.size(); ++i)
+      counts[model.words[i] * classes + c] = static_cast<float>(model.counts[i]);
+    totals[c] = model.base_total;
+  }
+  std::vector<double> weights(classes), next(classes), responsibility(classes);
+  fit.mixtures.clear();
+  for (const DocumentCounts& document : documents) {
+    const double share = 1.0 / static_cast<double>(document.label_ids.size());
+    auto probability = [&](std::uint32_t word, std::uint32_t count, std::size_t c) {
+      double n = counts[word * classes + c], total = totals[c];
+      if (std::find(document.label_ids.begin(), document.label_ids.end(), c) !=
+          document.label_ids.end()) {
+        n = std::max(0.0, n - share * count);
+        total -= share * document.length;
+      }
+      return (n + kSmoothing) / (total + kSmoothing * static_cast<double>(words));
+    };
+    // Start from the labels, as the class a writer chose.
+    std::fill(weights.begin(), weights.end(), 0.2 / static_cast<double>(classes));
+    for (std::uint32_t c : document.label_ids)
+      weights[c] += 0.8 / static_cast<double>(document.label_ids.size());
+    std::vector<double> table(document.words.size() * classes);
+    for (std::size_t i = 0; i < document.words.size(); ++i)
+      for (std::size_t c = 0; c < classes; ++c)
+        table[i * classes + c] = probability(document.words[i].first, document.words[i].second, c);
+    for (int iteration = 0; iteration < 50 && document.length > 0; ++iteration) {
+      std::fill(next.begin(), next.end(), 0.0);
+      for (std::size_t i = 0; i < document.words.size(); ++i) {
+        double sum = 0;
+        for (std::size_t c = 0; c < classes; ++c)
+          sum += responsibility[c] = weights[c] * table[i * classes + c];
+        for (std::size_t c = 0; c < classes; ++c)
+          next[c] += document.words[i].second * responsibility[c] / sum;
+      }
+      double change = 0;
+      for (std::size_t c = 0; c < classes; ++c) {
+        next[c] /= document.length;
+        change = std::max(change, std::fabs(next[c] - weights[c]));
+      }
+      weights.swap(next);
+      if (change < 1e-4) break;
+    }
+    std::vector<float> cumulative(classes);
+    double sum = 0;
+    for (std::size_t c = 0; c < classes; ++c) cumulative[c] = static_cast<float>(sum += weights[c]);
+    for (float& value : cumulative) value = static_cast<float>(value / sum);
+    cumulative.back() = 1.0f;
+    fit.mixtures.push_back(std::move(cumulative));
+  }
+}
+
+Fit fit_corpus(const std::string& path, const std::string& split, bool dcm, bool mixture) {
   Fit fit;
   std::vector<DocumentCounts> documents;  // --model dcm only
   std::unordered_map<std::string, std::uint32_t> word_ids, class_ids;
@@ -558,6 +628,7 @@ Fit fit_corpus(const std::string& path, const std::string& split, bool dcm) {
     model.sampler = std::make_unique<AliasTable>(model.counts);
   }
   if (dcm) fit_concentrations(fit, documents);
+  if (mixture) fit_mixtures(fit, documents);
   return fit;
 }
 
@@ -571,7 +642,8 @@ struct Options {
   std::uint64_t seed = 1;
   double test_fraction = 0;
   std::string id_prefix = "gen/";
-  bool dcm = false;                // --model dcm: bursty documents (Polya urn per document)
+  bool dcm = false;                // --model dcm or mixture: bursty documents (Polya urn)
+  bool mixture = false;            // --model mixture: each document a mixture of classes
   double concentration_scale = 1;  // --model dcm: multiplies every fitted s_c
   // While the vocabulary is behind Heaps' curve, at most one new word every
   // this many tokens, so catching up (right after the real corpus's size) is
@@ -614,7 +686,8 @@ void generate(Fit& fit, const Options& options) {
     if (options.dcm) drawn.push_back(start << 32 | (line.size() - start));
   };
   for (std::uint64_t d = 0; d < options.documents; ++d) {
-    const auto& labels = fit.label_sets[random.below(fit.label_sets.size())];
+    const std::size_t source = random.below(fit.label_sets.size());
+    const auto& labels = fit.label_sets[source];
     const std::uint32_t length =
         std::max<std::uint32_t>(1, fit.lengths[random.below(fit.lengths.size())]);
     const bool test = options.test_fraction > 0 && random.uniform() < options.test_fraction;
@@ -632,15 +705,15 @@ void generate(Fit& fit, const Options& options) {
     line += "], \"text\": \"";
     drawn.clear();
     for (std::uint32_t t = 0; t < length; ++t) {
-      ClassModel& model =
-          fit.classes[labels.size() == 1 ? labels[0] : labels[random.below(labels.size())]];
+      ClassModel* model =
+          &fit.classes[labels.size() == 1 ? labels[0] : labels[random.below(labels.size())]];
       if (t > 0) line += ' ';
       ++tokens;
       ++since_new_word;
       // Polya urn: copy one of the t earlier tokens with probability t / (s + t).
       if (options.dcm && t > 0 &&
-          random.uniform() * (model.concentration * options.concentration_scale + t) >=
-              model.concentration * options.concentration_scale) {
+          random.uniform() * (model->concentration * options.concentration_scale + t) >=
+              model->concentration * options.concentration_scale) {
         const std::size_t earlier = drawn[random.below(drawn.size())];
         const std::size_t from = earlier >> 32, size = earlier & 0xffffffffu;
         line.reserve(line.size() + size);  // so appending from itself never reallocates
@@ -648,12 +721,18 @@ void generate(Fit& fit, const Options& options) {
         drawn.push_back((line.size() - size) << 32 | size);
         continue;
       }
+      if (options.mixture) {
+        const auto& cumulative = fit.mixtures[source];
+        const auto u = static_cast<float>(random.uniform());
+        const auto c = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+        model = &fit.classes[std::min<std::size_t>(c - cumulative.begin(), cumulative.size() - 1)];
+      }
       const std::size_t start = line.size();
       const bool beyond_real = tokens > fit.tokens;
       if (beyond_real && since_new_word >= options.catch_up_gap &&
           static_cast<double>(vocabulary_seen) <
               fit.heaps_k * std::pow(static_cast<double>(tokens), fit.heaps_beta)) {
-        model.synthetic.push_back(++synthetic_words);
+        model->synthetic.push_back(++synthetic_words);
         ++vocabulary_seen;
         since_new_word = 0;
         line += 'w';
@@ -661,15 +740,15 @@ void generate(Fit& fit, const Options& options) {
         remember(start);
         continue;
       }
-      const double synthetic_weight = model.synthetic.empty() ? 0.0 : model.synthetic_weight();
-      const double u = random.uniform() * (model.base_total + synthetic_weight);
-      if (u >= model.base_total) {
+      const double synthetic_weight = model->synthetic.empty() ? 0.0 : model->synthetic_weight();
+      const double u = random.uniform() * (model->base_total + synthetic_weight);
+      if (u >= model->base_total) {
         line += 'w';
-        line += std::to_string(model.draw_synthetic(u - model.base_total));
+        line += std::to_string(model->draw_synthetic(u - model->base_total));
         remember(start);
         continue;
       }
-      const std::uint32_t word = model.words[model.sampler->draw(random)];
+      const std::uint32_t word = model->words[model->sampler->draw(random)];
       if (!base_seen[word]) {
         base_seen[word] = true;
         ++vocabulary_seen;
@@ -700,7 +779,7 @@ void generate(Fit& fit, const Options& options) {
 constexpr const char* kUsage =
     "usage: gen_corpus --documents N [--input FILE] [--output FILE] [--seed S]\n"
     "                  [--test-fraction F] [--fit-split NAME] [--id-prefix P] [--quiet]\n"
-    "                  [--model multinomial|dcm] [--concentration-scale X]\n"
+    "                  [--model multinomial|dcm|mixture] [--concentration-scale X]\n"
     "\n"
     "Writes N synthetic labelled documents as JSON Lines (id, split, labels, text),\n"
     "sampled from class-conditional word distributions fitted on the records of FILE\n"
@@ -713,6 +792,8 @@ constexpr const char* kUsage =
     "--model dcm: bursty documents, a Dirichlet compound multinomial per class whose\n"
     "concentration is fitted on FILE (Minka's fixed point); --concentration-scale X\n"
     "multiplies the fitted concentrations (default 1; larger is less bursty).\n"
+    "--model mixture: dcm, each document's fresh words from the class mixture EM\n"
+    "finds in a real training document (classes overlap as in real text).\n"
     "The fit (K, beta, tokens, classes) and the generated totals go to stderr.\n";
 
 std::uint64_t parse_count(const std::string& flag, const std::string& value) {
@@ -758,9 +839,10 @@ int main(int argc, char** argv) {
     } else if (flag == "--id-prefix") {
       options.id_prefix = value;
     } else if (flag == "--model") {
-      if (value != "multinomial" && value != "dcm")
-        fail("--model needs multinomial or dcm, got '" + value + "'");
-      options.dcm = value == "dcm";
+      if (value != "multinomial" && value != "dcm" && value != "mixture")
+        fail("--model needs multinomial, dcm or mixture, got '" + value + "'");
+      options.dcm = value != "multinomial";
+      options.mixture = value == "mixture";
     } else if (flag == "--concentration-scale") {
       char* end = nullptr;
       options.concentration_scale = std::strtod(value.c_str(), &end);
@@ -777,7 +859,7 @@ int main(int argc, char** argv) {
   }
   if (!have_documents) fail(std::string("--documents N is required\n") + kUsage);
 
-  Fit fit = fit_corpus(options.input, options.fit_split, options.dcm);
+  Fit fit = fit_corpus(options.input, options.fit_split, options.dcm, options.mixture);
   if (!options.quiet) {
     std::fprintf(stderr,
                  "gen_corpus: fitted on %zu documents of %s (%zu without labels left out): %zu "

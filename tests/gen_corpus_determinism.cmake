@@ -1,7 +1,7 @@
 # GenCorpusDeterminism: bench/gen_corpus on a small fixture gives the same bytes
 # for the same --seed, other bytes for another seed, the number of documents
 # asked, and synthetic words once it runs past the fixture's size; in both
-# models (multinomial, dcm). The dcm model's documents repeat their words more
+# models (multinomial, dcm, mixture). The dcm model's documents repeat their words more
 # as its concentration falls.
 # Called with -DGEN_CORPUS=<exe> -DFIXTURE=<jsonl> -DWORK_DIR=<dir>.
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -30,6 +30,7 @@ function(check_determinism prefix)
 endfunction()
 check_determinism("")
 check_determinism("dcm_" --model dcm)
+check_determinism("mixture_" --model mixture)
 file(SHA256 "${WORK_DIR}/a.jsonl" multinomial)
 file(SHA256 "${WORK_DIR}/dcm_a.jsonl" dcm)
 if(multinomial STREQUAL dcm)
@@ -65,6 +66,7 @@ function(check_corpus file)
 endfunction()
 check_corpus("${WORK_DIR}/a.jsonl")
 check_corpus("${WORK_DIR}/dcm_a.jsonl")
+check_corpus("${WORK_DIR}/mixture_a.jsonl")
 
 # Burstiness: the share of a document's tokens that repeat an earlier token
 # of the same document. Generated texts hold only letters, digits and UTF-8,
