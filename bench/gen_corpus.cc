@@ -353,6 +353,7 @@ struct ClassModel {
   std::vector<std::uint64_t> synthetic;  // synthetic word numbers given to this class, in order
   std::unique_ptr<AliasTable> sampler;
   double concentration = 0;  // --model dcm: the fitted DCM concentration s_c
+  double novel_rate = 0;     // --model dcm: share of tokens that are a document's own words
 
   // The synthetic word introduced k-th in this class (k from 1) has Zipf rank
   // words.size() + k and weight top_count / rank, so the tail continues the
@@ -508,6 +509,38 @@ void fit_mixtures(Fit& fit, const std::vector<DocumentCounts>& documents) {
   }
 }
 
+// Over half of a real vocabulary are words of one document only (names,
+// addresses, numbers, typos). Drawn from the class distribution they would
+// spread over several documents; so the dcm models take them out of the class
+// distributions and instead give each class a rate of new words (their share
+// of its tokens): a fresh token is then, at that rate, a word no other
+// document has (which the urn may repeat within its document).
+void split_novel_words(Fit& fit, const std::vector<DocumentCounts>& documents) {
+  std::vector<std::uint32_t> df(fit.vocabulary.size(), 0);
+  for (const DocumentCounts& document : documents)
+    for (const auto& word : document.words) ++df[word.first];
+  for (ClassModel& model : fit.classes) {
+    std::vector<std::uint32_t> words;
+    std::vector<double> counts;
+    double novel = 0, kept = 0;
+    for (std::size_t i = 0; i < model.words.size(); ++i) {
+      if (df[model.words[i]] == 1) {
+        novel += model.counts[i];
+        continue;
+      }
+      words.push_back(model.words[i]);
+      counts.push_back(model.counts[i]);
+      kept += model.counts[i];
+    }
+    if (words.empty()) continue;  // a tiny fixture: keep the class as it is
+    model.novel_rate = novel / model.base_total;
+    model.words = std::move(words);
+    model.counts = std::move(counts);
+    model.base_total = kept;
+    model.sampler = std::make_unique<AliasTable>(model.counts);
+  }
+}
+
 Fit fit_corpus(const std::string& path, const std::string& split, bool dcm, bool mixture) {
   Fit fit;
   std::vector<DocumentCounts> documents;  // --model dcm only
@@ -629,6 +662,7 @@ Fit fit_corpus(const std::string& path, const std::string& split, bool dcm, bool
   }
   if (dcm) fit_concentrations(fit, documents);
   if (mixture) fit_mixtures(fit, documents);
+  if (dcm) split_novel_words(fit, documents);
   return fit;
 }
 
@@ -737,6 +771,13 @@ void generate(Fit& fit, const Options& options) {
         since_new_word = 0;
         line += 'w';
         line += std::to_string(synthetic_words);
+        remember(start);
+        continue;
+      }
+      if (model->novel_rate > 0 && random.uniform() < model->novel_rate) {
+        ++vocabulary_seen;
+        line += 'w';
+        line += std::to_string(++synthetic_words);
         remember(start);
         continue;
       }
