@@ -11,8 +11,26 @@
 //    (n = tokens read so far); once the generated stream is longer than the real
 //    one, a new synthetic word is introduced whenever the vocabulary seen falls
 //    below K n^beta, so V keeps growing as the fit says.
+// With --model dcm each document is bursty, as real text is: its words come
+// from a Dirichlet compound multinomial (Madsen, Kauchak & Elkan 2005) around
+// its class's distribution p_c, with the class concentration s_c fitted on the
+// training documents by Minka's fixed point (mean p_c held fixed). A draw from
+// the DCM is a Polya urn: the t-th token is new from p_c with probability
+// s_c / (s_c + t), else a copy of one of the document's t earlier tokens, so a
+// document costs O(length) however large the vocabulary. A small s_c means few
+// distinct words per document, each repeated: a document's neighbours are then
+// those sharing its rarer words, not a near tie of the whole class. Words of
+// a single real document are not in p_c: a fresh token is instead, at the
+// class's rate of such words, a new word "w<N>" of its document only.
+// --model mixture adds what sets real documents of a class apart: each takes
+// the class mixture of a real training document (fitted by EM over the 20
+// class distributions, each document left out of its own classes' counts so
+// it does not explain itself), and its fresh tokens come from that mixture of
+// classes. A real mac document that reads half like pc hardware gives
+// generated mac documents that do too, so classes overlap as they do in text.
 // Output is streamed (memory grows with the vocabulary, not with --documents)
-// and depends only on the input and --seed.
+// and depends only on the input, --model, --concentration-scale and --seed.
+// bench/validate_generator.py compares a generated corpus with 20 Newsgroups.
 //
 // Tokenization is deliberately simple: a word is a maximal run of ASCII letters
 // and digits and non-ASCII bytes (so UTF-8 letters stay whole), ASCII lowercased.
@@ -337,6 +355,8 @@ struct ClassModel {
   double top_count = 0;                  // count of the most frequent word: Zipf's f(1)
   std::vector<std::uint64_t> synthetic;  // synthetic word numbers given to this class, in order
   std::unique_ptr<AliasTable> sampler;
+  double concentration = 0;  // --model dcm: the fitted DCM concentration s_c
+  double novel_rate = 0;     // --model dcm: share of tokens that are a document's own words
 
   // The synthetic word introduced k-th in this class (k from 1) has Zipf rank
   // words.size() + k and weight top_count / rank, so the tail continues the
@@ -362,10 +382,171 @@ struct Fit {
   std::uint64_t tokens = 0;
   std::size_t unlabelled = 0;  // records of the split without labels: not used, but reported
   double heaps_k = 0, heaps_beta = 0;
+  // --model mixture: per training document, the cumulative weights of its
+  // class mixture (one per class, the last 1).
+  std::vector<std::vector<float>> mixtures;
 };
 
-Fit fit_corpus(const std::string& path, const std::string& split) {
+// One training document's word counts, for fitting the DCM concentrations.
+struct DocumentCounts {
+  std::vector<std::uint32_t> label_ids;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> words;  // (base word id, count)
+  std::uint32_t length = 0;
+};
+
+double digamma(double x) {
+  double result = 0;
+  for (; x < 6; x += 1) result -= 1 / x;
+  const double f = 1 / (x * x);
+  return result + std::log(x) - 0.5 / x -
+         f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+// psi(x + n) - psi(x): exact as a sum for the small counts most words have.
+double digamma_step(double x, std::uint32_t n) {
+  if (n > 16) return digamma(x + n) - digamma(x);
+  double sum = 0;
+  for (std::uint32_t i = 0; i < n; ++i) sum += 1 / (x + i);
+  return sum;
+}
+
+// Minka (2000), "Estimating a Dirichlet distribution", fixed point for the
+// precision s of a Polya distribution with known mean m:
+//   s <- s * sum_d sum_w m_w (psi(n_dw + s m_w) - psi(s m_w))
+//          / sum_d (psi(n_d + s) - psi(s)).
+// Words a document lacks add zero to the numerator, so a step costs one pass
+// over the documents' nonzero counts.
+void fit_concentrations(Fit& fit, const std::vector<DocumentCounts>& documents) {
+  for (std::size_t c = 0; c < fit.classes.size(); ++c) {
+    ClassModel& model = fit.classes[c];
+    std::unordered_map<std::uint32_t, double> mean;
+    for (std::size_t i = 0; i < model.words.size(); ++i)
+      mean[model.words[i]] = model.counts[i] / model.base_total;
+    std::vector<const DocumentCounts*> members;
+    for (const auto& document : documents) {
+      if (document.length > 1 && std::find(document.label_ids.begin(), document.label_ids.end(),
+                                           c) != document.label_ids.end())
+        members.push_back(&document);
+    }
+    double s = 100;
+    if (members.empty()) {
+      model.concentration = s;
+      continue;
+    }
+    for (int iteration = 0; iteration < 500; ++iteration) {
+      double numerator = 0, denominator = 0;
+      for (const DocumentCounts* document : members) {
+        for (const auto& [word, count] : document->words) {
+          const double m = mean[word];
+          numerator += m * digamma_step(s * m, count);
+        }
+        denominator += digamma_step(s, document->length);
+      }
+      const double next = s * numerator / denominator;
+      const bool converged = std::fabs(next - s) < 1e-6 * s;
+      s = next;
+      if (converged || !(s > 1e-3 && s < 1e9)) break;
+    }
+    model.concentration = std::min(std::max(s, 1e-3), 1e9);
+  }
+}
+
+// EM for each document's weights over the class distributions (its words'
+// class memberships), with the document's own counts taken out of its
+// classes (leave one out). Classes are smoothed by 0.01 per vocabulary word.
+void fit_mixtures(Fit& fit, const std::vector<DocumentCounts>& documents) {
+  const std::size_t classes = fit.classes.size(), words = fit.vocabulary.size();
+  constexpr double kSmoothing = 0.01;
+  std::vector<float> counts(words * classes, 0.0f);
+  std::vector<double> totals(classes, 0.0);
+  for (std::size_t c = 0; c < classes; ++c) {
+    const ClassModel& model = fit.classes[c];
+    for (std::size_t i = 0; i < model.words.size(); ++i)
+      counts[model.words[i] * classes + c] = static_cast<float>(model.counts[i]);
+    totals[c] = model.base_total;
+  }
+  std::vector<double> weights(classes), next(classes), responsibility(classes);
+  fit.mixtures.clear();
+  for (const DocumentCounts& document : documents) {
+    const double share = 1.0 / static_cast<double>(document.label_ids.size());
+    auto probability = [&](std::uint32_t word, std::uint32_t count, std::size_t c) {
+      double n = counts[word * classes + c], total = totals[c];
+      if (std::find(document.label_ids.begin(), document.label_ids.end(), c) !=
+          document.label_ids.end()) {
+        n = std::max(0.0, n - share * count);
+        total -= share * document.length;
+      }
+      return (n + kSmoothing) / (total + kSmoothing * static_cast<double>(words));
+    };
+    // Start from the labels, as the class a writer chose.
+    std::fill(weights.begin(), weights.end(), 0.2 / static_cast<double>(classes));
+    for (std::uint32_t c : document.label_ids)
+      weights[c] += 0.8 / static_cast<double>(document.label_ids.size());
+    std::vector<double> table(document.words.size() * classes);
+    for (std::size_t i = 0; i < document.words.size(); ++i)
+      for (std::size_t c = 0; c < classes; ++c)
+        table[i * classes + c] = probability(document.words[i].first, document.words[i].second, c);
+    for (int iteration = 0; iteration < 50 && document.length > 0; ++iteration) {
+      std::fill(next.begin(), next.end(), 0.0);
+      for (std::size_t i = 0; i < document.words.size(); ++i) {
+        double sum = 0;
+        for (std::size_t c = 0; c < classes; ++c)
+          sum += responsibility[c] = weights[c] * table[i * classes + c];
+        for (std::size_t c = 0; c < classes; ++c)
+          next[c] += document.words[i].second * responsibility[c] / sum;
+      }
+      double change = 0;
+      for (std::size_t c = 0; c < classes; ++c) {
+        next[c] /= document.length;
+        change = std::max(change, std::fabs(next[c] - weights[c]));
+      }
+      weights.swap(next);
+      if (change < 1e-4) break;
+    }
+    std::vector<float> cumulative(classes);
+    double sum = 0;
+    for (std::size_t c = 0; c < classes; ++c) cumulative[c] = static_cast<float>(sum += weights[c]);
+    for (float& value : cumulative) value = static_cast<float>(value / sum);
+    cumulative.back() = 1.0f;
+    fit.mixtures.push_back(std::move(cumulative));
+  }
+}
+
+// Over half of a real vocabulary are words of one document only (names,
+// addresses, numbers, typos). Drawn from the class distribution they would
+// spread over several documents; so the dcm models take them out of the class
+// distributions and instead give each class a rate of new words (their share
+// of its tokens): a fresh token is then, at that rate, a word no other
+// document has (which the urn may repeat within its document).
+void split_novel_words(Fit& fit, const std::vector<DocumentCounts>& documents) {
+  std::vector<std::uint32_t> df(fit.vocabulary.size(), 0);
+  for (const DocumentCounts& document : documents)
+    for (const auto& word : document.words) ++df[word.first];
+  for (ClassModel& model : fit.classes) {
+    std::vector<std::uint32_t> words;
+    std::vector<double> counts;
+    double novel = 0, kept = 0;
+    for (std::size_t i = 0; i < model.words.size(); ++i) {
+      if (df[model.words[i]] == 1) {
+        novel += model.counts[i];
+        continue;
+      }
+      words.push_back(model.words[i]);
+      counts.push_back(model.counts[i]);
+      kept += model.counts[i];
+    }
+    if (words.empty()) continue;  // a tiny fixture: keep the class as it is
+    model.novel_rate = novel / model.base_total;
+    model.words = std::move(words);
+    model.counts = std::move(counts);
+    model.base_total = kept;
+    model.sampler = std::make_unique<AliasTable>(model.counts);
+  }
+}
+
+Fit fit_corpus(const std::string& path, const std::string& split, bool dcm, bool mixture) {
   Fit fit;
+  std::vector<DocumentCounts> documents;  // --model dcm only
   std::unordered_map<std::string, std::uint32_t> word_ids, class_ids;
   std::vector<std::unordered_map<std::uint32_t, double>> class_counts;
   // Heaps' law sample points (log n, log V), taken at geometrically spaced n.
@@ -413,9 +594,11 @@ Fit fit_corpus(const std::string& path, const std::string& split) {
         label_ids.push_back(it->second);
     }
     std::uint32_t length = 0;
+    std::unordered_map<std::uint32_t, std::uint32_t> document_counts;
     for_each_word(text, [&](const std::string& word) {
       auto [it, added] = word_ids.emplace(word, static_cast<std::uint32_t>(fit.vocabulary.size()));
       if (added) fit.vocabulary.push_back(word);
+      if (dcm) ++document_counts[it->second];
       // A multi-label document's words count for each of its labels.
       for (std::uint32_t label : label_ids)
         class_counts[label][it->second] += 1.0 / label_ids.size();
@@ -427,6 +610,14 @@ Fit fit_corpus(const std::string& path, const std::string& split) {
         next_point *= 1.05;
       }
     });
+    if (dcm) {
+      DocumentCounts counts;
+      counts.label_ids = label_ids;
+      counts.words.assign(document_counts.begin(), document_counts.end());
+      std::sort(counts.words.begin(), counts.words.end());  // sums independent of hashing
+      counts.length = length;
+      documents.push_back(std::move(counts));
+    }
     fit.label_sets.push_back(std::move(label_ids));
     fit.lengths.push_back(length);
   }
@@ -472,6 +663,9 @@ Fit fit_corpus(const std::string& path, const std::string& split) {
     }
     model.sampler = std::make_unique<AliasTable>(model.counts);
   }
+  if (dcm) fit_concentrations(fit, documents);
+  if (mixture) fit_mixtures(fit, documents);
+  if (dcm) split_novel_words(fit, documents);
   return fit;
 }
 
@@ -485,6 +679,9 @@ struct Options {
   std::uint64_t seed = 1;
   double test_fraction = 0;
   std::string id_prefix = "gen/";
+  bool dcm = false;                // --model dcm or mixture: bursty documents (Polya urn)
+  bool mixture = false;            // --model mixture: each document a mixture of classes
+  double concentration_scale = 1;  // --model dcm: multiplies every fitted s_c
   // While the vocabulary is behind Heaps' curve, at most one new word every
   // this many tokens, so catching up (right after the real corpus's size) is
   // spread over many documents instead of filling a few.
@@ -520,8 +717,14 @@ void generate(Fit& fit, const Options& options) {
   std::vector<bool> base_seen(fit.vocabulary.size(), false);
   std::uint64_t vocabulary_seen = 0, tokens = 0, synthetic_words = 0, since_new_word = 0;
   std::string line, synthetic_name;
+  // --model dcm: the document's tokens so far, as (offset in line << 32 | size).
+  std::vector<std::size_t> drawn;
+  const auto remember = [&](std::size_t start) {
+    if (options.dcm) drawn.push_back(start << 32 | (line.size() - start));
+  };
   for (std::uint64_t d = 0; d < options.documents; ++d) {
-    const auto& labels = fit.label_sets[random.below(fit.label_sets.size())];
+    const std::size_t source = random.below(fit.label_sets.size());
+    const auto& labels = fit.label_sets[source];
     const std::uint32_t length =
         std::max<std::uint32_t>(1, fit.lengths[random.below(fit.lengths.size())]);
     const bool test = options.test_fraction > 0 && random.uniform() < options.test_fraction;
@@ -537,36 +740,65 @@ void generate(Fit& fit, const Options& options) {
       append_json_string(line, fit.class_names[labels[i]]);
     }
     line += "], \"text\": \"";
+    drawn.clear();
     for (std::uint32_t t = 0; t < length; ++t) {
-      ClassModel& model =
-          fit.classes[labels.size() == 1 ? labels[0] : labels[random.below(labels.size())]];
+      ClassModel* model =
+          &fit.classes[labels.size() == 1 ? labels[0] : labels[random.below(labels.size())]];
       if (t > 0) line += ' ';
       ++tokens;
       ++since_new_word;
+      // Polya urn: copy one of the t earlier tokens with probability t / (s + t).
+      if (options.dcm && t > 0 &&
+          random.uniform() * (model->concentration * options.concentration_scale + t) >=
+              model->concentration * options.concentration_scale) {
+        const std::size_t earlier = drawn[random.below(drawn.size())];
+        const std::size_t from = earlier >> 32, size = earlier & 0xffffffffu;
+        line.reserve(line.size() + size);  // so appending from itself never reallocates
+        line.append(line, from, size);
+        drawn.push_back((line.size() - size) << 32 | size);
+        continue;
+      }
+      if (options.mixture) {
+        const auto& cumulative = fit.mixtures[source];
+        const auto u = static_cast<float>(random.uniform());
+        const auto c = std::upper_bound(cumulative.begin(), cumulative.end(), u);
+        model = &fit.classes[std::min<std::size_t>(c - cumulative.begin(), cumulative.size() - 1)];
+      }
+      const std::size_t start = line.size();
       const bool beyond_real = tokens > fit.tokens;
       if (beyond_real && since_new_word >= options.catch_up_gap &&
           static_cast<double>(vocabulary_seen) <
               fit.heaps_k * std::pow(static_cast<double>(tokens), fit.heaps_beta)) {
-        model.synthetic.push_back(++synthetic_words);
+        model->synthetic.push_back(++synthetic_words);
         ++vocabulary_seen;
         since_new_word = 0;
         line += 'w';
         line += std::to_string(synthetic_words);
+        remember(start);
         continue;
       }
-      const double synthetic_weight = model.synthetic.empty() ? 0.0 : model.synthetic_weight();
-      const double u = random.uniform() * (model.base_total + synthetic_weight);
-      if (u >= model.base_total) {
+      if (model->novel_rate > 0 && random.uniform() < model->novel_rate) {
+        ++vocabulary_seen;
         line += 'w';
-        line += std::to_string(model.draw_synthetic(u - model.base_total));
+        line += std::to_string(++synthetic_words);
+        remember(start);
         continue;
       }
-      const std::uint32_t word = model.words[model.sampler->draw(random)];
+      const double synthetic_weight = model->synthetic.empty() ? 0.0 : model->synthetic_weight();
+      const double u = random.uniform() * (model->base_total + synthetic_weight);
+      if (u >= model->base_total) {
+        line += 'w';
+        line += std::to_string(model->draw_synthetic(u - model->base_total));
+        remember(start);
+        continue;
+      }
+      const std::uint32_t word = model->words[model->sampler->draw(random)];
       if (!base_seen[word]) {
         base_seen[word] = true;
         ++vocabulary_seen;
       }
       line += fit.vocabulary[word];  // only letters, digits and UTF-8: nothing to escape
+      remember(start);
     }
     line += "\"}\n";
     if (std::fwrite(line.data(), 1, line.size(), out) != line.size())
@@ -591,6 +823,7 @@ void generate(Fit& fit, const Options& options) {
 constexpr const char* kUsage =
     "usage: gen_corpus --documents N [--input FILE] [--output FILE] [--seed S]\n"
     "                  [--test-fraction F] [--fit-split NAME] [--id-prefix P] [--quiet]\n"
+    "                  [--model multinomial|dcm|mixture] [--concentration-scale X]\n"
     "\n"
     "Writes N synthetic labelled documents as JSON Lines (id, split, labels, text),\n"
     "sampled from class-conditional word distributions fitted on the records of FILE\n"
@@ -599,6 +832,12 @@ constexpr const char* kUsage =
     "and a vocabulary that keeps growing by the Heaps' law fitted on FILE.\n"
     "The same FILE and --seed give the same bytes. Output: FILE or - (stdout, default).\n"
     "--test-fraction F marks each document \"test\" with probability F (default 0).\n"
+    "--model multinomial (default): every token drawn independently from its class.\n"
+    "--model dcm: bursty documents, a Dirichlet compound multinomial per class whose\n"
+    "concentration is fitted on FILE (Minka's fixed point); --concentration-scale X\n"
+    "multiplies the fitted concentrations (default 1; larger is less bursty).\n"
+    "--model mixture: dcm, each document's fresh words from the class mixture EM\n"
+    "finds in a real training document (classes overlap as in real text).\n"
     "The fit (K, beta, tokens, classes) and the generated totals go to stderr.\n";
 
 std::uint64_t parse_count(const std::string& flag, const std::string& value) {
@@ -643,6 +882,16 @@ int main(int argc, char** argv) {
       options.fit_split = value;
     } else if (flag == "--id-prefix") {
       options.id_prefix = value;
+    } else if (flag == "--model") {
+      if (value != "multinomial" && value != "dcm" && value != "mixture")
+        fail("--model needs multinomial, dcm or mixture, got '" + value + "'");
+      options.dcm = value != "multinomial";
+      options.mixture = value == "mixture";
+    } else if (flag == "--concentration-scale") {
+      char* end = nullptr;
+      options.concentration_scale = std::strtod(value.c_str(), &end);
+      if (*end != '\0' || !(options.concentration_scale > 0 && options.concentration_scale < 1e9))
+        fail("--concentration-scale needs a positive number, got '" + value + "'");
     } else if (flag == "--test-fraction") {
       char* end = nullptr;
       options.test_fraction = std::strtod(value.c_str(), &end);
@@ -654,7 +903,7 @@ int main(int argc, char** argv) {
   }
   if (!have_documents) fail(std::string("--documents N is required\n") + kUsage);
 
-  Fit fit = fit_corpus(options.input, options.fit_split);
+  Fit fit = fit_corpus(options.input, options.fit_split, options.dcm, options.mixture);
   if (!options.quiet) {
     std::fprintf(stderr,
                  "gen_corpus: fitted on %zu documents of %s (%zu without labels left out): %zu "
@@ -665,6 +914,13 @@ int main(int argc, char** argv) {
                  static_cast<double>(fit.tokens) / static_cast<double>(fit.label_sets.size()),
                  fit.vocabulary.size(), fit.heaps_k, fit.heaps_beta,
                  fit.heaps_k * std::pow(static_cast<double>(fit.tokens), fit.heaps_beta));
+    if (options.dcm) {
+      std::fprintf(stderr,
+                   "gen_corpus: DCM concentration per class (x %g):", options.concentration_scale);
+      for (std::size_t c = 0; c < fit.classes.size(); ++c)
+        std::fprintf(stderr, " %s %.1f", fit.class_names[c].c_str(), fit.classes[c].concentration);
+      std::fputc('\n', stderr);
+    }
   }
   generate(fit, options);
   return 0;

@@ -10,6 +10,8 @@
 //    bound (the sum over query terms of the query weight x the term's
 //    largest weight in the block) reaches theta, and the (term, block)
 //    bounds a search would read to find them.
+// Also how far the k-th neighbour stands from the (k+10)-th: near ties (a
+// gap near 0) leave no pruning anything to skip.
 // Medians over the test documents. One thread; analysis excluded.
 //
 // usage: knn_bounds --model DIR --data FILE [--k 50] [--documents 100]
@@ -89,7 +91,7 @@ int main(int argc, char** argv) try {
   const autocat::internal::Categorizer categorizer(model_dir);
   const KnnIndex& index = categorizer.knn_index();
 
-  std::vector<double> theta, within10, within20, within50, postings, essential;
+  std::vector<double> theta, within10, within20, within50, postings, essential, gap, relative_gap;
   std::vector<std::vector<double>> block_postings(block_sizes.size()),
       block_bounds(block_sizes.size());
   for (const auto& record : autocat::bench::read_split(data, "test", nullptr)) {
@@ -109,6 +111,11 @@ int main(int argc, char** argv) try {
     within10.push_back(at_least(0.9));
     within20.push_back(at_least(0.8));
     within50.push_back(at_least(0.5));
+    if (ranked.size() >= size_t(k) + 10) {
+      const double further = ranked[size_t(k) + 9].similarity;
+      gap.push_back(kth - further);
+      relative_gap.push_back(kth > 0 ? (kth - further) / kth : 0.0);
+    }
 
     // Max-score: set aside the terms of smallest bound while their bounds
     // sum below theta.
@@ -172,8 +179,10 @@ int main(int argc, char** argv) try {
   std::printf("%u training docs; %zu test docs; k = %d; medians per test document\n\n",
               index.num_docs(), theta.size(), k);
   std::printf("k-th similarity (theta): %.4f\n", median(theta));
-  std::printf("training docs within 10%% / 20%% / 50%% of theta: %.0f / %.0f / %.0f\n\n",
+  std::printf("training docs within 10%% / 20%% / 50%% of theta: %.0f / %.0f / %.0f\n",
               median(within10), median(within20), median(within50));
+  std::printf("gap from the k-th to the (k+10)-th similarity: %.4f (%.1f%% of theta)\n\n",
+              median(gap), 100 * median(relative_gap));
   std::printf("| search, oracle theta | postings that must be visited | share | bounds read |\n");
   std::printf("|---|---:|---:|---:|\n");
   std::printf("| exhaustive | %.0f | 100%% | - |\n", n);
