@@ -30,5 +30,8 @@ if(AUTOCAT_BUILD_PYTHON)
   add_test(NAME PythonModule
            COMMAND "${AUTOCAT_PYTHON_EXECUTABLE}"
                    "${PROJECT_SOURCE_DIR}/tests/python/test_autocat.py" -v)
-  set_tests_properties(PythonModule PROPERTIES ENVIRONMENT "${python_environment}" TIMEOUT 300)
+  # 77: python3-xapian is built on another Xapian series than autocat (the
+# test says which); their serialised documents do not mix.
+set_tests_properties(PythonModule PROPERTIES ENVIRONMENT "${python_environment}" TIMEOUT 300
+                     SKIP_RETURN_CODE 77)
 endif()

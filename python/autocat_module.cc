@@ -282,6 +282,9 @@ PYBIND11_MODULE(_autocat, module) {
       "bytes as lone surrogates (errors=\"surrogateescape\"). Name arguments take a str "
       "(such names included) or bytes.";
   module.attr("__version__") = AUTOCAT_VERSION_STRING;
+  // The Xapian autocat is built against ("1.4.22"): python3-xapian must be
+  // of the same series for documents to pass between them.
+  module.attr("XAPIAN_VERSION") = Xapian::version_string();
   module.attr("DEFAULT_CATEGORY_PREFIX") = autocat::kDefaultCategoryPrefix;
   module.attr("DEFAULT_CATEGORY_SLOT") = autocat::kDefaultCategorySlot;
   module.attr("ID_PREFIX") = autocat::kIdPrefix;

@@ -479,7 +479,7 @@ int free_port() {
 // Starts a stock xapian-tcpsrv serving `db` on 127.0.0.1:`port` in its own
 // process group; its pid once it answers, else -1.
 pid_t start_tcp_server(const std::string& db, int port) {
-  const char kTcpServer[] = "/usr/bin/xapian-tcpsrv";
+  const char kTcpServer[] = AUTOCAT_XAPIAN_TCPSRV;
   const std::string port_text = std::to_string(port);
   const pid_t pid = ::fork();
   if (pid == 0) {

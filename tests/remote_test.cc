@@ -30,7 +30,7 @@
 namespace autocat {
 namespace {
 
-const char kTcpServer[] = "/usr/bin/xapian-tcpsrv";
+const char kTcpServer[] = AUTOCAT_XAPIAN_TCPSRV;
 constexpr int kShards = 4;  // 0, 1 local; 2, 3 remote
 
 const char* const kTexts[] = {

@@ -23,7 +23,7 @@ or bytes is accepted.
 import xapian
 
 from ._autocat import (CATEGORY_FIELD, DEFAULT_CATEGORY_PREFIX, DEFAULT_CATEGORY_SLOT,
-                       ID_PREFIX, Error, InvalidArgumentError, IOError, ModelFormatError,
+                       ID_PREFIX, XAPIAN_VERSION, Error, InvalidArgumentError, IOError, ModelFormatError,
                        NotFoundError, __version__, category_terms, decode_categories,
                        encode_categories, query_stopwords)
 from ._autocat import CategoryIndexer as _CategoryIndexer
@@ -33,7 +33,7 @@ __all__ = [
     "facet_counts", "decode_categories", "encode_categories", "category_terms",
     "Error", "InvalidArgumentError", "NotFoundError", "ModelFormatError", "IOError",
     "DEFAULT_CATEGORY_PREFIX", "DEFAULT_CATEGORY_SLOT", "ID_PREFIX", "CATEGORY_FIELD",
-    "__version__",
+    "XAPIAN_VERSION", "__version__",
 ]
 
 
