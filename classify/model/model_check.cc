@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/base/method_traits.h"
 #include "classify/model/model_file.h"
 
 namespace autocat::internal {
@@ -177,7 +178,8 @@ void check_model_core(const std::string& path, const ModelState& m) {
   if (!combo.empty()) {
     check.require(m.calibration.size() == all_methods().size(), "combo without calibration");
     for (int32_t member : combo.members) {
-      check.require(member >= 0 && member < static_cast<int32_t>(Method::kCombo) &&
+      const MethodTraits* traits = find_method_traits(static_cast<Method>(member));
+      check.require(traits != nullptr && traits->combo_member &&
                         !m.calibration[static_cast<size_t>(member)].empty(),
                     "combo member");
     }

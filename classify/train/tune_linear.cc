@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "classify/base/method_traits.h"
 #include "classify/methods/calibration.h"
 #include "classify/methods/linear.h"
 #include "classify/train/method_tuner.h"
@@ -116,14 +117,14 @@ class LinearTuner : public MethodTuner {
   }
 
   std::vector<float> member_scores(Method method, const TunedSettings& /*tuned*/) override {
-    const size_t m = method == Method::kSvm ? 0 : 1;
+    const size_t m = static_cast<size_t>(method_traits(method).family_slot);
     return std::move(chosen_[m]);
   }
 
  private:
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
-  const std::vector<Method> methods_ = {Method::kSvm, Method::kLogreg};
+  const std::vector<Method> methods_ = methods_of(MethodFamily::kLinear);
   std::vector<std::vector<double>> c_candidates_;  // per method
   // Out-of-fold decision values, [method][C candidate][doc * categories + c].
   std::vector<std::vector<std::vector<float>>> values_;
