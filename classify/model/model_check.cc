@@ -106,9 +106,14 @@ void check_model_core(const std::string& path, const ModelState& m) {
   const TrainOptions& t = m.training;
   check.require(valid_method(t.default_method), "default method out of range");
   check.require(!t.decision || valid_decision(*t.decision), "training decision out of range");
-  check.require(std::isfinite(t.nb_alpha) && t.nb_alpha >= 0, "nb_alpha negative");
-  check.require(!std::isnan(t.rocchio_gamma), "training rocchio_gamma is NaN");
-  check.require(t.knn_k >= 0 && t.knn_similarity_power >= 0 && t.knn_similarity_power <= 2,
+  // Unset settings were cross-validated; files older than TrainOptions
+  // version 6 load with their "cross-validate" values (0 or negative) unset.
+  check.require(!t.nb_alpha || (std::isfinite(*t.nb_alpha) && *t.nb_alpha > 0),
+                "nb_alpha negative");
+  check.require(!t.rocchio_gamma || !std::isnan(*t.rocchio_gamma), "training rocchio_gamma is NaN");
+  check.require((!t.knn_k || *t.knn_k >= 1) &&
+                    (!t.knn_similarity_power ||
+                     (*t.knn_similarity_power >= 1 && *t.knn_similarity_power <= 2)),
                 "training kNN settings out of range");
   check.require(static_cast<int>(t.feature_selection) >= 0 &&
                     t.feature_selection <= FeatureSelection::kKlDivergence,

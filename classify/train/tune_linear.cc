@@ -2,6 +2,7 @@
 // problem per fold, and svm's Platt sigmoids at the C chosen.
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "classify/base/method_traits.h"
@@ -18,9 +19,9 @@ class LinearTuner : public MethodTuner {
   explicit LinearTuner(const TuneContext& context) : context_(context), corpus_(context.corpus) {
     const size_t cells = size_t(corpus_.num_docs()) * corpus_.num_categories();
     for (Method method : methods_) {
-      const double fixed =
+      const std::optional<double>& fixed =
           method == Method::kSvm ? context.options.svm_c : context.options.logreg_c;
-      c_candidates_.push_back(fixed > 0 ? std::vector<double>{fixed} : linear_c_candidates(method));
+      c_candidates_.push_back(fixed ? std::vector<double>{*fixed} : linear_c_candidates(method));
     }
     values_.resize(methods_.size());
     for (size_t m = 0; m < methods_.size(); ++m) {
