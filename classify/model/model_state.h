@@ -257,7 +257,10 @@ BOOST_CLASS_VERSION(autocat::internal::KnnCandidate, 1)
 namespace autocat::internal {
 
 // The per-method models of ModelState, each a section of its own in a
-// version 2 model file, decoded and checked on first use.
+// version 2 model file, decoded and checked on first use. The values are
+// the file's section numbering (kind = 1 + part): never renumber. Which
+// method owns which part is MethodTraits::model_part
+// (classify/base/method_traits.h), not the enum's order.
 enum class ModelPart : uint32_t {
   kRocchio,
   kMultinomialNb,
