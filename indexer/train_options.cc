@@ -94,10 +94,15 @@ TrainOptions train_options(const ParsedArgs& args) {
   } else {
     options.choose_default_method = true;  // the cross-validated best
   }
-  options.nb_alpha = args.number("alpha", options.nb_alpha, 1e-9, 1e9);
-  options.rocchio_gamma = args.number("rocchio-gamma", options.rocchio_gamma, 0.0, 100.0);
-  options.knn_k = static_cast<int>(args.integer("knn-k", options.knn_k, 1, 100000));
-  options.knn_concentration = args.number("knn-concentration", options.knn_concentration, 0.0, 4.0);
+  // Not given: chosen by cross-validation (unset).
+  if (args.has("alpha")) options.nb_alpha = args.number("alpha", 0, 1e-9, 1e9);
+  if (args.has("rocchio-gamma")) {
+    options.rocchio_gamma = args.number("rocchio-gamma", 0, 0.0, 100.0);
+  }
+  if (args.has("knn-k")) options.knn_k = static_cast<int>(args.integer("knn-k", 0, 1, 100000));
+  if (args.has("knn-concentration")) {
+    options.knn_concentration = args.number("knn-concentration", 0, 0.0, 4.0);
+  }
   options.keep_unlabelled = args.has("keep-unlabelled");
   if (args.has("any-of") && args.has("one-of")) {
     throw UsageError("--any-of and --one-of exclude each other");

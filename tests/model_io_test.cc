@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <new>
+#include <sstream>
 
 #include "autocat/error.h"
 #include "classify/train/trainer.h"
@@ -376,7 +379,7 @@ TEST_F(ModelIoTest, RoundTripKeepsNgramsAndCrossValidatedChoices) {
   model_.analyzer.ngrams = 2;
   model_.training.analyzer.ngrams = 2;
   model_.training.choose_default_method = true;
-  model_.training.nb_alpha = 0;
+  model_.training.nb_alpha.reset();  // cross-validated
   model_.method_objective.assign(all_methods().size(), 0.5);
   model_.nb_alpha_objective = {{{0.01, 0.6}, {1.0, 0.7}}, {{0.3, 0.4}}, {}};
   write_model_file(path_, model_);
@@ -384,7 +387,7 @@ TEST_F(ModelIoTest, RoundTripKeepsNgramsAndCrossValidatedChoices) {
   EXPECT_EQ(loaded.analyzer.ngrams, 2);
   EXPECT_EQ(loaded.training.analyzer.ngrams, 2);
   EXPECT_TRUE(loaded.training.choose_default_method);
-  EXPECT_EQ(loaded.training.nb_alpha, 0);
+  EXPECT_EQ(loaded.training.nb_alpha, std::nullopt);
   EXPECT_EQ(loaded.method_objective, model_.method_objective);
   EXPECT_EQ(loaded.nb_alpha_objective, model_.nb_alpha_objective);
   EXPECT_EQ(read_analyzer_settings(path_).ngrams, 2);
@@ -638,6 +641,113 @@ TEST_F(ModelIoTest, AnalyzerSettingsAreCheckedToo) {
   EXPECT_THROW(read_analyzer_settings(path_), ModelFormatError);
 }
 
+// TrainOptions as version 5 wrote them: the settings chosen by
+// cross-validation as plain numbers, 0 or negative meaning "cross-validate".
+struct TrainOptionsV5 {
+  AnalyzerOptions analyzer;
+  Method default_method = Method::kKnn;
+  double nb_alpha = 0, rocchio_gamma = -1.0;
+  FeatureSelection feature_selection = FeatureSelection::kNone;
+  int num_features = 0;
+  bool features_per_category = false, tune_thresholds = true, keep_unlabelled = false;
+  int commit_batch = 2000, decision = -1, threshold_folds = 5, knn_k = 0, knn_similarity_power = 0;
+  double svm_c = 0, logreg_c = 0;
+  bool choose_default_method = false;
+  int tuning_sample = 50000;
+  double knn_concentration = -1.0;
+
+  template <class Archive>
+  void serialize(Archive& ar, const unsigned int /*version*/) {
+    ar& analyzer& default_method& nb_alpha& rocchio_gamma& feature_selection& num_features&
+        features_per_category& tune_thresholds& keep_unlabelled& commit_batch;
+    ar& decision& threshold_folds& knn_k& knn_similarity_power& svm_c& logreg_c&
+        choose_default_method& tuning_sample& knn_concentration;
+  }
+};
+
+// The bytes of `old` as TrainOptions version 5 wrote them, read back as
+// today's TrainOptions.
+TrainOptions read_v5_options(const TrainOptionsV5& old) {
+  std::stringstream blob;
+  {
+    boost::archive::binary_oarchive out(blob);
+    out << old;
+  }
+  boost::archive::binary_iarchive in(blob);
+  TrainOptions options;
+  in >> options;
+  return options;
+}
+
+}  // namespace
+}  // namespace autocat::internal
+
+BOOST_CLASS_VERSION(autocat::internal::TrainOptionsV5, 5)
+
+namespace autocat::internal {
+namespace {
+
+// Version 5's "0 or negative: cross-validate" loads unset; a value given
+// loads as given, 0 included where 0 is a setting (gamma, concentration).
+TEST(ModelIoCompatibilityTest, OptionsFromBeforeOptionalSettingsLoad) {
+  const TrainOptions chosen = read_v5_options(TrainOptionsV5{});
+  EXPECT_EQ(chosen.nb_alpha, std::nullopt);
+  EXPECT_EQ(chosen.rocchio_gamma, std::nullopt);
+  EXPECT_EQ(chosen.knn_k, std::nullopt);
+  EXPECT_EQ(chosen.knn_similarity_power, std::nullopt);
+  EXPECT_EQ(chosen.svm_c, std::nullopt);
+  EXPECT_EQ(chosen.logreg_c, std::nullopt);
+  EXPECT_EQ(chosen.knn_concentration, std::nullopt);
+  EXPECT_EQ(chosen.decision, std::nullopt);
+
+  TrainOptionsV5 given;
+  given.analyzer.ngrams = 2;
+  given.default_method = Method::kSvm;
+  given.nb_alpha = 0.5;
+  given.rocchio_gamma = 0.0;
+  given.feature_selection = FeatureSelection::kChiSquare;
+  given.num_features = 300;
+  given.decision = static_cast<int>(Decision::kAnyOf);
+  given.threshold_folds = 3;
+  given.knn_k = 30;
+  given.knn_similarity_power = 2;
+  given.svm_c = 3.0;
+  given.logreg_c = 10.0;
+  given.choose_default_method = true;
+  given.tuning_sample = 1234;
+  given.knn_concentration = 0.0;
+  const TrainOptions loaded = read_v5_options(given);
+  EXPECT_EQ(loaded.analyzer.ngrams, 2);
+  EXPECT_EQ(loaded.default_method, Method::kSvm);
+  EXPECT_EQ(loaded.nb_alpha, 0.5);
+  EXPECT_EQ(loaded.rocchio_gamma, 0.0);
+  EXPECT_EQ(loaded.feature_selection, FeatureSelection::kChiSquare);
+  EXPECT_EQ(loaded.num_features, 300);
+  EXPECT_EQ(loaded.decision, Decision::kAnyOf);
+  EXPECT_EQ(loaded.threshold_folds, 3);
+  EXPECT_EQ(loaded.knn_k, 30);
+  EXPECT_EQ(loaded.knn_similarity_power, 2);
+  EXPECT_EQ(loaded.svm_c, 3.0);
+  EXPECT_EQ(loaded.logreg_c, 10.0);
+  EXPECT_TRUE(loaded.choose_default_method);
+  EXPECT_EQ(loaded.tuning_sample, 1234);
+  EXPECT_EQ(loaded.knn_concentration, 0.0);
+}
+
+// Version 6 keeps "unset" apart from every value, 0 included.
+TEST_F(ModelIoTest, RoundTripKeepsUnsetSettingsApartFromZero) {
+  model_.training.rocchio_gamma.reset();
+  model_.training.knn_concentration = 0.0;
+  model_.training.svm_c = 0.3;
+  model_.training.logreg_c.reset();
+  write_model_file(path_, model_);
+  const TrainOptions loaded = read_model_file(path_).training;
+  EXPECT_EQ(loaded.rocchio_gamma, std::nullopt);
+  EXPECT_EQ(loaded.knn_concentration, 0.0);
+  EXPECT_EQ(loaded.svm_c, 0.3);
+  EXPECT_EQ(loaded.logreg_c, std::nullopt);
+}
+
 TEST_F(ModelIoTest, MissingFileIsNotFound) {
   EXPECT_THROW(read_model_file(dir_.file("absent.autocat")), NotFoundError);
 }
@@ -646,7 +756,7 @@ TEST_F(ModelIoTest, OverwriteReplacesAtomically) {
   ModelState other = model_;
   other.training.nb_alpha = 0.25;
   write_model_file(path_, other);
-  EXPECT_DOUBLE_EQ(read_model_file(path_).training.nb_alpha, 0.25);
+  EXPECT_DOUBLE_EQ(read_model_file(path_).training.nb_alpha.value_or(0), 0.25);
 }
 
 // Writes past `max_file_bytes` fail with EFBIG while it lives (SIGXFSZ

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/base/method_traits.h"
 #include "classify/corpus/document_reader.h"
 #include "classify/decide/categorizer.h"
 #include "classify/model/model_io.h"
@@ -341,6 +342,44 @@ TEST_F(ModelSectionsTest, ConcurrentFirstUseDecodesOnce) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(mismatches, std::vector<int>(8, 0));
+}
+
+// The method table is in the enum's order (find_method_traits indexes it by
+// value), and each method's part keeps the section number files were
+// written with: Rocchio, nb, bnb, cnb, svm, logreg, kNN and combo in the core.
+TEST(MethodTraitsTest, TableFollowsTheEnumAndTheFileSections) {
+  const std::vector<MethodTraits>& table = method_table();
+  ASSERT_EQ(table.size(), all_methods().size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(table[i].method), i);
+    EXPECT_EQ(&method_traits(table[i].method), &table[i]);
+    EXPECT_EQ(parse_method(table[i].name), table[i].method);
+    EXPECT_EQ(method_name(table[i].method), table[i].name);
+  }
+  const std::vector<std::pair<Method, int32_t>> sections = {{Method::kKnn, kNoModelPart},
+                                                            {Method::kRocchio, 0},
+                                                            {Method::kNaiveBayes, 1},
+                                                            {Method::kBernoulliNaiveBayes, 2},
+                                                            {Method::kComplementNaiveBayes, 3},
+                                                            {Method::kSvm, 4},
+                                                            {Method::kLogreg, 5},
+                                                            {Method::kCombo, kNoModelPart}};
+  for (const auto& [method, section] : sections) {
+    EXPECT_EQ(method_traits(method).model_part, section) << method_name(method);
+    ModelPart part{};
+    ASSERT_EQ(model_part_of(method, &part), section != kNoModelPart);
+    if (section == kNoModelPart) continue;
+    EXPECT_EQ(static_cast<int32_t>(part), section);
+    EXPECT_EQ(model_part_name(part), method_name(method));
+  }
+  EXPECT_EQ(find_method_traits(static_cast<Method>(all_methods().size())), nullptr);
+  EXPECT_EQ(method_name(static_cast<Method>(99)), "unknown");
+  EXPECT_THROW(method_traits(static_cast<Method>(99)), InvalidArgumentError);
+  EXPECT_EQ(methods_of(MethodFamily::kNaiveBayes),
+            (std::vector<Method>{Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
+                                 Method::kComplementNaiveBayes}));
+  EXPECT_EQ(methods_of(MethodFamily::kLinear),
+            (std::vector<Method>{Method::kSvm, Method::kLogreg}));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
 #include "autocat/error.h"
 #include "classify/corpus/weighting.h"
@@ -202,9 +203,37 @@ TEST_F(TrainerTest, AddingKeepsTheModelsSettings) {
   EXPECT_EQ(report.default_method, Method::kRocchio);
   const ModelState state = model_in(model);
   EXPECT_EQ(state.analyzer.stemmer, "english");
-  EXPECT_DOUBLE_EQ(state.training.nb_alpha, 0.5);
+  EXPECT_DOUBLE_EQ(state.training.nb_alpha.value_or(0), 0.5);
   EXPECT_EQ(state.training.default_method, Method::kRocchio);
   EXPECT_EQ(state.training.analyzer.stemmer, "english");
+}
+
+// A setting given is used as given, so one out of range is refused (unset,
+// std::nullopt, is the way to ask for cross-validation), and no model is
+// written.
+TEST_F(TrainerTest, GivenSettingsOutOfRangeAreRefused) {
+  const std::vector<std::pair<std::function<void(TrainOptions*)>, std::string>> cases = {
+      {[](TrainOptions* o) { o->nb_alpha = 0.0; }, "--alpha"},
+      {[](TrainOptions* o) { o->svm_c = -1.0; }, "C of svm"},
+      {[](TrainOptions* o) { o->logreg_c = 0.0; }, "C of svm"},
+      {[](TrainOptions* o) { o->knn_k = 0; }, "kNN k"},
+      {[](TrainOptions* o) { o->knn_similarity_power = 3; }, "similarity power"},
+      {[](TrainOptions* o) { o->knn_concentration = -1.0; }, "concentration"},
+      {[](TrainOptions* o) { o->rocchio_gamma = -0.5; }, "Rocchio gamma"},
+  };
+  for (const auto& [set, message] : cases) {
+    TrainOptions options;
+    set(&options);
+    const std::string model = dir_.file("refused");
+    try {
+      train_model({fixture_}, model, options, ReadOptions(), nullptr);
+      ADD_FAILURE() << "accepted: " << message;
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("unset: cross-validate"), std::string::npos);
+    }
+    EXPECT_FALSE(std::filesystem::exists(model + "/CURRENT")) << message;
+  }
 }
 
 TEST_F(TrainerTest, FailedAddLeavesTheModelUnchanged) {

@@ -1,50 +1,10 @@
-// Names of the vocabulary enums declared in autocat/types.h and options.h.
+// Names of the vocabulary enums declared in options.h (Method's are in
+// method_traits.cc).
 #include "autocat/types.h"
 
 #include "autocat/options.h"
 
 namespace autocat {
-
-const std::vector<Method>& all_methods() {
-  static const std::vector<Method> methods = {Method::kKnn,
-                                              Method::kRocchio,
-                                              Method::kNaiveBayes,
-                                              Method::kBernoulliNaiveBayes,
-                                              Method::kComplementNaiveBayes,
-                                              Method::kSvm,
-                                              Method::kLogreg,
-                                              Method::kCombo};
-  return methods;
-}
-
-std::string method_name(Method method) {
-  switch (method) {
-    case Method::kKnn:
-      return "knn";
-    case Method::kRocchio:
-      return "rocchio";
-    case Method::kNaiveBayes:
-      return "nb";
-    case Method::kBernoulliNaiveBayes:
-      return "bnb";
-    case Method::kComplementNaiveBayes:
-      return "cnb";
-    case Method::kSvm:
-      return "svm";
-    case Method::kLogreg:
-      return "logreg";
-    case Method::kCombo:
-      return "combo";
-  }
-  return "unknown";
-}
-
-std::optional<Method> parse_method(const std::string& name) {
-  for (Method method : all_methods()) {
-    if (method_name(method) == name) return method;
-  }
-  return std::nullopt;
-}
 
 std::string feature_selection_name(FeatureSelection selection) {
   switch (selection) {

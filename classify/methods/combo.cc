@@ -3,18 +3,19 @@
 #include <algorithm>
 #include <cmath>
 
+#include "classify/base/method_traits.h"
 #include "classify/methods/linear.h"
 
 namespace autocat::internal {
 
 const std::vector<Method>& combo_members() {
-  static const std::vector<Method> members = {Method::kKnn,
-                                              Method::kRocchio,
-                                              Method::kNaiveBayes,
-                                              Method::kBernoulliNaiveBayes,
-                                              Method::kComplementNaiveBayes,
-                                              Method::kSvm,
-                                              Method::kLogreg};
+  static const std::vector<Method> members = [] {
+    std::vector<Method> combo;
+    for (const MethodTraits& traits : method_table()) {
+      if (traits.combo_member) combo.push_back(traits.method);
+    }
+    return combo;
+  }();
   return members;
 }
 

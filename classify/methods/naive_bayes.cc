@@ -14,6 +14,7 @@
 #include <string>
 
 #include "autocat/error.h"
+#include "classify/base/method_traits.h"
 #include "classify/corpus/weighting.h"
 
 namespace autocat::internal {
@@ -128,9 +129,9 @@ float float_of(uint32_t bits) {
 }
 
 bool is_naive_bayes(int variant) {
-  return variant == static_cast<int>(Method::kNaiveBayes) ||
-         variant == static_cast<int>(Method::kBernoulliNaiveBayes) ||
-         variant == static_cast<int>(Method::kComplementNaiveBayes);
+  // variant is the Method's value as written in model files.
+  const MethodTraits* traits = find_method_traits(static_cast<Method>(variant));
+  return traits != nullptr && traits->family == MethodFamily::kNaiveBayes;
 }
 
 }  // namespace

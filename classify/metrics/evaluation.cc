@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "autocat/error.h"
+#include "classify/base/method_traits.h"
 
 namespace autocat::internal {
 namespace {
@@ -139,19 +140,8 @@ std::vector<CategoryMetrics> Evaluation::per_category() const {
 }
 
 bool gives_probabilities(Method method) {
-  switch (method) {
-    case Method::kNaiveBayes:
-    case Method::kBernoulliNaiveBayes:
-    case Method::kComplementNaiveBayes:
-    case Method::kSvm:
-    case Method::kLogreg:
-    case Method::kCombo:
-      return true;
-    case Method::kKnn:
-    case Method::kRocchio:
-      return false;
-  }
-  return false;
+  const MethodTraits* traits = find_method_traits(method);
+  return traits != nullptr && traits->gives_probabilities;
 }
 
 void LogLoss::add(const std::vector<double>& scores, uint32_t truth) {

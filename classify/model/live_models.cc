@@ -5,28 +5,22 @@
 #include <utility>
 
 #include "autocat/error.h"
+#include "classify/base/method_traits.h"
 
 namespace autocat::internal {
 namespace {
 
-// Index into the alpha / tf-idf arrays of a Naive Bayes method.
-int nb_slot(Method method) {
-  switch (method) {
-    case Method::kNaiveBayes:
-      return 0;
-    case Method::kBernoulliNaiveBayes:
-      return 1;
-    case Method::kComplementNaiveBayes:
-      return 2;
-    default:
-      return -1;
-  }
+// The method's family_slot if it is of `family`, else -1.
+int slot_in(MethodFamily family, Method method) {
+  const MethodTraits* traits = find_method_traits(method);
+  return traits != nullptr && traits->family == family ? traits->family_slot : -1;
 }
 
+// Index into the alpha / tf-idf arrays of a Naive Bayes method.
+int nb_slot(Method method) { return slot_in(MethodFamily::kNaiveBayes, method); }
+
 // Index into LiveModels::linear_, or -1.
-int linear_slot(Method method) {
-  return method == Method::kSvm ? 0 : method == Method::kLogreg ? 1 : -1;
-}
+int linear_slot(Method method) { return slot_in(MethodFamily::kLinear, method); }
 
 size_t amount_slot(TermAmount amount) { return static_cast<size_t>(amount); }
 
@@ -89,15 +83,20 @@ LiveModels::LiveModels(const ModelState& model, const std::vector<float>& idf,
 LiveModels::~LiveModels() = default;
 
 bool LiveModels::keeps(Method method) const {
+  const MethodTraits* traits = find_method_traits(method);
+  if (traits == nullptr || !traits->learns_live) return false;
   if (const int slot = linear_slot(method); slot >= 0) return linear_[slot] != nullptr;
-  if (method == Method::kRocchio) return true;
+  // A multinomial model refitted by EM on unlabelled documents is not a sum.
   if (method == Method::kNaiveBayes) return !multinomial_from_em_;
-  return nb_slot(method) >= 0;
+  return true;
 }
 
 TermAmount LiveModels::amount_for(Method method) const {
   const int slot = nb_slot(method);
-  if (method == Method::kBernoulliNaiveBayes) return TermAmount::kPresence;
+  if (const MethodTraits* traits = find_method_traits(method);
+      traits != nullptr && traits->counts_presence) {
+    return TermAmount::kPresence;
+  }
   if (slot >= 0 && !tfidf_[slot]) return TermAmount::kCount;
   return TermAmount::kTfidf;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/base/method_traits.h"
 #include "classify/model/model_file.h"
 
 namespace autocat::internal {
@@ -105,9 +106,14 @@ void check_model_core(const std::string& path, const ModelState& m) {
   const TrainOptions& t = m.training;
   check.require(valid_method(t.default_method), "default method out of range");
   check.require(!t.decision || valid_decision(*t.decision), "training decision out of range");
-  check.require(std::isfinite(t.nb_alpha) && t.nb_alpha >= 0, "nb_alpha negative");
-  check.require(!std::isnan(t.rocchio_gamma), "training rocchio_gamma is NaN");
-  check.require(t.knn_k >= 0 && t.knn_similarity_power >= 0 && t.knn_similarity_power <= 2,
+  // Unset settings were cross-validated; files older than TrainOptions
+  // version 6 load with their "cross-validate" values (0 or negative) unset.
+  check.require(!t.nb_alpha || (std::isfinite(*t.nb_alpha) && *t.nb_alpha > 0),
+                "nb_alpha negative");
+  check.require(!t.rocchio_gamma || !std::isnan(*t.rocchio_gamma), "training rocchio_gamma is NaN");
+  check.require((!t.knn_k || *t.knn_k >= 1) &&
+                    (!t.knn_similarity_power ||
+                     (*t.knn_similarity_power >= 1 && *t.knn_similarity_power <= 2)),
                 "training kNN settings out of range");
   check.require(static_cast<int>(t.feature_selection) >= 0 &&
                     t.feature_selection <= FeatureSelection::kKlDivergence,
@@ -177,7 +183,8 @@ void check_model_core(const std::string& path, const ModelState& m) {
   if (!combo.empty()) {
     check.require(m.calibration.size() == all_methods().size(), "combo without calibration");
     for (int32_t member : combo.members) {
-      check.require(member >= 0 && member < static_cast<int32_t>(Method::kCombo) &&
+      const MethodTraits* traits = find_method_traits(static_cast<Method>(member));
+      check.require(traits != nullptr && traits->combo_member &&
                         !m.calibration[static_cast<size_t>(member)].empty(),
                     "combo member");
     }

@@ -1,21 +1,25 @@
-// ModelPart: which method each part of ModelState belongs to.
+// ModelPart: which method each part of ModelState belongs to, read from the
+// method table (classify/base/method_traits.h).
 #include "classify/model/model_state.h"
 
 #include <string>
 
+#include "classify/base/method_traits.h"
+
 namespace autocat::internal {
 
 bool model_part_of(Method method, ModelPart* part) {
-  if (method == Method::kKnn || method == Method::kCombo ||
-      static_cast<size_t>(method) >= all_methods().size()) {
-    return false;
-  }
-  *part = ModelPart(static_cast<uint32_t>(method) - 1);
+  const MethodTraits* traits = find_method_traits(method);
+  if (traits == nullptr || traits->model_part == kNoModelPart) return false;
+  *part = static_cast<ModelPart>(traits->model_part);
   return true;
 }
 
 std::string model_part_name(ModelPart part) {
-  return method_name(Method(static_cast<uint32_t>(part) + 1));
+  for (const MethodTraits& traits : method_table()) {
+    if (traits.model_part == static_cast<int32_t>(part)) return traits.name;
+  }
+  return "unknown";
 }
 
 }  // namespace autocat::internal

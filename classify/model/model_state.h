@@ -8,6 +8,7 @@
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/version.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,25 +32,55 @@ void serialize(Archive& ar, autocat::AnalyzerOptions& options, const unsigned in
   if (version >= 1) ar& options.ngrams;
 }
 
+// A setting chosen by cross-validation when unset. TrainOptions version 6
+// writes it as a flag and the value; older versions wrote the value alone,
+// with `cross_validated(value)` true for "choose by cross-validation" (0 or
+// negative), which loads unset.
+template <class Archive, class T, class CrossValidated>
+void serialize_setting(Archive& ar, std::optional<T>& setting, const unsigned int version,
+                       CrossValidated cross_validated) {
+  if (version >= 6) {
+    bool given = setting.has_value();
+    T value = setting.value_or(T{});
+    ar& given& value;
+    if (Archive::is_loading::value) setting = given ? std::optional<T>(value) : std::nullopt;
+    return;
+  }
+  T value = T{};
+  ar& value;
+  if (Archive::is_loading::value) {
+    setting = cross_validated(value) ? std::nullopt : std::optional<T>(value);
+  }
+}
+
 template <class Archive>
 void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int version) {
-  ar& options.analyzer& options.default_method& options.nb_alpha& options.rocchio_gamma& options
-      .feature_selection& options.num_features& options.features_per_category& options
+  const auto not_positive = [](auto value) { return !(value > 0); };
+  const auto negative = [](double value) { return value < 0; };
+  ar& options.analyzer& options.default_method;
+  serialize_setting(ar, options.nb_alpha, version, not_positive);
+  serialize_setting(ar, options.rocchio_gamma, version, negative);
+  ar& options.feature_selection& options.num_features& options.features_per_category& options
       .tune_thresholds& options.keep_unlabelled& options.commit_batch;
   if (version >= 1) {
     int decision = options.decision ? static_cast<int>(*options.decision) : -1;  // -1 = detect
-    ar& decision& options.threshold_folds& options.knn_k& options.knn_similarity_power;
+    ar& decision& options.threshold_folds;
+    serialize_setting(ar, options.knn_k, version, not_positive);
+    serialize_setting(ar, options.knn_similarity_power, version, not_positive);
     if (Archive::is_loading::value) {
       options.decision =
           decision < 0 ? std::nullopt
                        : std::optional<autocat::Decision>(static_cast<autocat::Decision>(decision));
     }
   }
-  if (version >= 2) ar& options.svm_c& options.logreg_c;
+  if (version >= 2) {
+    serialize_setting(ar, options.svm_c, version, not_positive);
+    serialize_setting(ar, options.logreg_c, version, not_positive);
+  }
   if (version >= 3) ar& options.choose_default_method;
   if (version >= 4) ar& options.tuning_sample;
   if (version >= 5) {
-    ar& options.knn_concentration;
+    serialize_setting(ar, options.knn_concentration, version, negative);
   } else if (Archive::is_loading::value) {
     options.knn_concentration = 0.0;  // kNN weighed terms by idf alone
   }
@@ -64,7 +95,11 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
 // Version 4 (2026-11): tuning_sample (older files: the default).
 // Version 5: knn_concentration (older files: 0, idf alone, as they were
 // trained; `train --add` keeps that).
-BOOST_CLASS_VERSION(autocat::TrainOptions, 5)
+// Version 6: nb_alpha, rocchio_gamma, knn_k, knn_similarity_power, svm_c,
+// logreg_c and knn_concentration are std::optional, written as a flag and a
+// value (serialize_setting); older files' 0 or negative ("cross-validate")
+// load as unset.
+BOOST_CLASS_VERSION(autocat::TrainOptions, 6)
 // Version 1 (2026-11): ngrams. Older files load with single words only.
 BOOST_CLASS_VERSION(autocat::AnalyzerOptions, 1)
 BOOST_CLASS_VERSION(autocat::internal::AnalyzerSettings, 1)
@@ -184,7 +219,8 @@ struct ModelState {
       ar& decision& has_unlabelled& knn_k& knn_similarity_power& rocchio_gamma& knn_objective&
           rocchio_gamma_objective;
     } else {
-      rocchio_gamma = training.rocchio_gamma;
+      // Unset: the file held a negative gamma, which the model check refuses.
+      rocchio_gamma = training.rocchio_gamma.value_or(-1.0);
     }
     if (version >= 2) {
       ar& svm& logreg& svm_c_objective& logreg_c_objective;
@@ -221,7 +257,10 @@ BOOST_CLASS_VERSION(autocat::internal::KnnCandidate, 1)
 namespace autocat::internal {
 
 // The per-method models of ModelState, each a section of its own in a
-// version 2 model file, decoded and checked on first use.
+// version 2 model file, decoded and checked on first use. The values are
+// the file's section numbering (kind = 1 + part): never renumber. Which
+// method owns which part is MethodTraits::model_part
+// (classify/base/method_traits.h), not the enum's order.
 enum class ModelPart : uint32_t {
   kRocchio,
   kMultinomialNb,

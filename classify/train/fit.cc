@@ -20,6 +20,33 @@
 
 namespace autocat::internal {
 
+void check_train_settings(const TrainOptions& options) {
+  const auto positive = [](const std::optional<double>& value) {
+    return !value || (std::isfinite(*value) && *value > 0);
+  };
+  if (!positive(options.nb_alpha)) {
+    throw InvalidArgumentError("--alpha must be greater than 0 (unset: cross-validate)");
+  }
+  if (!positive(options.svm_c) || !positive(options.logreg_c)) {
+    throw InvalidArgumentError("C of svm / logreg must be greater than 0 (unset: cross-validate)");
+  }
+  if (options.knn_concentration &&
+      !(*options.knn_concentration >= 0 && *options.knn_concentration <= 4)) {
+    throw InvalidArgumentError("kNN concentration must be between 0 and 4 (unset: cross-validate)");
+  }
+  if (options.knn_similarity_power && *options.knn_similarity_power != 1 &&
+      *options.knn_similarity_power != 2) {
+    throw InvalidArgumentError("kNN similarity power must be 1 or 2 (unset: cross-validate)");
+  }
+  if (options.knn_k && *options.knn_k < 1) {
+    throw InvalidArgumentError("kNN k must be at least 1 (unset: cross-validate)");
+  }
+  if (options.rocchio_gamma &&
+      !(*options.rocchio_gamma >= 0 && std::isfinite(*options.rocchio_gamma))) {
+    throw InvalidArgumentError("Rocchio gamma must be 0 or more (unset: cross-validate)");
+  }
+}
+
 Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& options) {
   bool multi_label = false;
   for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
@@ -31,19 +58,7 @@ Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& option
 ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analyzer,
                      const TrainOptions& options, bool fit_linear, const PartFitted& part_fitted,
                      const SampleTuning* tuned_on_sample) {
-  if (!(options.nb_alpha >= 0) || !std::isfinite(options.nb_alpha)) {
-    throw InvalidArgumentError("--alpha must be greater than 0 (0: cross-validate)");
-  }
-  if (options.svm_c < 0 || options.logreg_c < 0) {
-    throw InvalidArgumentError("C of svm / logreg must be greater than 0 (0: cross-validate)");
-  }
-  if (!std::isfinite(options.knn_concentration) || options.knn_concentration > 4) {
-    throw InvalidArgumentError(
-        "kNN concentration must be between 0 and 4 (negative: cross-validate)");
-  }
-  if (options.knn_similarity_power < 0 || options.knn_similarity_power > 2) {
-    throw InvalidArgumentError("kNN similarity power must be 1 or 2 (0: cross-validate)");
-  }
+  check_train_settings(options);
   ModelState model;
   model.analyzer = analyzer;
   model.training = options;

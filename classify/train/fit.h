@@ -41,6 +41,11 @@ struct SampleTuning {
 // options', or any-of if some document has several labels or none.
 Decision model_decision(const TrainingCorpus& corpus, const TrainOptions& options);
 
+// Throws InvalidArgumentError if a setting `options` gives (one not left
+// unset for cross-validation) is out of range. fit_model() checks; training
+// checks first, before reading any document.
+void check_train_settings(const TrainOptions& options);
+
 // Fits every classifier from a corpus (no I/O), the linear methods last.
 // Settings are cross-validated on the corpus, or on a sample of it
 // (TrainOptions::tuning_sample), or taken from `tuned_on_sample`.

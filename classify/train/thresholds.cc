@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "classify/base/method_traits.h"
+
 namespace autocat::internal {
 
 double best_f1_threshold(const std::vector<double>& scores, const std::vector<uint8_t>& positive,
@@ -59,8 +61,7 @@ const std::vector<double>& nb_alpha_candidates() {
 }
 
 const std::vector<Method>& naive_bayes_methods() {
-  static const std::vector<Method> methods = {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
-                                              Method::kComplementNaiveBayes};
+  static const std::vector<Method> methods = methods_of(MethodFamily::kNaiveBayes);
   return methods;
 }
 

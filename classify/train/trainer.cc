@@ -186,6 +186,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
                         const TrainOptions& options, const ReadOptions& read_options,
                         const WarningCallback& on_warning, const UnlabelledInputs& unlabelled,
                         const TrainProgressCallback& on_progress) {
+  check_train_settings(options);
   const auto start = TrainClock::now();
   TrainReport report;
   PhaseTracker phases(on_progress, &report);

@@ -32,10 +32,10 @@ class KnnTuner : public MethodTuner {
   explicit KnnTuner(const TuneContext& context)
       : context_(context),
         corpus_(context.corpus),
-        k_candidates_(context.options.knn_k > 0 ? std::vector<int>{context.options.knn_k}
-                                                : knn_k_candidates()),
-        concentration_candidates_(context.options.knn_concentration >= 0
-                                      ? std::vector<double>{context.options.knn_concentration}
+        k_candidates_(context.options.knn_k ? std::vector<int>{*context.options.knn_k}
+                                            : knn_k_candidates()),
+        concentration_candidates_(context.options.knn_concentration
+                                      ? std::vector<double>{*context.options.knn_concentration}
                                       : knn_concentration_candidates()),
         max_k_(*std::max_element(k_candidates_.begin(), k_candidates_.end())),
         neighbours_by_concentration_(
@@ -68,8 +68,8 @@ class KnnTuner : public MethodTuner {
     double best = -1.0;
     ScoreLists lists(corpus_.num_docs());
     std::vector<double> scores(corpus_.num_categories());
-    const std::vector<int> power_candidates = options.knn_similarity_power > 0
-                                                  ? std::vector<int>{options.knn_similarity_power}
+    const std::vector<int> power_candidates = options.knn_similarity_power
+                                                  ? std::vector<int>{*options.knn_similarity_power}
                                                   : std::vector<int>{1, 2};
     size_t best_concentration = 0;
     auto try_knn = [&](size_t b, int k, int power) {
@@ -103,7 +103,7 @@ class KnnTuner : public MethodTuner {
     // does (the neighbour lists already hold those). Extending the high edge
     // would need longer lists from every fold; it is reported instead.
     int edge = *std::min_element(k_candidates_.begin(), k_candidates_.end());
-    while (options.knn_k <= 0 && tuned->knn_k == edge && edge > 1) {
+    while (!options.knn_k && tuned->knn_k == edge && edge > 1) {
       edge /= 2;
       try_knn(best_concentration, edge, tuned->knn_similarity_power);
     }

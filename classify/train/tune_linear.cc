@@ -2,8 +2,10 @@
 // problem per fold, and svm's Platt sigmoids at the C chosen.
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
+#include "classify/base/method_traits.h"
 #include "classify/methods/calibration.h"
 #include "classify/methods/linear.h"
 #include "classify/train/method_tuner.h"
@@ -17,9 +19,9 @@ class LinearTuner : public MethodTuner {
   explicit LinearTuner(const TuneContext& context) : context_(context), corpus_(context.corpus) {
     const size_t cells = size_t(corpus_.num_docs()) * corpus_.num_categories();
     for (Method method : methods_) {
-      const double fixed =
+      const std::optional<double>& fixed =
           method == Method::kSvm ? context.options.svm_c : context.options.logreg_c;
-      c_candidates_.push_back(fixed > 0 ? std::vector<double>{fixed} : linear_c_candidates(method));
+      c_candidates_.push_back(fixed ? std::vector<double>{*fixed} : linear_c_candidates(method));
     }
     values_.resize(methods_.size());
     for (size_t m = 0; m < methods_.size(); ++m) {
@@ -116,14 +118,14 @@ class LinearTuner : public MethodTuner {
   }
 
   std::vector<float> member_scores(Method method, const TunedSettings& /*tuned*/) override {
-    const size_t m = method == Method::kSvm ? 0 : 1;
+    const size_t m = static_cast<size_t>(method_traits(method).family_slot);
     return std::move(chosen_[m]);
   }
 
  private:
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
-  const std::vector<Method> methods_ = {Method::kSvm, Method::kLogreg};
+  const std::vector<Method> methods_ = methods_of(MethodFamily::kLinear);
   std::vector<std::vector<double>> c_candidates_;  // per method
   // Out-of-fold decision values, [method][C candidate][doc * categories + c].
   std::vector<std::vector<std::vector<float>>> values_;

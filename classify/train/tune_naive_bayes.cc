@@ -20,9 +20,8 @@ class NaiveBayesTuner : public MethodTuner {
         corpus_(context.corpus),
         compact_(context.compact),
         nb_methods_(naive_bayes_methods()),
-        alpha_candidates_(context.options.nb_alpha > 0
-                              ? std::vector<double>{context.options.nb_alpha}
-                              : nb_alpha_candidates()),
+        alpha_candidates_(context.options.nb_alpha ? std::vector<double>{*context.options.nb_alpha}
+                                                   : nb_alpha_candidates()),
         num_alphas_(alpha_candidates_.size()),
         lists_(nb_methods_.size() * 2 * num_alphas_),
         top_(compact_ ? lists_.size() : 0),

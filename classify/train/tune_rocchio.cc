@@ -15,8 +15,8 @@ class RocchioTuner : public MethodTuner {
       : context_(context),
         corpus_(context.corpus),
         compact_(context.compact),
-        gamma_candidates_(context.options.rocchio_gamma >= 0
-                              ? std::vector<double>{context.options.rocchio_gamma}
+        gamma_candidates_(context.options.rocchio_gamma
+                              ? std::vector<double>{*context.options.rocchio_gamma}
                               : rocchio_gamma_candidates()),
         lists_(gamma_candidates_.size(), ScoreLists(compact_ ? 0 : corpus_.num_docs())),
         top_(compact_ ? gamma_candidates_.size() : 0,

@@ -24,14 +24,15 @@ namespace autocat::internal {
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
                             Decision decision, const TuneProgressCallback& on_progress) {
   TunedSettings tuned;
-  tuned.knn_k = options.knn_k > 0 ? options.knn_k : kDefaultKnnK;
-  tuned.knn_similarity_power = options.knn_similarity_power > 0 ? options.knn_similarity_power : 1;
-  tuned.knn_concentration = std::max(options.knn_concentration, 0.0);
-  tuned.rocchio_gamma = std::max(options.rocchio_gamma, 0.0);
-  tuned.svm_c = options.svm_c > 0 ? options.svm_c : 1.0;
-  tuned.logreg_c = options.logreg_c > 0 ? options.logreg_c : 1.0;
+  // Without cross-validation, unset settings take these defaults.
+  tuned.knn_k = options.knn_k.value_or(kDefaultKnnK);
+  tuned.knn_similarity_power = options.knn_similarity_power.value_or(1);
+  tuned.knn_concentration = options.knn_concentration.value_or(0.0);
+  tuned.rocchio_gamma = options.rocchio_gamma.value_or(0.0);
+  tuned.svm_c = options.svm_c.value_or(1.0);
+  tuned.logreg_c = options.logreg_c.value_or(1.0);
   const std::vector<Method>& nb_methods = naive_bayes_methods();
-  tuned.nb_alpha.assign(nb_methods.size(), options.nb_alpha > 0 ? options.nb_alpha : 1.0);
+  tuned.nb_alpha.assign(nb_methods.size(), options.nb_alpha.value_or(1.0));
   tuned.nb_alpha_objective.resize(nb_methods.size());
   tuned.nb_tfidf.assign(nb_methods.size(), false);  // counts unless cross-validation prefers tf-idf
   // -1 = no objective (not tuned); combo's is cross-fitted (fit_calibrations).

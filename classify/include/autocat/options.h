@@ -68,29 +68,32 @@ struct TrainOptions {
   // objective (accuracy for one-of models, micro-F1 for any-of); needs
   // tune_thresholds (default_method without tuning).
   bool choose_default_method = false;
-  // Additive smoothing of the Naive Bayes family (1 = Laplace). 0 = chosen
-  // per method by cross-validation from 0.01, 0.03, 0.1, 0.3, 1 (1 without
-  // tuning).
-  double nb_alpha = 0;
-  // Rocchio: centroid_c minus gamma times the mean of the other centroids.
-  // Negative = chosen by cross-validation from 0, 0.25, 0.5, 1, 1.5, 2, 3
-  // (0 without tuning).
-  double rocchio_gamma = -1.0;
-  // kNN's k used when ClassifyOptions leave it 0. 0 = chosen by
-  // cross-validation from 10 to 300 (kDefaultKnnK without tuning).
-  int knn_k = 0;
-  // kNN: a neighbour votes with similarity^power, 1 or 2. 0 = chosen by
+  // The settings below left unset (std::nullopt) are chosen by
+  // cross-validation; a value given is used as it is (and must be in range).
+  //
+  // Additive smoothing of the Naive Bayes family (1 = Laplace), above 0.
+  // Unset = chosen per method by cross-validation from 0.00001 to 1 (1
+  // without tuning).
+  std::optional<double> nb_alpha;
+  // Rocchio: centroid_c minus gamma times the mean of the other centroids,
+  // at least 0. Unset = chosen by cross-validation from 0, 0.25, 0.5, 1,
+  // 1.5, 2, 3 (0 without tuning).
+  std::optional<double> rocchio_gamma;
+  // kNN's k used when ClassifyOptions leave it 0, at least 1. Unset = chosen
+  // by cross-validation from 10 to 300 (kDefaultKnnK without tuning).
+  std::optional<int> knn_k;
+  // kNN: a neighbour votes with similarity^power, 1 or 2. Unset = chosen by
   // cross-validation (1 without tuning).
-  int knn_similarity_power = 0;
-  // kNN: terms weigh idf times their class concentration to this power
-  // (1 minus the normalized entropy of the labels of the documents holding
-  // them). Negative = chosen by cross-validation from 0, 0.5, 1 (0 without
-  // tuning); 0 = idf alone.
-  double knn_concentration = -1.0;
-  // svm / logreg: the regularization constant C. 0 = chosen by
+  std::optional<int> knn_similarity_power;
+  // kNN: terms weigh idf times their class concentration to this power, 0
+  // to 4 (1 minus the normalized entropy of the labels of the documents
+  // holding them); 0 = idf alone. Unset = chosen by cross-validation from
+  // 0, 0.5, 1 (0 without tuning).
+  std::optional<double> knn_concentration;
+  // svm / logreg: the regularization constant C, above 0. Unset = chosen by
   // cross-validation (see linear_c_candidates; 1 without tuning).
-  double svm_c = 0;
-  double logreg_c = 0;
+  std::optional<double> svm_c;
+  std::optional<double> logreg_c;
   // Feature selection applied to every classifier; kNone keeps every term.
   FeatureSelection feature_selection = FeatureSelection::kNone;
   // Number of terms to keep (0 = all). Global top-N, or N per category.
