@@ -133,24 +133,6 @@ bool has_term(const Xapian::Document& doc, const std::string& term) {
   return it != doc.termlist_end() && *it == term;
 }
 
-Xapian::WritableDatabase open_existing(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw NotFoundError(path +
-                        ": no such database; give --db a database written by "
-                        "autocat index --store-text");
-  }
-  try {
-    Xapian::Database(path).close();  // not a database: no lock file left behind
-    return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
-  } catch (const Xapian::DatabaseLockError& e) {
-    throw IOError(database_lock_message(path, e));
-  } catch (const Xapian::DatabaseOpeningError& e) {
-    throw IOError(path + ": cannot open the database: " + xapian_reason(e) +
-                  "; give --db a database written by autocat index --store-text");
-  }
-}
-
 // Recategorizes the documents of `db` (see recategorize_db); Xapian's
 // errors pass through, with `counts` saying what is committed.
 void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_path,
@@ -264,7 +246,8 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
                                    const std::string& model_dir, Messages& messages) {
   RecategorizeCounts counts;
   counts.db = db_path;
-  Xapian::WritableDatabase db = open_existing(db_path);
+  Xapian::WritableDatabase db =
+      open_existing_database(db_path, "a database written by autocat index --store-text");
   try {
     recategorize_open_db(db, db_path, args, model_dir, messages, &counts);
   } catch (const Xapian::Error& e) {

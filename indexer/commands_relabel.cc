@@ -2,9 +2,7 @@
 // written in place (and taught to the model with --learn).
 #include <xapian.h>
 
-#include <filesystem>
 #include <ostream>
-#include <system_error>
 
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
@@ -41,22 +39,6 @@ void define_options(OptionSet& options) {
   options.flag("--json", "print the result as one JSON object");
 }
 
-Xapian::WritableDatabase open_index(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    throw NotFoundError(path + ": no such database; give --db an index written by autocat index");
-  }
-  try {
-    Xapian::Database(path).close();  // not a database: no lock file left behind
-    return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
-  } catch (const Xapian::DatabaseLockError& e) {
-    throw IOError(database_lock_message(path, e));
-  } catch (const Xapian::DatabaseOpeningError& e) {
-    throw IOError(path + ": cannot open the database: " + xapian_reason(e) +
-                  "; give --db an index written by autocat index");
-  }
-}
-
 int run_relabel(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string db_path = args.required("db");
   const std::string model_dir = args.required("model");
@@ -66,7 +48,8 @@ int run_relabel(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const std::string& id = args.positional()[0];
   const bool learn = args.has("learn");
 
-  Xapian::WritableDatabase db = open_index(db_path);
+  Xapian::WritableDatabase db =
+      open_existing_database(db_path, "an index written by autocat index");
   const SearchMetadata metadata = read_search_metadata(db);
   CategoryIndexer indexer(model_dir, relabel_index_options(metadata));
   const Xapian::valueno category_slot = indexer.options().category_slot;

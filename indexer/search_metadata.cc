@@ -109,4 +109,21 @@ std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model
       internal::read_analyzer_settings(internal::resolve_model_dir(model_dir).model_file));
 }
 
+Xapian::WritableDatabase open_existing_database(const std::string& path,
+                                                const std::string& what_to_give) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw NotFoundError(path + ": no such database; give --db " + what_to_give);
+  }
+  try {
+    Xapian::Database(path).close();  // not a database: no lock file left behind
+    return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
+  } catch (const Xapian::DatabaseLockError& e) {
+    throw IOError(database_lock_message(path, e));
+  } catch (const Xapian::DatabaseOpeningError& e) {
+    throw IOError(path + ": cannot open the database: " + xapian_reason(e) + "; give --db " +
+                  what_to_give);
+  }
+}
+
 }  // namespace autocat::cli

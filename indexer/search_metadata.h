@@ -79,6 +79,13 @@ bool too_many_open_files(const std::string& reason);
 // no permission, too many open files) and what to do.
 std::string database_lock_message(const std::string& path, const Xapian::DatabaseLockError& e);
 
+// Opens the existing database at `path` for writing. Throws NotFoundError
+// (none there), IOError for a lock held by another writer or a path that is
+// not a Xapian database, each naming `path` and ending "; give --db "
+// + `what_to_give`.
+Xapian::WritableDatabase open_existing_database(const std::string& path,
+                                                const std::string& what_to_give);
+
 // The analyzer of the model in `model_dir` (from its model file alone).
 // Throws NotFoundError or ModelFormatError.
 std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model_dir);
