@@ -101,6 +101,16 @@ autocat forget \\-\\-model news.model msg\\-17
 .RE
 .fi
 .PP
+Fix one indexed document's categories and teach the model, or let editors
+do it in a browser (search, facets, one\\-click corrections, a review queue):
+.PP
+.nf
+.RS
+autocat relabel \\-\\-db news.db \\-\\-model news.model \\-\\-category sports \\-\\-learn msg\\-17
+autocat serve \\-\\-db news.db \\-\\-model news.model
+.RE
+.fi
+.PP
 Fold new labelled documents and the learned ones into a retrained model:
 .PP
 .nf

@@ -16,7 +16,7 @@ fail() { echo "cli_docs_test: $*" >&2; exit 1; }
 
 grep -q '^\.SH EXAMPLES' "$work/autocat.1" || fail "the man page has no EXAMPLES section"
 examples=$(sed -n '/^\.SH EXAMPLES/,/^\.SH EXIT/p' "$work/autocat.1")
-for command in train index search learn forget 'train .*add' recategorize; do
+for command in train index search learn forget relabel serve 'train .*add' recategorize; do
   grep -q "^autocat $command" <<< "$examples" || fail "EXAMPLES show no 'autocat $command'"
 done
 
