@@ -110,7 +110,6 @@ std::vector<std::string> training_only_options() {
   return names;
 }
 
-
 // --unlabelled: nullopt when absent (the default depends on the decision mode).
 std::optional<bool> count_unlabelled_option(const ParsedArgs& args) {
   if (!args.has("unlabelled")) return std::nullopt;
