@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <thread>
 
 #include "classify/methods/linear.h"
 
@@ -23,43 +25,59 @@ Calibration fit_calibration(const std::vector<float>& scores, const std::vector<
   Calibration calibration;
   calibration.slope.assign(num_categories, 1.0f);
   calibration.intercept.assign(num_categories, 0.0f);
-  std::vector<double> f;
-  std::vector<uint8_t> labels;
-  // Shared: every (document, category) pair.
+  // Every used (document, category) pair's logit, taken once for both fits.
+  std::vector<double> logits;
+  std::vector<uint8_t> all_labels;
   for (size_t d = 0; d < use.size(); ++d) {
     if (!use[d]) continue;
     for (uint32_t c = 0; c < num_categories; ++c) {
-      f.push_back(clamped_logit(scores[d * num_categories + c]));
-      labels.push_back(positive[d * num_categories + c]);
+      logits.push_back(clamped_logit(scores[d * num_categories + c]));
+      all_labels.push_back(positive[d * num_categories + c]);
     }
   }
-  if (!f.empty()) {
-    const Sigmoid shared = fit_platt(f, labels);
-    if (shared.slope > 0.0 && std::isfinite(shared.intercept)) {
-      calibration.shared_slope = static_cast<float>(shared.slope);
-      calibration.shared_intercept = static_cast<float>(shared.intercept);
+  if (logits.empty()) return calibration;
+  const size_t used = logits.size() / num_categories;
+  // Shared: every pair. It is as large as all the per-category fits
+  // together, so it runs on a thread of its own beside them (each writes
+  // only its own fields: the same result).
+  std::exception_ptr shared_failure;
+  std::thread shared_fit([&] {
+    try {
+      const Sigmoid shared = fit_platt(logits, all_labels);
+      if (shared.slope > 0.0 && std::isfinite(shared.intercept)) {
+        calibration.shared_slope = static_cast<float>(shared.slope);
+        calibration.shared_intercept = static_cast<float>(shared.intercept);
+      }
+    } catch (...) {
+      shared_failure = std::current_exception();
     }
+  });
+  std::exception_ptr failure;
+  try {
+    std::vector<double> f(used);
+    std::vector<uint8_t> labels(used);
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      for (size_t i = 0; i < used; ++i) {
+        f[i] = logits[i * num_categories + c];
+        labels[i] = all_labels[i * num_categories + c];
+      }
+      Sigmoid sigmoid = fit_platt(f, labels);
+      // A decreasing map would reverse the category's ranking (possible when
+      // a category has a handful of documents): fall back to the prior alone.
+      if (!(sigmoid.slope > 0.0) || !std::isfinite(sigmoid.intercept)) {
+        sigmoid.slope = 1e-6;
+        sigmoid.intercept = fit_platt(std::vector<double>(f.size(), 0.0), labels).intercept;
+        if (!std::isfinite(sigmoid.intercept)) sigmoid.intercept = 0.0;
+      }
+      calibration.slope[c] = static_cast<float>(sigmoid.slope);
+      calibration.intercept[c] = static_cast<float>(sigmoid.intercept);
+    }
+  } catch (...) {
+    failure = std::current_exception();
   }
-  for (uint32_t c = 0; c < num_categories; ++c) {
-    f.clear();
-    labels.clear();
-    for (size_t d = 0; d < use.size(); ++d) {
-      if (!use[d]) continue;
-      f.push_back(clamped_logit(scores[d * num_categories + c]));
-      labels.push_back(positive[d * num_categories + c]);
-    }
-    if (f.empty()) continue;
-    Sigmoid sigmoid = fit_platt(f, labels);
-    // A decreasing map would reverse the category's ranking (possible when a
-    // category has a handful of documents): fall back to the prior alone.
-    if (!(sigmoid.slope > 0.0) || !std::isfinite(sigmoid.intercept)) {
-      sigmoid.slope = 1e-6;
-      sigmoid.intercept = fit_platt(std::vector<double>(f.size(), 0.0), labels).intercept;
-      if (!std::isfinite(sigmoid.intercept)) sigmoid.intercept = 0.0;
-    }
-    calibration.slope[c] = static_cast<float>(sigmoid.slope);
-    calibration.intercept[c] = static_cast<float>(sigmoid.intercept);
-  }
+  shared_fit.join();
+  if (failure) std::rethrow_exception(failure);
+  if (shared_failure) std::rethrow_exception(shared_failure);
   return calibration;
 }
 

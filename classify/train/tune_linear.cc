@@ -2,7 +2,11 @@
 // problem per fold, and svm's Platt sigmoids at the C chosen.
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "classify/base/method_traits.h"
@@ -60,56 +64,45 @@ class LinearTuner : public MethodTuner {
   // (svm through a Platt sigmoid fitted on these decision values), then
   // thresholds and the objective as for the other methods.
   void choose(TunedSettings* tuned) override {
-    const uint32_t num_categories = corpus_.num_categories();
-    const std::vector<uint8_t>& scored = context_.scored;
-    std::vector<double> scores(num_categories);
     for (size_t m = 0; m < methods_.size(); ++m) {
       const bool platt = methods_[m] == Method::kSvm;
-      double best = -1.0;
-      for (size_t k = 0; k < c_candidates_[m].size(); ++k) {
-        const std::vector<float>& values = values_[m][k];
-        LinearModel calibration;  // only the sigmoids
-        calibration.slope.assign(num_categories, 1.0f);
-        calibration.intercept.assign(num_categories, 0.0f);
-        if (platt) {
-          std::vector<double> f;
-          std::vector<uint8_t> positive;
-          for (uint32_t c = 0; c < num_categories; ++c) {
-            f.clear();
-            positive.clear();
-            for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
-              if (!scored[d]) continue;
-              f.push_back(values[size_t(d) * num_categories + c]);
-              positive.push_back(has_label(corpus_, d, c) ? 1 : 0);
-            }
-            const Sigmoid sigmoid = fit_platt(f, positive);
-            calibration.slope[c] = static_cast<float>(sigmoid.slope);
-            calibration.intercept[c] = static_cast<float>(sigmoid.intercept);
+      // The candidates are independent: each is judged on a thread of its
+      // own, then the best taken in candidate order (the same choice).
+      std::vector<Candidate> judged(c_candidates_[m].size());
+      std::atomic<size_t> next{0};
+      std::exception_ptr failure;
+      std::mutex failure_mutex;
+      const auto worker = [&] {
+        for (size_t k; (k = next++) < judged.size();) {
+          try {
+            judged[k] = judge(values_[m][k], platt);
+          } catch (...) {
+            const std::lock_guard<std::mutex> lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
           }
         }
-        ScoreLists linear_lists(corpus_.num_docs());
-        std::vector<float> probabilities(values.size(), 0.0f);
-        for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
-          if (!scored[d]) continue;
-          scores.assign(values.begin() + ptrdiff_t(d) * num_categories,
-                        values.begin() + ptrdiff_t(d + 1) * num_categories);
-          linear_probabilities(calibration, context_.decision, &scores);
-          keep_best(scores, &linear_lists[d]);
-          std::copy(scores.begin(), scores.end(),
-                    probabilities.begin() + ptrdiff_t(d) * num_categories);
-        }
-        std::vector<double> thresholds = thresholds_from(corpus_, linear_lists);
-        const double value = objective(corpus_, linear_lists, thresholds, context_.decision);
+      };
+      const size_t threads =
+          std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), judged.size()));
+      std::vector<std::thread> helpers;
+      for (size_t t = 1; t < threads; ++t) helpers.emplace_back(worker);
+      worker();
+      for (std::thread& helper : helpers) helper.join();
+      if (failure) std::rethrow_exception(failure);
+      double best = -1.0;
+      for (size_t k = 0; k < judged.size(); ++k) {
+        Candidate& candidate = judged[k];
         const double c_value = c_candidates_[m][k];
-        (platt ? tuned->svm_c_objective : tuned->logreg_c_objective).emplace_back(c_value, value);
-        if (value > best) {
-          best = value;
+        (platt ? tuned->svm_c_objective : tuned->logreg_c_objective)
+            .emplace_back(c_value, candidate.value);
+        if (candidate.value > best) {
+          best = candidate.value;
           (platt ? tuned->svm_c : tuned->logreg_c) = c_value;
-          tuned->thresholds[static_cast<size_t>(methods_[m])] = std::move(thresholds);
-          chosen_[m] = std::move(probabilities);
+          tuned->thresholds[static_cast<size_t>(methods_[m])] = std::move(candidate.thresholds);
+          chosen_[m] = std::move(candidate.probabilities);
           if (platt) {
-            tuned->svm_slope = calibration.slope;
-            tuned->svm_intercept = calibration.intercept;
+            tuned->svm_slope = candidate.calibration.slope;
+            tuned->svm_intercept = candidate.calibration.intercept;
           }
         }
       }
@@ -123,6 +116,54 @@ class LinearTuner : public MethodTuner {
   }
 
  private:
+  // One C's out-of-fold decision values judged: their sigmoids (svm), the
+  // probabilities, thresholds and objective.
+  struct Candidate {
+    LinearModel calibration;  // only the sigmoids
+    std::vector<float> probabilities;
+    std::vector<double> thresholds;
+    double value = -1.0;
+  };
+  Candidate judge(const std::vector<float>& values, bool platt) const {
+    const uint32_t num_categories = corpus_.num_categories();
+    const std::vector<uint8_t>& scored = context_.scored;
+    Candidate result;
+    LinearModel& calibration = result.calibration;
+    calibration.slope.assign(num_categories, 1.0f);
+    calibration.intercept.assign(num_categories, 0.0f);
+    if (platt) {
+      std::vector<double> f;
+      std::vector<uint8_t> positive;
+      for (uint32_t c = 0; c < num_categories; ++c) {
+        f.clear();
+        positive.clear();
+        for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+          if (!scored[d]) continue;
+          f.push_back(values[size_t(d) * num_categories + c]);
+          positive.push_back(has_label(corpus_, d, c) ? 1 : 0);
+        }
+        const Sigmoid sigmoid = fit_platt(f, positive);
+        calibration.slope[c] = static_cast<float>(sigmoid.slope);
+        calibration.intercept[c] = static_cast<float>(sigmoid.intercept);
+      }
+    }
+    std::vector<double> scores(num_categories);
+    ScoreLists linear_lists(corpus_.num_docs());
+    result.probabilities.assign(values.size(), 0.0f);
+    for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+      if (!scored[d]) continue;
+      scores.assign(values.begin() + ptrdiff_t(d) * num_categories,
+                    values.begin() + ptrdiff_t(d + 1) * num_categories);
+      linear_probabilities(calibration, context_.decision, &scores);
+      keep_best(scores, &linear_lists[d]);
+      std::copy(scores.begin(), scores.end(),
+                result.probabilities.begin() + ptrdiff_t(d) * num_categories);
+    }
+    result.thresholds = thresholds_from(corpus_, linear_lists);
+    result.value = objective(corpus_, linear_lists, result.thresholds, context_.decision);
+    return result;
+  }
+
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
   const std::vector<Method> methods_ = methods_of(MethodFamily::kLinear);
