@@ -283,11 +283,11 @@ class Server {
   }
 
   static Xapian::Document find(const Xapian::Database& db, const std::string& id) {
-    const std::string term = kIdPrefix + id;
-    if (id.empty() || db.postlist_begin(term) == db.postlist_end(term)) {
+    try {
+      return find_document(db, std::string(), id);
+    } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
     }
-    return find_document(db, std::string(), id);
   }
 
   // The text the model learns from and explains.
@@ -447,10 +447,12 @@ class Server {
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
-    find(db, id);  // 404 before anything is taught
     Xapian::Document doc;
     try {
+      // Looks the id up before anything is taught.
       doc = relabel_document(db, db_path_, *indexer_, id, names, /*learn=*/true, text_slot_);
+    } catch (const NotFoundError&) {
+      throw HttpError{404, "no document has the id '" + id + "'"};
     } catch (const InvalidArgumentError& e) {
       throw HttpError{400, e.what()};
     }
