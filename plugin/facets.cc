@@ -6,7 +6,9 @@
 #include "autocat/facets.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -190,6 +192,79 @@ std::vector<FacetCount> category_counts(const Xapian::Database& db, const Xapian
     if (n > 0) counts[category.category] = n;
   }
   return sorted_counts(counts);
+}
+
+// Reads the slot in place (no decode_categories() copy): a decider runs on
+// every match. Same parse as decode_categories(): a name without a score
+// scores 0.
+std::optional<double> category_score(const std::string& value, const std::string& category) {
+  size_t start = 0;
+  while (start < value.size()) {
+    size_t end = value.find('\n', start);
+    if (end == std::string::npos) end = value.size();
+    const size_t tab = value.find('\t', start);
+    const size_t name_end = tab == std::string::npos || tab > end ? end : tab;
+    if (name_end - start == category.size() &&
+        value.compare(start, category.size(), category) == 0) {
+      if (name_end == end) return 0.0;
+      return std::strtod(value.substr(tab + 1, end - tab - 1).c_str(), nullptr);
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+CategoryScoreDecider::CategoryScoreDecider(std::vector<std::string> categories, double min_score,
+                                           Xapian::valueno slot)
+    : categories_(std::move(categories)), min_score_(min_score), slot_(slot) {
+  if (categories_.empty()) {
+    throw InvalidArgumentError("a minimum score needs the categories it applies to");
+  }
+  for (const std::string& name : categories_) {
+    if (name.empty()) throw InvalidArgumentError("a category name must not be empty");
+  }
+  if (std::isnan(min_score_)) throw InvalidArgumentError("the minimum score must be a number");
+}
+
+bool CategoryScoreDecider::operator()(const Xapian::Document& doc) const {
+  const std::string value = doc.get_value(slot_);
+  if (value.empty()) return false;
+  for (const std::string& name : categories_) {
+    const std::optional<double> score = category_score(value, name);
+    if (score && *score >= min_score_) return true;
+  }
+  return false;
+}
+
+CategoryScoreKeyMaker::CategoryScoreKeyMaker(std::string category, Xapian::valueno slot)
+    : category_(std::move(category)), slot_(slot) {
+  if (category_.empty()) throw InvalidArgumentError("a category name must not be empty");
+}
+
+// A document without the category (or with an unreadable score) gets the
+// empty key, which sorts below every sortable_serialise()d score (-inf,
+// which serialises empty, ties with it).
+std::string CategoryScoreKeyMaker::operator()(const Xapian::Document& doc) const {
+  const std::optional<double> score = category_score(doc.get_value(slot_), category_);
+  return score && !std::isnan(*score) ? Xapian::sortable_serialise(*score) : std::string();
+}
+
+std::vector<FacetCount> category_counts(const Xapian::Database& db, const Xapian::Query& query,
+                                        const Xapian::MatchDecider& decider,
+                                        Xapian::doccount* matching, Xapian::valueno slot) {
+  if (matching != nullptr) *matching = 0;
+  if (query.empty()) return {};
+  Xapian::Enquire enquire(db);
+  enquire.set_weighting_scheme(Xapian::BoolWeight());
+  enquire.set_query(query);
+  CategoryFacetSpy spy(slot);
+  enquire.add_matchspy(&spy);
+  // check_at_least = every document: the matcher looks at every match, and
+  // the spy sees each one the decider accepts (multimatch.cc calls the
+  // decider first and skips the spy for a rejected document).
+  const Xapian::MSet mset = enquire.get_mset(0, 0, db.get_doccount(), nullptr, &decider);
+  if (matching != nullptr) *matching = spy.documents_seen();
+  return spy.counts();
 }
 
 std::vector<FacetCount> collection_category_counts(const Xapian::Database& db,

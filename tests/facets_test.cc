@@ -7,11 +7,13 @@
 #include <xapian.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "autocat/category_indexer.h"
@@ -355,6 +357,131 @@ TEST_F(FacetsTest, CollectionCounts) {
   Xapian::WritableDatabase empty(std::string(), Xapian::DB_BACKEND_INMEMORY);
   EXPECT_TRUE(collection_category_counts(empty).empty());
   EXPECT_THROW(collection_category_counts(*db_, ""), InvalidArgumentError);
+}
+
+TEST_F(FacetsTest, CategoryScoreReadsTheSlot) {
+  const std::string value = encode_categories({{"food", 0.625}, {"sports", 0.375}, {"f", 1}});
+  EXPECT_EQ(category_score(value, "food"), 0.625);
+  EXPECT_EQ(category_score(value, "sports"), 0.375);
+  EXPECT_EQ(category_score(value, "f"), 1.0);
+  EXPECT_FALSE(category_score(value, "foo").has_value());  // a prefix of a name is not it
+  EXPECT_FALSE(category_score(value, "science").has_value());
+  EXPECT_FALSE(category_score("", "food").has_value());
+  EXPECT_EQ(category_score("bare", "bare"), 0.0);  // decode_categories() reads it so too
+}
+
+// Ids of the matches `decider` accepts, in MSet order.
+std::vector<std::string> decided_ids(const Xapian::Database& db, const Xapian::Query& query,
+                                     const Xapian::MatchDecider& decider) {
+  Xapian::Enquire enquire(db);
+  enquire.set_query(query);
+  const Xapian::MSet mset = enquire.get_mset(0, db.get_doccount(), nullptr, &decider);
+  std::vector<std::string> out;
+  for (auto it = mset.begin(); it != mset.end(); ++it) out.push_back(it.get_document().get_data());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(FacetsTest, ScoreDeciderKeepsDocumentsAtOrAboveTheScore) {
+  const std::vector<std::vector<std::string>> category_sets = {
+      {"food"}, {"science"}, {"food", "sports"}, {"no-such-category"}};
+  for (const Xapian::Query& query : {Xapian::Query(Xapian::Query::MatchAll), Xapian::Query("the"),
+                                     Xapian::Query("team"), Xapian::Query("butter")}) {
+    for (const std::vector<std::string>& categories : category_sets) {
+      for (double min_score : {0.0, 0.3, 0.5, 0.62, 0.9, 1.5}) {
+        // Brute force: every match's stored scores read back.
+        std::vector<std::string> expected;
+        std::map<std::string, Xapian::doccount> expected_counts;
+        Xapian::Enquire enquire(*db_);
+        enquire.set_query(query);
+        const Xapian::MSet all = enquire.get_mset(0, db_->get_doccount());
+        for (auto it = all.begin(); it != all.end(); ++it) {
+          const Xapian::Document doc = it.get_document();
+          const std::vector<Category> stored =
+              decode_categories(doc.get_value(kDefaultCategorySlot));
+          bool keep = false;
+          for (const Category& category : stored) {
+            keep = keep || (std::find(categories.begin(), categories.end(), category.name) !=
+                                categories.end() &&
+                            category.score >= min_score);
+          }
+          if (!keep) continue;
+          expected.push_back(doc.get_data());
+          for (const Category& category : stored) ++expected_counts[category.name];
+        }
+        std::sort(expected.begin(), expected.end());
+        const CategoryScoreDecider decider(categories, min_score);
+        const std::string what =
+            query.get_description() + " " + categories[0] + " >= " + std::to_string(min_score);
+        EXPECT_EQ(decided_ids(*db_, query, decider), expected) << what;
+        // The facet counts follow the filter: only the documents kept.
+        Xapian::doccount matching = 99;
+        std::map<std::string, Xapian::doccount> counts;
+        for (const FacetCount& count : category_counts(*db_, query, decider, &matching)) {
+          counts[count.category] = count.count;
+        }
+        EXPECT_EQ(counts, expected_counts) << what;
+        EXPECT_EQ(matching, expected.size()) << what;
+      }
+    }
+  }
+  // The filter does cut: food >= 0.5 keeps some food documents, not all
+  // (the mixed ones score lower).
+  const std::vector<std::string> food_half =
+      decided_ids(*db_, Xapian::Query::MatchAll, CategoryScoreDecider({"food"}, 0.5));
+  EXPECT_GT(food_half.size(), 0u);
+  EXPECT_LT(food_half.size(), ids(category_filter(Xapian::Query(), {"food"})).size());
+  Xapian::doccount matching = 7;
+  EXPECT_TRUE(
+      category_counts(*db_, Xapian::Query(), CategoryScoreDecider({"food"}, 0), &matching).empty());
+  EXPECT_EQ(matching, 0u);
+}
+
+TEST_F(FacetsTest, ScoreKeyMakerSortsByTheCategorysScoreThenRelevance) {
+  for (const Xapian::Query& query :
+       {Xapian::Query(Xapian::Query::MatchAll), Xapian::Query("the"), Xapian::Query("team"),
+        Xapian::Query(Xapian::Query::OP_OR, Xapian::Query("butter"), Xapian::Query("pasta"))}) {
+    for (const std::string category : {"food", "sports", "science"}) {
+      CategoryScoreKeyMaker key_maker(category);
+      Xapian::Enquire enquire(*db_);
+      enquire.set_query(query);
+      enquire.set_sort_by_key_then_relevance(&key_maker, true);
+      const Xapian::MSet mset = enquire.get_mset(0, db_->get_doccount());
+      Xapian::Enquire plain_enquire(*db_);
+      plain_enquire.set_query(query);
+      ASSERT_EQ(mset.size(), plain_enquire.get_mset(0, db_->get_doccount()).size());
+      // (has the category, its score, weight) never increases down the list.
+      std::vector<std::tuple<bool, double, double>> keys;
+      for (auto it = mset.begin(); it != mset.end(); ++it) {
+        const std::optional<double> score =
+            category_score(it.get_document().get_value(kDefaultCategorySlot), category);
+        keys.emplace_back(score.has_value(), score.value_or(0), it.get_weight());
+      }
+      EXPECT_TRUE(std::is_sorted(keys.rbegin(), keys.rend()))
+          << query.get_description() << " by " << category;
+    }
+  }
+  // The five food documents first, then the seven others.
+  CategoryScoreKeyMaker food("food");
+  Xapian::Enquire enquire(*db_);
+  enquire.set_query(Xapian::Query::MatchAll);
+  enquire.set_sort_by_key_then_relevance(&food, true);
+  const Xapian::MSet mset = enquire.get_mset(0, 100);
+  std::vector<std::string> order;
+  for (auto it = mset.begin(); it != mset.end(); ++it)
+    order.push_back(it.get_document().get_data());
+  ASSERT_EQ(order.size(), 12u);
+  std::vector<std::string> first(order.begin(), order.begin() + 5);
+  std::sort(first.begin(), first.end());
+  EXPECT_EQ(first, ids(Xapian::Query("XCfood")));
+  EXPECT_EQ(food(Xapian::Document()), "");
+}
+
+TEST_F(FacetsTest, ScoreFilterAndSortRefuseBadSettings) {
+  EXPECT_THROW(CategoryScoreDecider({}, 0.5), InvalidArgumentError);
+  EXPECT_THROW(CategoryScoreDecider({"food", ""}, 0.5), InvalidArgumentError);
+  EXPECT_THROW(CategoryScoreDecider({"food"}, std::nan("")), InvalidArgumentError);
+  EXPECT_THROW(CategoryScoreKeyMaker(""), InvalidArgumentError);
 }
 
 // The multi-label path end to end: a model trained on multi-label data
