@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <system_error>
@@ -37,7 +39,8 @@ const char kFooter[] =
     "Use -- before query words that start with '-'.\n"
     "\n"
     "example:\n"
-    "  autocat search --db news.db --category sports --facets world cup\n";
+    "  autocat search --db news.db --category sports --facets world cup\n"
+    "  autocat search --db news.db --category sports --min-score 0.8 --sort-by-score sports\n";
 
 void define_options(OptionSet& options) {
   options.values("--db", "DB",
@@ -45,6 +48,12 @@ void define_options(OptionSet& options) {
                  "file may list local and remote databases, e.g. \"remote 127.0.0.1:8000\" for a "
                  "xapian-tcpsrv)");
   options.values("--category", "C", "only documents in category C (repeat for any of several)");
+  options.value("--min-score", "S",
+                "only documents whose stored score for a --category is at least S (local "
+                "databases only)");
+  options.value("--sort-by-score", "C",
+                "order the results by their stored score for category C, highest first, ties "
+                "by relevance (local databases only)");
   options.flag("--facets",
                "count the categories of all matching documents (exact, also over remote shards)");
   options.value("--facets-top", "N", "show only the N categories with the most matches");
@@ -58,7 +67,8 @@ void define_options(OptionSet& options) {
   options.value("--slot", "N", "value slot of categories (default: as indexed, else 200)");
   options.flag("--json",
                "one JSON object: {\"query\", \"matches_estimated\", \"matches_exact\",\n"
-               "\"results\": [{\"rank\", \"id\", \"weight\", \"categories\", \"data\"}],\n"
+               "\"min_score\", \"sort_by_score\", \"results\": [{\"rank\", \"id\", \"weight\",\n"
+               "\"categories\", \"data\"}],\n"
                "\"facets\": [{\"category\", \"count\"}]}");
 }
 
@@ -104,6 +114,20 @@ int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const bool json = args.has("json");
   const auto facets_top = static_cast<size_t>(args.integer("facets-top", 0, 1, 1000000000));
   if (args.has("facets-top") && !facets) throw UsageError("--facets-top N goes with --facets");
+  std::optional<double> min_score;
+  if (args.has("min-score")) {
+    if (filter.empty()) {
+      throw UsageError(
+          "--min-score S needs --category C: the score of which category (give --category "
+          "for each category the score may come from)");
+    }
+    min_score = args.number("min-score", 0, std::numeric_limits<double>::lowest(),
+                            std::numeric_limits<double>::max());
+  }
+  const std::string sort_category = args.value("sort-by-score");
+  if (args.has("sort-by-score") && sort_category.empty()) {
+    throw UsageError("--sort-by-score needs a non-empty category name");
+  }
 
   // Shards combine into one Database; metadata comes from the first.
   Xapian::Database db;
@@ -122,12 +146,14 @@ int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     if (!metadata.slot.empty() && ec == std::errc() && ptr == end) slot = recorded;
   }
 
-  if (!filter.empty()) {
+  if (!filter.empty() || !sort_category.empty()) {
     std::vector<std::string> known;
     for (const FacetCount& count : collection_category_counts(db, prefix)) {
       known.push_back(count.category);
     }
-    for (const std::string& category : filter) {
+    std::vector<std::string> named = filter;
+    if (!sort_category.empty()) named.push_back(sort_category);
+    for (const std::string& category : named) {
       if (std::find(known.begin(), known.end(), category) == known.end()) {
         messages.warning("no document has category '" + category +
                          "'; known: " + (known.empty() ? std::string("(none)") : join(known)));
@@ -158,16 +184,40 @@ int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
 
   Xapian::Enquire enquire(db);
   enquire.set_query(query);
-  // With facets every match is counted anyway: make the estimate exact too.
-  const Xapian::MSet matches =
-      enquire.get_mset(offset, limit, facets || exact ? db.get_doccount() : 0);
-  // Xapian's bounds meet when it counted every match.
-  const bool counted = matches.get_matches_lower_bound() == matches.get_matches_upper_bound();
-  // Counted from the category terms with filtered queries rather than a
-  // MatchSpy, so remote shards on a stock xapian-tcpsrv work too.
+  std::unique_ptr<CategoryScoreDecider> decider;
+  if (min_score) decider = std::make_unique<CategoryScoreDecider>(filter, *min_score, slot);
+  std::unique_ptr<CategoryScoreKeyMaker> key_maker;
+  if (!sort_category.empty()) {
+    key_maker = std::make_unique<CategoryScoreKeyMaker>(sort_category, slot);
+    enquire.set_sort_by_key_then_relevance(key_maker.get(), /*reverse=*/true);
+  }
+  Xapian::MSet matches;
   Xapian::doccount facet_documents = 0;
   std::vector<FacetCount> facet_counts;
-  if (facets) facet_counts = category_counts(db, query, &facet_documents, prefix);
+  try {
+    // With facets every match is counted anyway: make the estimate exact too.
+    matches = enquire.get_mset(offset, limit, facets || exact ? db.get_doccount() : 0, nullptr,
+                               decider.get());
+    // Counted from the category terms with filtered queries rather than a
+    // MatchSpy, so remote shards on a stock xapian-tcpsrv work too; with
+    // --min-score (local only anyway) by a spy behind the same decider, so
+    // the counts cover exactly the documents kept.
+    if (facets && decider) {
+      facet_counts = category_counts(db, query, *decider, &facet_documents, slot);
+    } else if (facets) {
+      facet_counts = category_counts(db, query, &facet_documents, prefix);
+    }
+  } catch (const Xapian::UnimplementedError&) {
+    // Xapian runs a MatchDecider or KeyMaker only in this process: a stock
+    // xapian-tcpsrv cannot, and Xapian refuses rather than ignore it.
+    if (!decider && !key_maker) throw;
+    throw UsageError(std::string(decider ? "--min-score" : "--sort-by-score") +
+                     " works on local databases only, and " + join(db_paths, ", ") +
+                     " includes a remote one; search the shards' databases directly, or leave "
+                     "it out");
+  }
+  // Xapian's bounds meet when it counted every match.
+  const bool counted = matches.get_matches_lower_bound() == matches.get_matches_upper_bound();
   const size_t facet_categories = facet_counts.size();
   if (facets_top != 0 && facet_counts.size() > facets_top) facet_counts.resize(facets_top);
 
@@ -180,6 +230,9 @@ int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       filter_json.push_back(internal::Json(category));
     }
     result["filter"] = std::move(filter_json);
+    result["min_score"] = min_score ? internal::Json(*min_score) : internal::Json();
+    result["sort_by_score"] =
+        sort_category.empty() ? internal::Json() : internal::Json(sort_category);
     result["matches_estimated"] = internal::Json(matches.get_matches_estimated());
     result["matches_exact"] = counted;
     internal::Json results = internal::Json::array();
@@ -214,6 +267,8 @@ int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   out << (counted ? "" : "about ") << estimated << (estimated == 1 ? " match" : " matches");
   if (!raw_query.empty()) out << " for \"" << one_line(raw_query) << '"';
   if (!filter.empty()) out << " in " << one_line(join(filter, " or "));
+  if (min_score) out << " scoring at least " << format_number(*min_score);
+  if (!sort_category.empty()) out << ", by score for " << one_line(sort_category);
   out << '\n';
   for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
     const Xapian::Document doc = it.get_document();

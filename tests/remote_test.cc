@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <xapian.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -253,6 +254,24 @@ TEST_F(RemoteTest, FacetCountsOverLocalAndRemoteShardsEqualBruteForce) {
   EXPECT_EQ(cli_counts, brute_force(Xapian::Query("team"), &team));
   EXPECT_EQ(json.at("results").size(), team);
   EXPECT_EQ(json.at("facet_documents").get<double>(), team);
+
+  // Filtering or sorting by a category's score needs Xapian to run autocat's
+  // code on every shard, which a stock server cannot: Xapian refuses, and
+  // the CLI says so in one line rather than answer for part of the index.
+  EXPECT_THROW(category_counts(db, Xapian::Query("team"), CategoryScoreDecider({"sports"}, 0.5)),
+               Xapian::UnimplementedError);
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--category", "sports", "--min-score", "0.5"},
+           {"--sort-by-score", "sports"},
+           {"--category", "sports", "--min-score", "0.5", "--facets"}}) {
+    std::vector<std::string> args = {"search", "--db", shard_path(0), "--db", stub};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const testing_util::CliResult refused = testing_util::run_autocat(args);
+    EXPECT_EQ(refused.exit_code, 2) << extra[0];
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find("works on local databases only"), std::string::npos) << refused.err;
+    EXPECT_EQ(refused.out, "");
+  }
 }
 
 }  // namespace
