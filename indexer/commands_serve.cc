@@ -11,10 +11,13 @@
 #include <xapian.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <queue>
 #include <random>
@@ -159,6 +162,19 @@ int64_t int_param(const httplib::Request& req, const std::string& name, int64_t 
   return value;
 }
 
+// A finite number, or nullopt when the parameter is absent.
+std::optional<double> number_param(const httplib::Request& req, const std::string& name) {
+  if (!req.has_param(name.c_str())) return std::nullopt;
+  const std::string text = req.get_param_value(name.c_str());
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    throw HttpError{400, name + "=" + text + ": give a number, e.g. 0.5"};
+  }
+  return value;
+}
+
 bool flag_param(const httplib::Request& req, const std::string& name) {
   if (!req.has_param(name.c_str())) return false;
   const std::string text = req.get_param_value(name.c_str());
@@ -228,6 +244,24 @@ class Server {
                const Xapian::Database db = open();
                reply_json(res, 200, document_json(find(db, req.matches[1]), true));
              }));
+    // httplib answers a request no route matched (an unknown path, or a
+    // known path with another method) with an empty 404 and calls this
+    // handler for every reply of status 400 or more; ours already carry a
+    // JSON body, which is left alone.
+    http.set_error_handler(httplib::Server::HandlerWithResponse(
+        [](const httplib::Request& req, httplib::Response& res) {
+          if (!res.body.empty() || (req.path != "/api" && req.path.rfind("/api/", 0) != 0)) {
+            return httplib::Server::HandlerResponse::Unhandled;
+          }
+          reply_error(
+              res, res.status,
+              res.status == 404
+                  ? "no API route " + req.method + " " + req.path +
+                        "; the routes: GET /api/search, /api/categories, /api/review, "
+                        "/api/documents/ID; PUT /api/documents/ID/categories (docs/serve.md)"
+                  : "the request could not be served (HTTP " + std::to_string(res.status) + ")");
+          return httplib::Server::HandlerResponse::Handled;
+        }));
   }
 
  private:
@@ -324,6 +358,20 @@ class Server {
     const auto offset = static_cast<Xapian::doccount>(int_param(req, "offset", 0, 0, 1000000000));
     const auto limit = static_cast<Xapian::doccount>(int_param(req, "limit", 10, 0, kMaxLimit));
     const std::string raw_query = req.has_param("q") ? req.get_param_value("q") : "";
+    const std::optional<double> min_score = number_param(req, "min_score");
+    if (min_score && filter.empty()) {
+      throw HttpError{400, "min_score= needs category=: the score of which category"};
+    }
+    std::string sort_category;
+    if (req.has_param("sort")) {
+      const std::string sort = req.get_param_value("sort");
+      const std::string score = "score:";
+      if (sort.rfind(score, 0) == 0 && sort.size() > score.size()) {
+        sort_category = sort.substr(score.size());
+      } else if (sort != "relevance") {
+        throw HttpError{400, "sort=" + sort + ": give score:CATEGORY or relevance"};
+      }
+    }
 
     const Xapian::Database db = open();
     Xapian::Query query = Xapian::Query::MatchAll;
@@ -341,8 +389,18 @@ class Server {
     query = category_filter(query, filter, prefix());
     Xapian::Enquire enquire(db);
     enquire.set_query(query);
+    // The served index is one local database, where Xapian runs a decider
+    // and a key maker (it refuses them only for remote shards).
+    std::optional<CategoryScoreDecider> decider;
+    if (min_score) decider.emplace(filter, *min_score, slot());
+    std::optional<CategoryScoreKeyMaker> key_maker;
+    if (!sort_category.empty()) {
+      key_maker.emplace(sort_category, slot());
+      enquire.set_sort_by_key_then_relevance(&*key_maker, /*reverse=*/true);
+    }
     const Xapian::MSet matches =
-        enquire.get_mset(offset, limit, facets || exact ? db.get_doccount() : 0);
+        enquire.get_mset(offset, limit, facets || exact ? db.get_doccount() : 0, nullptr,
+                         decider ? &*decider : nullptr);
 
     internal::Json result = internal::Json::object();
     result["matches"] = internal::Json(matches.get_matches_estimated());
@@ -354,7 +412,11 @@ class Server {
     result["documents"] = std::move(documents);
     internal::Json facet_list = internal::Json::array();
     if (facets) {
-      for (const FacetCount& count : category_counts(db, query, nullptr, prefix())) {
+      // With min_score the counts cover only the documents it keeps.
+      const std::vector<FacetCount> counts =
+          decider ? category_counts(db, query, *decider, nullptr, slot())
+                  : category_counts(db, query, nullptr, prefix());
+      for (const FacetCount& count : counts) {
         internal::Json entry = internal::Json::object();
         entry["name"] = count.category;
         entry["count"] = count.count;

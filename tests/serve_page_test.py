@@ -94,6 +94,26 @@ try:
         expected = [d["id"] for d in json.load(response)["documents"]]
     check(ids == expected, "the facet filters the results: %s vs %s" % (ids, expected))
 
+    # A minimum score applies to the chosen facet, as min_score= in the API:
+    # the best sports score keeps some documents and drops the others.
+    with urllib.request.urlopen(url + "/api/search?category=sports&limit=100") as response:
+        scores = [c["score"] for d in json.load(response)["documents"] for c in d["categories"]
+                  if c["name"] == "sports"]
+    minimum = repr(max(scores))
+    with urllib.request.urlopen(url + "/api/search?category=sports&limit=100&min_score=" +
+                                minimum) as response:
+        kept = [d["id"] for d in json.load(response)["documents"]]
+    check(0 < len(kept) < count or len(set(scores)) == 1, "the minimum score cuts: %s" % scores)
+    browser.find_element(By.ID, "min-score").send_keys(minimum)
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    wait.until(lambda b: "scoring at least " + minimum in b.find_element(By.ID, "status").text)
+    wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#results li")) == len(kept))
+    shown = [e.get_attribute("data-id") for e in browser.find_elements(By.CSS_SELECTOR, "#results li")]
+    check(shown == kept, "the minimum score filters the results: %s vs %s" % (shown, kept))
+    browser.find_element(By.ID, "min-score").clear()
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    wait.until(lambda b: "scoring" not in b.find_element(By.ID, "status").text)
+
     # Open a document, replace its category by chips, save with the token.
     target = ids[0]
     browser.find_element(By.CSS_SELECTOR, '#results li[data-id="%s"]' % target).click()

@@ -2,7 +2,9 @@
 # autocat serve drives the editor's loop over HTTP: a tiny model is trained,
 # an index written, the server started on 127.0.0.1:0 and its JSON API
 # driven through urllib. Search and facets equal `autocat search --facets
-# --json`; writes need the token (401), are refused read-only (403), bad
+# --json`, also with min_score and sort=score:C (`--min-score`,
+# `--sort-by-score`); unknown /api/ routes are 404 with a JSON error; writes
+# need the token (401), are refused read-only (403), bad
 # bodies are 400 and unknown ids 404; a correction is in the index and the
 # model's journal after a restart and after kill -9 right after the reply;
 # review lists the least sure documents first; markup in a title comes back
@@ -129,6 +131,69 @@ for query, categories in [("", []), ("team", []), ("the", ["sports"]), ("the", [
           [r["categories"] for r in expected["results"]], what + ": categories")
     check([(f["name"], f["count"]) for f in got["facets"]] ==
           [(f["category"], f["count"]) for f in expected["facets"]], what + ": facets")
+# min_score and sort=score:C as `autocat search --min-score --sort-by-score`;
+# the facets count only the documents min_score keeps.
+for query, categories, min_score, sort in [("", ["food"], "0.5", "food"),
+                                           ("the", ["sports", "science"], "0.4", "science"),
+                                           ("", ["science"], "0.9", None),
+                                           ("team OR bread", [], None, "food")]:
+    args = ["search", "--db", DB, "--facets", "--json", "--limit", "1000"]
+    params = [("q", query), ("facets", "1"), ("limit", "1000")]
+    for c in categories:
+        args += ["--category", c]
+        params.append(("category", c))
+    if min_score is not None:
+        args += ["--min-score", min_score]
+        params.append(("min_score", min_score))
+    if sort is not None:
+        args += ["--sort-by-score", sort]
+        params.append(("sort", "score:" + sort))
+    expected = json.loads(run(*args, "--", query))
+    status, got = server.get("/api/search?" + urllib.parse.urlencode(params))
+    what = "search %r %r min_score=%s sort=%s" % (query, categories, min_score, sort)
+    check(status == 200, what + ": 200")
+    ids = [d["id"] for d in got["documents"]]
+    check(ids == [r["id"] for r in expected["results"]], what + ": documents as the CLI")
+    check(got["matches"] == len(ids) == expected["facet_documents"], what + ": matches")
+    check([(f["name"], f["count"]) for f in got["facets"]] ==
+          [(f["category"], f["count"]) for f in expected["facets"]], what + ": facets as the CLI")
+    scores = {d["id"]: {c["name"]: c["score"] for c in d["categories"]} for d in got["documents"]}
+    if min_score is not None:
+        check(all(any(scores[i].get(c, -1) >= float(min_score) for c in categories) for i in ids),
+              what + ": every document scores at least min_score")
+        counted = {}
+        for i in ids:
+            for name in scores[i]:
+                counted[name] = counted.get(name, 0) + 1
+        check(counted == {f["name"]: f["count"] for f in got["facets"]},
+              what + ": facets count the documents kept")
+        unfiltered = server.get("/api/search?" + urllib.parse.urlencode(
+            [p for p in params if p[0] != "min_score"]))[1]
+        check(len(unfiltered["documents"]) > len(ids), what + ": min_score drops documents")
+    if sort is not None:
+        keys = [scores[i].get(sort, float("-inf")) for i in ids]
+        check(keys == sorted(keys, reverse=True), what + ": highest score first")
+for bad in ["min_score=x&category=food", "min_score=&category=food", "min_score=nan&category=food",
+            "min_score=1e999&category=food", "min_score=0.5", "sort=score:", "sort=weight"]:
+    status, body = server.get("/api/search?" + bad)
+    check(status == 400 and isinstance(body, dict) and body.get("error"),
+          "search?%s: 400 with a JSON error (got %d %r)" % (bad, status, body))
+
+# Unknown routes under /api/: 404 with a JSON error, like every other reply.
+for method, path in [("GET", "/api/nope"), ("GET", "/api/"), ("GET", "/api"),
+                     ("GET", "/api/search/extra"), ("POST", "/api/search"),
+                     ("DELETE", "/api/documents/x-script"), ("PUT", "/api/categories")]:
+    status, raw = server.request(method, path, body="" if method in ("POST", "PUT") else None,
+                                 raw=True)
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    check(status == 404 and isinstance(body, dict) and path in body.get("error", ""),
+          "%s %s: 404 with a JSON error naming it (got %d %r)" % (method, path, status, raw))
+check(server.get("/api/documents/no-such-id")[1]["error"].startswith("no document"),
+      "a route's own 404 keeps its message")
+
 status, got = server.get("/api/search?q=&offset=2&limit=3")
 everything = cli_search("", [])
 check(status == 200 and [d["id"] for d in got["documents"]] ==
