@@ -8,9 +8,11 @@
 #include <xapian.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iterator>
 #include <optional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -228,10 +230,62 @@ py::tuple set_categories_changes(const autocat::CategoryIndexer& indexer,
                         std::move(changes.values));
 }
 
-// prepare_documents() of (id, text, title) tuples, categorized on every core
-// without the GIL: [(id_term, serialised document, categories)] in order.
-py::list prepare_documents(const autocat::CategoryIndexer& indexer, const py::iterable& documents,
-                           unsigned threads) {
+// A batch's progress callable is called at most this often (and at the end).
+constexpr std::chrono::milliseconds kProgressInterval(500);
+// With one, the batch runs in chunks of about this much work: the GIL-free
+// batch calls cannot call Python, so a report waits for the end of a chunk.
+constexpr double kChunkSeconds = 0.1;
+
+// Runs `work(begin, end)` (without the GIL) and then `after(begin, end)`
+// (with it) over [0, total). With no `progress` (None), in one piece. Else
+// in chunks sized from the time the previous one took (at least one item per
+// thread, so the threads stay busy), calling progress(done, total) once at
+// least kProgressInterval has passed since the last call, and at the end. An
+// exception from `progress` or `after` stops the batch there and propagates.
+template <typename Work, typename After>
+void in_chunks(size_t total, unsigned threads, const py::object& progress, Work work, After after) {
+  if (progress.is_none()) {
+    {
+      py::gil_scoped_release release;
+      work(0, total);
+    }
+    after(0, total);
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  const size_t min_chunk =
+      std::max<size_t>(1, threads != 0 ? threads : std::thread::hardware_concurrency());
+  size_t chunk = min_chunk;
+  Clock::time_point last_report = Clock::now();
+  size_t done = 0;
+  while (done < total) {
+    const size_t end = std::min(total, done + chunk);
+    const Clock::time_point start = Clock::now();
+    {
+      py::gil_scoped_release release;
+      work(done, end);
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    after(done, end);
+    // Grow at most fourfold a step, so one fast chunk cannot make the next
+    // one run far past the interval.
+    const double wanted =
+        seconds > 0 ? kChunkSeconds / seconds * double(end - done) : double(chunk) * 4;
+    chunk = std::max(min_chunk, static_cast<size_t>(std::min(wanted, double(chunk) * 4)));
+    done = end;
+    if (done < total && Clock::now() - last_report < kProgressInterval) continue;
+    progress(done, total);
+    last_report = Clock::now();
+  }
+  if (total == 0) progress(0, 0);
+}
+
+// prepare_documents() of (id, text, title) tuples, categorized on `threads`
+// threads without the GIL; `write` is called (with the GIL) with each
+// chunk's [(id_term, serialised document, categories)], in input order
+// (one chunk for everything without `progress`).
+void prepare_documents(const autocat::CategoryIndexer& indexer, const py::iterable& documents,
+                       unsigned threads, const py::object& write, const py::object& progress) {
   std::vector<autocat::DocumentToIndex> batch;
   for (const py::handle& item : documents) {
     const auto fields = item.cast<py::tuple>();
@@ -244,21 +298,27 @@ py::list prepare_documents(const autocat::CategoryIndexer& indexer, const py::it
   }
   std::vector<autocat::PreparedDocument> prepared;
   std::vector<std::string> serialised;
-  {
-    py::gil_scoped_release release;
-    prepared = indexer.prepare_documents(batch, threads);
+  auto work = [&](size_t begin, size_t end) {
+    const std::vector<autocat::DocumentToIndex> part(
+        std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
+        std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+    prepared = indexer.prepare_documents(part, threads);
+    serialised.clear();
     serialised.reserve(prepared.size());
     for (const autocat::PreparedDocument& doc : prepared) {
       serialised.push_back(doc.document.serialise());
     }
-  }
-  emit_warnings(indexer);
-  py::list result;
-  for (size_t i = 0; i < prepared.size(); ++i) {
-    result.append(py::make_tuple(py::bytes(prepared[i].id_term), py::bytes(serialised[i]),
-                                 to_tuples(prepared[i].categories)));
-  }
-  return result;
+  };
+  auto after = [&](size_t, size_t) {
+    emit_warnings(indexer);
+    py::list result;
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      result.append(py::make_tuple(py::bytes(prepared[i].id_term), py::bytes(serialised[i]),
+                                   to_tuples(prepared[i].categories)));
+    }
+    write(result);
+  };
+  in_chunks(batch.size(), threads, progress, work, after);
 }
 
 // The terms autocat::category_filter matches for `names`, so Python filters
@@ -272,6 +332,80 @@ std::vector<py::bytes> category_terms(const py::object& names, const std::string
   }
   return terms;
 }
+
+// Docstrings (help(autocat)): each says the arguments, what comes back and
+// what is raised.
+const char kInitDoc[] =
+    "Opens the model directory model_dir written by `autocat train`.\n\n"
+    "Keyword arguments (all optional): method (\"knn\", \"rocchio\", \"nb\", \"bnb\", \"cnb\", "
+    "\"svm\", \"logreg\", \"combo\"; None: the model's default), k (kNN neighbours; 0: the "
+    "model's), decision (\"one-of\" or \"any-of\"; None: the model's), other (whether one-of may "
+    "assign no category; None: the model's), min_score (categories scoring below it are not "
+    "assigned), tuned_thresholds (use the thresholds tuned at training), max_categories (at most "
+    "this many assigned), knn_max_query_terms (0: all), category_prefix (term prefix of "
+    "categories, \"XC\"), category_slot (value slot of categories, 200), categorize (False: "
+    "index() adds text terms only), index_text (False: index() adds categories only).\n\n"
+    "Returns the opened indexer. Raises NotFoundError (no model there), ModelFormatError (a "
+    "damaged or foreign model file) or InvalidArgumentError (an unknown method or decision, a "
+    "bad prefix), each naming the directory or file. Journal warnings come as RuntimeWarning.";
+const char kCategoriesDoc[] = "Every category of the model, sorted (a list of str).";
+const char kDefaultMethodDoc[] =
+    "The method used when none is given (str, e.g. \"knn\"): the model's default.";
+const char kCategoryPrefixDoc[] = "The term prefix of category terms (str, \"XC\" by default).";
+const char kCategorySlotDoc[] =
+    "The value slot holding each document's categories and scores (int, 200 by default).";
+const char kScoreDoc[] =
+    "Scores every category for `text` (str), no decision applied.\n\n"
+    "Returns [(name, score)], best first. Runs without the GIL. Raises Error if the model "
+    "cannot be read.";
+const char kCategorizeDoc[] =
+    "The categories the model assigns to `text` (str), with the indexer's decision.\n\n"
+    "Returns [(name, score)], best first; empty if none is assigned. Runs without the GIL. "
+    "Raises Error if the model cannot be read.";
+const char kLearnDoc[] =
+    "Adds a training document to the open model, or replaces the one with the same `id` "
+    "(str), with `text` (str) and `labels` (category names, or one name as a str or bytes). "
+    "Journaled and fsynced first: models opened later see it; kNN, Rocchio and Naive Bayes at "
+    "once, svm, logreg and combo's weights after autocat train --add.\n\n"
+    "Returns None. Raises InvalidArgumentError (empty id, no labels, a category the model does "
+    "not have, a text without terms), NotFoundError (no training database next to the model) or "
+    "IOError (the journal cannot be written); nothing changes then.";
+const char kForgetDoc[] =
+    "Removes the training document `id` (str) from the open model (journaled).\n\n"
+    "Returns None. Raises NotFoundError if no training document has that id, IOError if the "
+    "journal cannot be written; nothing changes then.";
+const char kModelTermDoc[] =
+    "The term each categorized document gets, naming the model (bytes, b'XAUTOCATMODEL...'; "
+    "b'' with categorize=False).";
+const char kStemmerDoc[] =
+    "The stemmer the text is indexed with (str; configure_query_parser uses it).";
+const char kCategorizeManyDoc[] =
+    "categorize() of each str in `texts` (an iterable), on `threads` threads (0: every core) "
+    "without the GIL.\n\n"
+    "`progress`, if given, is called as progress(done, total) with the number of texts done so "
+    "far, at most about every 0.5 s and once at the end (with the GIL held only for the call; "
+    "the texts are then categorized in chunks). An exception it raises stops the batch and "
+    "propagates.\n\n"
+    "Returns [[(name, score)], ...] in input order. Raises TypeError for a text that is not a "
+    "str, Error if the model cannot be read.";
+const char kQueryStopwordsDoc[] =
+    "The stopwords configure_query_parser gives a QueryParser.\n\n"
+    "Returns a list of str. Raises nothing.";
+const char kDecodeCategoriesDoc[] =
+    "Decodes the category value slot `value` (bytes, as doc.get_value(DEFAULT_CATEGORY_SLOT)): "
+    "\"name<TAB>score\" entries joined by newlines.\n\n"
+    "Returns [(name, score)] in stored order; empty for b''. Raises TypeError for a value that "
+    "is not bytes or str.";
+const char kEncodeCategoriesDoc[] =
+    "Encodes `categories`, an iterable of (name, score) pairs, as the category value slot "
+    "(scores with 6 significant digits).\n\n"
+    "Returns bytes. Raises ValueError for an item that is not a pair, TypeError for a name "
+    "that is not str or bytes or a score that is not a number.";
+const char kCategoryTermsDoc[] =
+    "The index terms a filter on the category `names` matches (an iterable of names, or one "
+    "name as a str or bytes), with term prefix `prefix`.\n\n"
+    "Returns a list of bytes. Raises InvalidArgumentError for a prefix autocat does not allow "
+    "(not capitals A-Z, X alone, or starting with Q or Z).";
 
 }  // namespace
 
@@ -297,6 +431,18 @@ PYBIND11_MODULE(_autocat, module) {
   static py::exception<autocat::ModelFormatError> model_format(module, "ModelFormatError",
                                                                error.ptr());
   static py::exception<autocat::IOError> io_error(module, "IOError", error.ptr());
+  error.attr("__doc__") =
+      "Base class of autocat's errors (a RuntimeError); the message says what went wrong, "
+      "naming the file, id or name, and what to do.";
+  invalid_argument.attr("__doc__") =
+      "An argument autocat cannot use: an unknown method or category, an empty id, a bad "
+      "prefix.";
+  not_found.attr("__doc__") =
+      "Something named does not exist: a model directory, a training document, a training "
+      "database.";
+  model_format.attr("__doc__") =
+      "A model file that is damaged, truncated or of an unknown format version.";
+  io_error.attr("__doc__") = "A file could not be read or written (the journal, a model file).";
   // A message may quote an id or name that is not UTF-8: its bytes show as
   // \xHH instead of the message being lost.
   py::register_exception_translator([](std::exception_ptr thrown) {
@@ -343,21 +489,27 @@ PYBIND11_MODULE(_autocat, module) {
            py::arg("max_categories") = 5, py::arg("knn_max_query_terms") = 0,
            py::arg("category_prefix") = autocat::kDefaultCategoryPrefix,
            py::arg("category_slot") = autocat::kDefaultCategorySlot, py::arg("categorize") = true,
-           py::arg("index_text") = true)
-      .def_property_readonly("categories",
-                             [](const autocat::CategoryIndexer& indexer) {
-                               return names_to_python(indexer.categories());
-                             })
-      .def_property_readonly("default_method",
-                             [](const autocat::CategoryIndexer& indexer) {
-                               return autocat::method_name(indexer.default_method());
-                             })
+           py::arg("index_text") = true, kInitDoc)
+      .def_property_readonly(
+          "categories",
+          [](const autocat::CategoryIndexer& indexer) {
+            return names_to_python(indexer.categories());
+          },
+          kCategoriesDoc)
+      .def_property_readonly(
+          "default_method",
+          [](const autocat::CategoryIndexer& indexer) {
+            return autocat::method_name(indexer.default_method());
+          },
+          kDefaultMethodDoc)
       .def_property_readonly(
           "category_prefix",
-          [](const autocat::CategoryIndexer& indexer) { return indexer.options().category_prefix; })
+          [](const autocat::CategoryIndexer& indexer) { return indexer.options().category_prefix; },
+          kCategoryPrefixDoc)
       .def_property_readonly(
           "category_slot",
-          [](const autocat::CategoryIndexer& indexer) { return indexer.options().category_slot; })
+          [](const autocat::CategoryIndexer& indexer) { return indexer.options().category_slot; },
+          kCategorySlotDoc)
       .def(
           "score",
           [](const autocat::CategoryIndexer& indexer, std::string_view text) {
@@ -369,7 +521,7 @@ PYBIND11_MODULE(_autocat, module) {
             emit_warnings(indexer);
             return to_tuples(result);
           },
-          py::arg("text"), "Every category's score for text, best first: [(name, score)].")
+          py::arg("text"), kScoreDoc)
       .def(
           "categorize",
           [](const autocat::CategoryIndexer& indexer, std::string_view text) {
@@ -381,7 +533,7 @@ PYBIND11_MODULE(_autocat, module) {
             emit_warnings(indexer);
             return to_tuples(result);
           },
-          py::arg("text"), "The categories assigned to text: [(name, score)].")
+          py::arg("text"), kCategorizeDoc)
       .def(
           "learn",
           [](autocat::CategoryIndexer& indexer, const std::string& id, std::string_view text,
@@ -393,10 +545,7 @@ PYBIND11_MODULE(_autocat, module) {
             }
             emit_warnings(indexer);
           },
-          py::arg("id"), py::arg("text"), py::arg("labels"),
-          "Adds a training document with these labels (category names, or one name) to the "
-          "open model (journaled; kNN, Rocchio and Naive "
-          "Bayes see it at once, svm, logreg and combo's weights after autocat train --add).")
+          py::arg("id"), py::arg("text"), py::arg("labels"), kLearnDoc)
       .def(
           "forget",
           [](autocat::CategoryIndexer& indexer, const std::string& id) {
@@ -406,55 +555,59 @@ PYBIND11_MODULE(_autocat, module) {
             }
             emit_warnings(indexer);
           },
-          py::arg("id"), "Removes a training document from the open model by id (journaled).")
+          py::arg("id"), kForgetDoc)
       .def_property_readonly(
           "model_term",
           [](const autocat::CategoryIndexer& indexer) { return py::bytes(indexer.model_term()); },
-          "The term each categorized document gets, naming the model (b'XAUTOCATMODEL...').")
+          kModelTermDoc)
       .def_property_readonly(
           "stemmer",
           [](const autocat::CategoryIndexer& indexer) { return indexer.options().stemmer; },
-          "The stemmer the text is indexed with (configure_query_parser uses it).")
+          kStemmerDoc)
       .def(
           "categorize_many",
-          [](const autocat::CategoryIndexer& indexer, const py::iterable& texts, unsigned threads) {
+          [](const autocat::CategoryIndexer& indexer, const py::iterable& texts, unsigned threads,
+             const py::object& progress) {
             std::vector<std::string> batch;
             for (const py::handle& text : texts) batch.push_back(text.cast<std::string>());
-            std::vector<std::vector<autocat::Category>> result;
-            {
-              py::gil_scoped_release release;
-              result = indexer.categorize_batch(batch, threads);
-            }
-            emit_warnings(indexer);
+            std::vector<std::vector<autocat::Category>> part;
             py::list out;
-            for (const std::vector<autocat::Category>& categories : result) {
-              out.append(to_tuples(categories));
-            }
+            in_chunks(
+                batch.size(), threads, progress,
+                [&](size_t begin, size_t end) {
+                  const std::vector<std::string> texts_part(
+                      std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(begin)),
+                      std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(end)));
+                  part = indexer.categorize_batch(texts_part, threads);
+                },
+                [&](size_t, size_t) {
+                  emit_warnings(indexer);
+                  for (const std::vector<autocat::Category>& categories : part) {
+                    out.append(to_tuples(categories));
+                  }
+                });
             return out;
           },
-          py::arg("texts"), py::arg("threads") = 0,
-          "categorize() of each text, on `threads` threads (0: every core) without the GIL, in "
-          "input order: [[(name, score)], ...].")
+          py::arg("texts"), py::arg("threads") = 0, py::arg("progress") = py::none(),
+          kCategorizeManyDoc)
       .def("_index_changes", &index_changes, py::arg("text"), py::arg("serialised_document"))
       .def("_set_categories_changes", &set_categories_changes, py::arg("serialised_document"),
            py::arg("categories"))
-      .def("_prepare_documents", &prepare_documents, py::arg("documents"), py::arg("threads"));
+      .def("_prepare_documents", &prepare_documents, py::arg("documents"), py::arg("threads"),
+           py::arg("write"), py::arg("progress") = py::none());
 
   module.def(
-      "query_stopwords", [] { return autocat::query_stopwords(); },
-      "The stopwords configure_query_parser gives a QueryParser.");
+      "query_stopwords", [] { return autocat::query_stopwords(); }, kQueryStopwordsDoc);
   module.def(
       "decode_categories",
       [](const std::string& value) { return to_tuples(autocat::decode_categories(value)); },
-      py::arg("value"), "Decodes the category value slot: [(name, score)].");
+      py::arg("value"), kDecodeCategoriesDoc);
   module.def(
       "encode_categories",
       [](const py::iterable& categories) {
         return py::bytes(autocat::encode_categories(from_tuples(categories)));
       },
-      py::arg("categories"));
+      py::arg("categories"), kEncodeCategoriesDoc);
   module.def("category_terms", &category_terms, py::arg("names"),
-             py::arg("prefix") = autocat::kDefaultCategoryPrefix,
-             "The index terms a filter on these category names (an iterable, or one name as a "
-             "str or bytes) matches.");
+             py::arg("prefix") = autocat::kDefaultCategoryPrefix, kCategoryTermsDoc);
 }

@@ -31,6 +31,7 @@ from ._autocat import CategoryIndexer as _CategoryIndexer
 __all__ = [
     "CategoryIndexer", "CategoryFacetSpy", "add_category_prefix", "category_filter",
     "facet_counts", "decode_categories", "encode_categories", "category_terms",
+    "configure_query_parser", "query_stopwords", "QUERY_PARSER_FLAGS",
     "Error", "InvalidArgumentError", "NotFoundError", "ModelFormatError", "IOError",
     "DEFAULT_CATEGORY_PREFIX", "DEFAULT_CATEGORY_SLOT", "ID_PREFIX", "CATEGORY_FIELD",
     "XAPIAN_VERSION", "__version__",
@@ -56,22 +57,35 @@ class CategoryIndexer(_CategoryIndexer):
     """A model opened for indexing: CategoryIndexer(model_dir, method=None, k=0,
     decision=None, other=None, min_score=0.0, tuned_thresholds=True,
     max_categories=5, knn_max_query_terms=0, category_prefix="XC",
-    category_slot=200, categorize=True, index_text=True)."""
+    category_slot=200, categorize=True, index_text=True).
+
+    model_dir is a directory written by `autocat train`; the keyword
+    arguments are described under __init__. Raises NotFoundError,
+    ModelFormatError or InvalidArgumentError naming the directory or file.
+    Its methods may be called from several threads at once; the batch calls
+    release the GIL while they categorize."""
 
     def index(self, text, doc):
         """Adds to the xapian.Document `doc` what autocat::CategoryIndexer::index
-        adds in C++: the text's terms with positions (unless index_text=False),
-        one boolean term per assigned category and the category value slot,
-        replacing categories a previous call stored. Returns the categories."""
+        adds in C++: the str `text`'s terms with positions (unless
+        index_text=False), one boolean term per assigned category and the
+        category value slot, replacing categories a previous call stored.
+
+        Returns the categories stored, [(name, score)]. Raises Error if the
+        model cannot be read; `doc` is unchanged then."""
         serialised = doc.serialise() if doc.termlist_count() or doc.values_count() else b""
         categories, removed, added, values = self._index_changes(text, serialised)
         _apply_changes(doc, removed, added, values)
         return categories
 
     def index_document(self, db, doc_id, text, title=""):
-        """Builds a document for `doc_id` (unique term "Q"+id, data = title or
-        the start of the text), indexes `text` into it and replaces any document
-        with the same id in the xapian.WritableDatabase `db`."""
+        """Builds a document for `doc_id` (str; unique term "Q"+id, data =
+        `title` or the first 200 characters of the str `text`), indexes `text`
+        into it and replaces any document with the same id in the
+        xapian.WritableDatabase `db`. Does not commit.
+
+        Returns the categories stored, [(name, score)]. Raises
+        InvalidArgumentError for an empty doc_id, xapian errors from `db`."""
         if not doc_id:
             raise InvalidArgumentError("document id must not be empty")
         doc = xapian.Document()
@@ -86,29 +100,51 @@ class CategoryIndexer(_CategoryIndexer):
     def set_categories(self, doc, categories):
         """Replaces the categories the xapian.Document `doc` holds (the terms
         and value slot index() or set_categories() stored) by `categories`,
-        [(name, score)], leaving its text terms, id and data alone: to relabel
-        a stored document. Write it back with db.replace_document()."""
+        an iterable of (name, score), leaving its text terms, id and data
+        alone: to relabel a stored document. Write it back with
+        db.replace_document().
+
+        Returns None. Raises ValueError for an item that is not a (name,
+        score) pair, TypeError for a name that is not str or bytes."""
         serialised = doc.serialise() if doc.termlist_count() or doc.values_count() else b""
         removed, added, values = self._set_categories_changes(serialised, list(categories))
         _apply_changes(doc, removed, added, values)
 
-    def index_documents(self, db, documents, threads=0):
-        """index_document() of each (doc_id, text, title) in `documents`, the
-        categorizing done on `threads` threads (0: every core) without the
-        GIL; the documents are written to the xapian.WritableDatabase `db` in
-        input order (a later id replaces an earlier one). Does not commit.
-        Returns the categories of each, in input order."""
-        prepared = self._prepare_documents(
-            [(doc_id, text, title) for doc_id, text, title in documents], threads)
+    def index_documents(self, db, documents, threads=0, progress=None):
+        """index_document() of each (doc_id, text, title) in `documents` (an
+        iterable), the categorizing done on `threads` threads (0: every core)
+        without the GIL; the documents are written to the
+        xapian.WritableDatabase `db` in input order (a later id replaces an
+        earlier one). Does not commit.
+
+        `progress`, if given, is called as progress(done, total) with the
+        number of documents written so far, at most about every 0.5 s and
+        once at the end; the documents are then categorized and written in
+        chunks. An exception it raises stops the batch and propagates: the
+        documents written before it stay in `db` (uncommitted).
+
+        Returns the categories stored for each document, [[(name, score)]],
+        in input order. Raises ValueError for an item that is not an (id,
+        text, title) triple, InvalidArgumentError for an empty id (without
+        `progress`, before anything is written), xapian errors from `db`."""
         stored = []
-        for id_term, serialised, categories in prepared:
-            db.replace_document(id_term, xapian.Document.unserialise(serialised))
-            stored.append(categories)
+
+        def write(prepared):
+            for id_term, serialised, categories in prepared:
+                db.replace_document(id_term, xapian.Document.unserialise(serialised))
+                stored.append(categories)
+
+        self._prepare_documents([(doc_id, text, title) for doc_id, text, title in documents],
+                                threads, write, progress)
         return stored
 
 
 def add_category_prefix(parser, prefix=DEFAULT_CATEGORY_PREFIX):
-    """Lets the xapian.QueryParser `parser` read `category:NAME` filters."""
+    """Lets the xapian.QueryParser `parser` read `category:NAME` filters,
+    as boolean terms with the category term prefix `prefix`.
+
+    Returns None. Raises what parser.add_boolean_prefix raises (e.g.
+    xapian.InvalidOperationError for a prefix already set another way)."""
     parser.add_boolean_prefix(CATEGORY_FIELD, prefix)
 
 
@@ -119,9 +155,12 @@ QUERY_PARSER_FLAGS = xapian.QueryParser.FLAG_DEFAULT | xapian.QueryParser.FLAG_C
 
 def configure_query_parser(parser, stemmer="english", prefix=DEFAULT_CATEGORY_PREFIX):
     """Sets up the xapian.QueryParser `parser` as autocat indexed the text
-    with `stemmer` (CategoryIndexer.stemmer): that stemmer with STEM_SOME,
-    autocat's English stopwords and `category:`. Parse with
-    QUERY_PARSER_FLAGS."""
+    with `stemmer` (a language name, CategoryIndexer.stemmer): that stemmer
+    with STEM_SOME, autocat's English stopwords and `category:` over the
+    category term prefix `prefix`. Parse with QUERY_PARSER_FLAGS.
+
+    Returns None. Raises xapian.InvalidArgumentError for an unknown
+    stemmer."""
     parser.set_stemmer(xapian.Stem(stemmer))
     parser.set_stemming_strategy(xapian.QueryParser.STEM_SOME)
     stopper = xapian.SimpleStopper()
@@ -132,9 +171,12 @@ def configure_query_parser(parser, stemmer="english", prefix=DEFAULT_CATEGORY_PR
 
 
 def category_filter(query, names, prefix=DEFAULT_CATEGORY_PREFIX):
-    """`query` restricted to documents in any of the categories `names` (an
-    iterable of names, or one name as a str or bytes) (OP_FILTER: weights
-    unchanged). No names: `query` itself."""
+    """The xapian.Query `query` restricted to documents in any of the
+    categories `names` (an iterable of names, or one name as a str or bytes),
+    whose terms have the prefix `prefix` (OP_FILTER: weights unchanged).
+
+    Returns a xapian.Query; with no names, `query` itself. Raises
+    InvalidArgumentError for a prefix autocat does not allow."""
     if not names:
         return query
     if not isinstance(names, (str, bytes)):
@@ -147,27 +189,38 @@ class CategoryFacetSpy(xapian.MatchSpy):
     """A xapian.MatchSpy counting the categories of the matching documents
     (a document with several counts once for each), read from the category
     value slot. Local databases only: Python match spies cannot go to
-    xapian-tcpsrv."""
+    xapian-tcpsrv. Xapian calls a spy only for the documents a match
+    decider accepts. Attribute documents_seen: the documents counted."""
 
     def __init__(self, slot=DEFAULT_CATEGORY_SLOT):
+        """A spy reading the category value slot `slot` (int). Returns the
+        spy; add it with enquire.add_matchspy(). Raises nothing."""
         xapian.MatchSpy.__init__(self)
         self.slot = slot
         self.documents_seen = 0
         self._counts = {}
 
     def __call__(self, doc, weight):
+        """Counts the categories of the xapian.Document `doc` (Xapian calls
+        this for each match; `weight` is its weight, unused). Returns None.
+        Raises nothing for a document without categories."""
         self.documents_seen += 1
         for name, _score in decode_categories(doc.get_value(self.slot)):
             self._counts[name] = self._counts.get(name, 0) + 1
 
     def counts(self):
-        """[(category, count)] by descending count, then name."""
+        """Returns the counts so far, [(category, count)], by descending
+        count, then name. Raises nothing."""
         return sorted(self._counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 def facet_counts(enquire, first=0, maxitems=10, slot=DEFAULT_CATEGORY_SLOT):
-    """Runs the xapian.Enquire's query with a CategoryFacetSpy over every match
-    and returns (mset, [(category, count)])."""
+    """Runs the query of the xapian.Enquire `enquire` with a CategoryFacetSpy
+    reading value slot `slot` over every match, asking for `maxitems` results
+    from rank `first`.
+
+    Returns (mset, [(category, count)]). Raises xapian errors (e.g. for a
+    remote database, where a Python spy cannot go)."""
     spy = CategoryFacetSpy(slot)
     enquire.add_matchspy(spy)
     try:

@@ -1,12 +1,16 @@
 """The Python module autocat next to python3-xapian: run by ctest with the
 built module on PYTHONPATH and AUTOCAT_CLI naming the built CLI."""
 
+import inspect
 import json
 import os
+import pydoc
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import warnings
 
@@ -262,6 +266,133 @@ class AutocatPythonTest(unittest.TestCase):
         self.assertEqual(len(torn), 1, [str(w.message) for w in caught])
         self.assertIs(torn[0].category, RuntimeWarning)
         self.assertIn(journal, str(torn[0].message))
+
+    def test_progress_is_reported_and_its_errors_stop_the_batch(self):
+        texts = [ASTRONOMY, COOKING, "The striker scored twice before half time."] * 40
+        calls = []
+        self.assertEqual(self.indexer.categorize_many(texts, progress=lambda *a: calls.append(a)),
+                         self.indexer.categorize_many(texts))
+        # At least the final call; done only grows; the last is (total, total).
+        self.assertTrue(calls)
+        self.assertEqual(calls[-1], (len(texts), len(texts)))
+        self.assertEqual([done for done, _ in calls], sorted(done for done, _ in calls))
+        self.assertTrue(all(total == len(texts) for _, total in calls))
+
+        documents = [("p%d" % i, text, "") for i, text in enumerate(texts)]
+        db = xapian.WritableDatabase(os.path.join(self.tmp, "progress.db"),
+                                     xapian.DB_CREATE_OR_OVERWRITE)
+        calls = []
+        written = []
+
+        def note(done, total):
+            calls.append((done, total))
+            written.append(db.get_doccount())
+
+        self.assertEqual(self.indexer.index_documents(db, documents, progress=note),
+                         self.indexer.categorize_many(texts))
+        self.assertEqual(calls[-1], (len(texts), len(texts)))
+        # done counts documents already in the database.
+        self.assertEqual([done for done, _ in calls], written)
+        self.assertEqual(self.indexer.index_documents(db, [], progress=note), [])
+        self.assertEqual(calls[-1], (0, 0))
+
+        # A batch of about 2 s on one thread (sized by timing a sample).
+        long_text = ASTRONOMY * 400
+        started = time.monotonic()
+        self.indexer.categorize_many([long_text] * 50, threads=1)
+        per_text = (time.monotonic() - started) / 50
+        slow = [long_text] * min(50000, max(200, int(2.0 / max(per_text, 1e-6))))
+
+        # Calls come at most about every 0.5 s: the gaps between them (but
+        # the last, which ends the batch) are at least that.
+        times = []
+        started = time.monotonic()
+        self.indexer.categorize_many(slow, threads=1,
+                                     progress=lambda done, total: times.append(time.monotonic()))
+        self.assertGreaterEqual(len(times), 3, "the batch took %.2f s" % (time.monotonic() - started))
+        gaps = [b - a for a, b in zip([started] + times, times[:-1])]
+        self.assertTrue(all(gap >= 0.5 for gap in gaps), gaps)
+
+        class Stop(Exception):
+            pass
+
+        def stop(done, total):
+            raise Stop("enough at %d" % done)
+
+        # An exception from the callable stops the batch at its first call.
+        started = time.monotonic()
+        with self.assertRaises(Stop):
+            self.indexer.categorize_many(slow, threads=1, progress=stop)
+        self.assertLess(time.monotonic() - started, 1.5)
+        before = db.get_doccount()
+        with self.assertRaises(Stop):
+            self.indexer.index_documents(db, [("s%d" % i, t, "") for i, t in enumerate(slow)],
+                                         threads=1, progress=stop)
+        self.assertGreater(db.get_doccount(), before)  # the chunks before the call stay
+        self.assertLess(db.get_doccount(), before + len(slow))
+        with self.assertRaises(TypeError):
+            self.indexer.categorize_many(texts, progress=lambda: None)  # wrong arity
+
+    def test_every_public_name_is_documented(self):
+        missing = []
+
+        def text_of(obj):
+            # Its own docstring: inspect.getdoc() would inherit a base class's.
+            doc = inspect.cleandoc(obj.__doc__ or "")
+            # pybind11 starts a docstring with the signature: skip it.
+            lines = doc.splitlines()
+            if lines and re.match(r"^\w+\(.*\)( -> .*)?$", lines[0]):
+                lines = lines[1:]
+            return "\n".join(lines).strip()
+
+        def parameters(obj, name):
+            try:
+                return [p for p in inspect.signature(obj).parameters if p not in ("self", "args",
+                                                                                  "kwargs")]
+            except (TypeError, ValueError):
+                first = (inspect.getdoc(obj) or "").splitlines()[:1]
+                match = re.match(r"^\w+\((.*)\)", first[0]) if first else None
+                if not match:
+                    return []
+                return [p for p in re.findall(r"(\w+):", match.group(1)) if p != "self"]
+
+        def check(obj, name, callable_=True):
+            text = text_of(obj)
+            if not text:
+                missing.append(name + ": no docstring")
+                return
+            if not callable_:
+                return
+            for parameter in parameters(obj, name):
+                if not re.search(r"\b%s\b" % re.escape(parameter), text):
+                    missing.append("%s: argument %s not described" % (name, parameter))
+            if not name.endswith("__init__") and "return" not in text.lower():
+                missing.append(name + ": return value not described")
+
+        for name in sorted(set(autocat.__all__) | {n for n in dir(autocat)
+                                                   if not n.startswith("_")}):
+            obj = getattr(autocat, name)
+            if inspect.ismodule(obj) or isinstance(obj, (int, str, bytes, float)):
+                continue
+            if inspect.isclass(obj):
+                check(obj, name, callable_=False)
+                if issubclass(obj, BaseException):
+                    continue
+                for attribute, member in inspect.getmembers(obj):
+                    if attribute.startswith("_") and attribute not in ("__init__", "__call__"):
+                        continue
+                    owner = next(k for k in obj.__mro__ if attribute in vars(k))
+                    if owner.__module__.split(".")[0] != "autocat":
+                        continue  # inherited from object or xapian
+                    if isinstance(member, property):
+                        check(member, name + "." + attribute, callable_=False)
+                    else:
+                        check(member, name + "." + attribute)
+            else:
+                check(obj, name)
+        self.assertEqual(missing, [])
+        # help() renders it all.
+        self.assertIn("progress", pydoc.render_doc(autocat.CategoryIndexer.categorize_many))
 
     def test_errors_name_the_model(self):
         missing = os.path.join(self.tmp, "no-such-model")
