@@ -11,6 +11,7 @@
 # escaped and the page inserts no data as markup.
 #
 # usage: serve_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
+import atexit
 import glob
 import json
 import os
@@ -18,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -39,20 +41,44 @@ def run(*args):
     return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
 
 
+# No proxy: an http_proxy in the environment would otherwise carry these
+# 127.0.0.1 requests to a proxy, failing or answering for the server.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+# Every server started, killed however the test ends: a failure that raises
+# must not leave `autocat serve` running after the test.
+SERVERS = []
+
+
+@atexit.register
+def kill_servers():
+    for process in SERVERS:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 class Server:
     def __init__(self, *extra):
+        # stderr to a file, read when a check fails: a pipe nobody reads
+        # would block the server once full, and the file keeps the evidence.
+        self.stderr = tempfile.TemporaryFile(mode="w+", dir=WORK)
         self.process = subprocess.Popen(
             [CLI, "serve", "--db", DB, "--model", MODEL, "--listen", "127.0.0.1:0",
              "--token-file", TOKEN_FILE, *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=self.stderr, text=True)
+        SERVERS.append(self.process)
         first = self.process.stdout.readline().strip()
         second = self.process.stdout.readline().strip()
         if not first.startswith("listening on http://127.0.0.1:"):
             self.process.kill()
-            raise SystemExit("serve did not start: %r %r %s" %
-                             (first, second, self.process.stderr.read()))
+            self.process.wait()
+            raise SystemExit("serve did not start: %r %r %s" % (first, second, self.errors()))
         check(second == "token: " + TOKEN, "serve prints the token from --token-file")
         self.url = first[len("listening on "):]
+
+    def errors(self):
+        self.stderr.seek(0)
+        return self.stderr.read()
 
     def request(self, method, path, body=None, token=None, raw=False):
         headers = {}
@@ -62,12 +88,17 @@ class Server:
         request = urllib.request.Request(self.url + path, data=data, method=method,
                                          headers=headers)
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with OPENER.open(request, timeout=10) as response:
                 text = response.read().decode()
                 return response.status, text if raw else json.loads(text)
         except urllib.error.HTTPError as e:
             text = e.read().decode()
             return e.code, text if raw else json.loads(text)
+        except (OSError, ValueError) as e:
+            # No reply, or not JSON: a failed check naming the request and
+            # what the server said, not a traceback that ends the test.
+            check(False, "%s %s: %r; server stderr: %r" % (method, path, e, self.errors()))
+            return 0, "" if raw else {}
 
     def get(self, path, raw=False):
         return self.request("GET", path, raw=raw)
@@ -80,11 +111,15 @@ class Server:
         self.process.send_signal(sig)
         self.process.wait(timeout=10)
         self.process.stdout.close()
-        self.process.stderr.close()
+        errors = self.errors()
+        self.stderr.close()
+        check(errors == "" or sig == signal.SIGKILL, "serve wrote to stderr: %r" % errors)
 
 
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
+# A directory of its own for each run, so two runs at once (ctest --repeat in
+# one shell while the suite runs in another) never delete each other's files.
+os.makedirs(WORK, exist_ok=True)
+WORK = tempfile.mkdtemp(prefix="run-", dir=WORK)
 MODEL = os.path.join(WORK, "model")
 DB = os.path.join(WORK, "db")
 TOKEN_FILE = os.path.join(WORK, "token")
@@ -324,4 +359,6 @@ done = subprocess.run([CLI, "serve", "--db", os.path.join(WORK, "none"), "--mode
 check(done.returncode == 1 and "no such database" in done.stderr, "a missing database: exit 1")
 
 print("serve_test: %d failures, %.1f s" % (len(failures), time.time() - started))
+if not failures:
+    shutil.rmtree(WORK, ignore_errors=True)  # a failed run's files stay for a look
 sys.exit(1 if failures else 0)
