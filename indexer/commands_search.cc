@@ -211,8 +211,10 @@ int run_search(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     // Xapian runs a MatchDecider or KeyMaker only in this process: a stock
     // xapian-tcpsrv cannot, and Xapian refuses rather than ignore it.
     if (!decider && !key_maker) throw;
-    throw UsageError(std::string(decider ? "--min-score" : "--sort-by-score") +
-                     " works on local databases only, and " + join(db_paths, ", ") +
+    const std::string options = decider && key_maker ? "--min-score and --sort-by-score work"
+                                : decider            ? "--min-score works"
+                                                     : "--sort-by-score works";
+    throw UsageError(options + " on local databases only, and " + join(db_paths, ", ") +
                      " includes a remote one; search the shards' databases directly, or leave "
                      "it out");
   }

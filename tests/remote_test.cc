@@ -263,13 +263,18 @@ TEST_F(RemoteTest, FacetCountsOverLocalAndRemoteShardsEqualBruteForce) {
   for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
            {"--category", "sports", "--min-score", "0.5"},
            {"--sort-by-score", "sports"},
-           {"--category", "sports", "--min-score", "0.5", "--facets"}}) {
+           {"--category", "sports", "--min-score", "0.5", "--facets", "--sort-by-score", "food"}}) {
     std::vector<std::string> args = {"search", "--db", shard_path(0), "--db", stub};
     args.insert(args.end(), extra.begin(), extra.end());
     const testing_util::CliResult refused = testing_util::run_autocat(args);
     EXPECT_EQ(refused.exit_code, 2) << extra[0];
     EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
-    EXPECT_NE(refused.err.find("works on local databases only"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(" on local databases only"), std::string::npos) << refused.err;
+    // The line names the options that cannot go there.
+    const std::string named = extra.back() == "food"     ? "--min-score and --sort-by-score work"
+                              : extra[0] == "--category" ? "--min-score works"
+                                                         : "--sort-by-score works";
+    EXPECT_NE(refused.err.find(named), std::string::npos) << refused.err;
     EXPECT_EQ(refused.out, "");
   }
 }
