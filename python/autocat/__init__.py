@@ -202,8 +202,9 @@ class CategoryFacetSpy(xapian.MatchSpy):
 
     def __call__(self, doc, weight):
         """Counts the categories of the xapian.Document `doc` (Xapian calls
-        this for each match; `weight` is its weight, unused). Returns None.
-        Raises nothing for a document without categories."""
+        this for each match; `weight` is its weight, unused); a document
+        without categories counts in documents_seen only. Returns None.
+        Raises nothing."""
         self.documents_seen += 1
         for name, _score in decode_categories(doc.get_value(self.slot)):
             self._counts[name] = self._counts.get(name, 0) + 1
