@@ -326,6 +326,7 @@ ModelEvalResults evaluate_model(const ParsedArgs& args, const std::string& plot,
   results.evaluation = std::move(evaluation);
   results.log_loss = log_loss;
   results.calibration = std::move(calibration);
+  results.model_category_names = categorizer.categories();
   results.count_unlabelled = count_unlabelled;
   results.unlabelled = unlabelled;
   results.unknown_label_documents = unknown_label_documents;

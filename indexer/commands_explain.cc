@@ -31,7 +31,8 @@ const char kUsage[] =
     "  combo     each member method's raw and calibrated score of that category and\n"
     "            its stacking weight: calibrated log-odds x weight; with the bias\n"
     "            they sum to the log-odds whose sigmoid is the score (one-of then\n"
-    "            divides by the sum over categories)\n"
+    "            divides by the sum over categories); then every member's\n"
+    "            calibrated probability and weight for each of the top categories\n"
     "Without INPUT, or with -, reads JSON Lines ({\"id\": ..., \"text\": ...}) from\n"
     "standard input. A plain text file is one document.\n";
 
@@ -60,7 +61,9 @@ void define_options(OptionSet& options) {
                " \"neighbours\": [{\"id\", \"similarity\", \"labels\"}] (knn),\n"
                " \"terms\": [{\"term\", \"contribution\"}],\n"
                " \"members\": [{\"method\", \"score\", \"probability\", \"logit\",\n"
-               " \"weight\", \"contribution\"}] (combo),\n"
+               " \"weight\", \"contribution\"}] (combo: the first assigned category),\n"
+               " \"combo_top\": [{\"category\", \"members\", \"base\", \"sum\",\n"
+               " \"stacked_probability\"}] (combo: each of the top categories),\n"
                " \"terms_for\": {\"category\", \"neighbour\" | \"versus\", \"sum\",\n"
                " \"count\", \"base\"}, \"note\" (when there is no evidence)}");
 }
@@ -69,6 +72,22 @@ internal::Json string_list(const std::vector<std::string>& items) {
   internal::Json list = internal::Json::array();
   for (const std::string& item : items) list.push_back(internal::Json(item));
   return list;
+}
+
+// combo: each member's part in one category's stacked decision.
+internal::Json members_json(const std::vector<internal::ComboMemberPart>& parts) {
+  internal::Json members = internal::Json::array();
+  for (const internal::ComboMemberPart& part : parts) {
+    internal::Json entry = internal::Json::object();
+    entry["method"] = method_name(part.method);
+    entry["score"] = part.score;
+    entry["probability"] = part.probability;
+    entry["logit"] = part.logit;
+    entry["weight"] = part.weight;
+    entry["contribution"] = part.contribution;
+    members.push_back(std::move(entry));
+  }
+  return members;
 }
 
 internal::Json explanation_json(const std::string& id, const internal::Explanation& e,
@@ -104,18 +123,18 @@ internal::Json explanation_json(const std::string& id, const internal::Explanati
   }
   line["terms"] = std::move(terms_list);
   if (e.method == Method::kCombo) {
-    internal::Json members = internal::Json::array();
-    for (const internal::ComboMemberPart& part : e.members) {
+    line["members"] = members_json(e.members);
+    internal::Json top = internal::Json::array();
+    for (const internal::ComboCategoryParts& parts : e.combo_top) {
       internal::Json entry = internal::Json::object();
-      entry["method"] = method_name(part.method);
-      entry["score"] = part.score;
-      entry["probability"] = part.probability;
-      entry["logit"] = part.logit;
-      entry["weight"] = part.weight;
-      entry["contribution"] = part.contribution;
-      members.push_back(std::move(entry));
+      entry["category"] = parts.category;
+      entry["members"] = members_json(parts.members);
+      entry["base"] = parts.base;
+      entry["sum"] = parts.sum;
+      entry["stacked_probability"] = parts.stacked_probability;
+      top.push_back(std::move(entry));
     }
-    line["members"] = std::move(members);
+    line["combo_top"] = std::move(top);
   }
   if (!e.category.empty()) {
     internal::Json basis = internal::Json::object();
@@ -188,6 +207,50 @@ void print_combo_members(std::ostream& out, const internal::Explanation& e) {
       << '\n';
 }
 
+// combo: the members side by side for each of the top categories, so the
+// runner-up's case reads against the winner's: their calibrated
+// probabilities with the stacked result, then their stacking weights with
+// the bias.
+void print_combo_top(std::ostream& out, const internal::Explanation& e) {
+  if (e.combo_top.empty() || e.combo_top.front().members.empty()) return;
+  std::vector<std::string> header = {"    category"};
+  for (const internal::ComboMemberPart& part : e.combo_top.front().members) {
+    header.push_back(method_name(part.method));
+  }
+  std::vector<size_t> right;
+  for (size_t c = 1; c <= header.size(); ++c) right.push_back(c);
+  std::vector<std::vector<std::string>> rows = {header};
+  rows.front().push_back(e.stacked ? "stacked" : "mean");
+  for (const internal::ComboCategoryParts& parts : e.combo_top) {
+    std::vector<std::string> row = {"    " + parts.category};
+    for (const internal::ComboMemberPart& part : parts.members) {
+      row.push_back(format_fixed(part.probability, 4));
+    }
+    row.push_back(format_fixed(parts.stacked_probability, 4));
+    rows.push_back(std::move(row));
+  }
+  if (!e.stacked) {
+    out << "  members' raw scores for the top categories (no stacking weights: their mean):\n";
+    print_table(out, rows, right);
+    return;
+  }
+  out << "  members' calibrated probabilities for the top categories (stacked: sigmoid of the "
+         "bias plus log-odds x weight summed):\n";
+  print_table(out, rows, right);
+  out << "  their stacking weights:\n";
+  rows.resize(1);
+  rows.front().back() = "bias";
+  for (const internal::ComboCategoryParts& parts : e.combo_top) {
+    std::vector<std::string> row = {"    " + parts.category};
+    for (const internal::ComboMemberPart& part : parts.members) {
+      row.push_back(format_fixed(part.weight, 4));
+    }
+    row.push_back(format_fixed(parts.base, 4));
+    rows.push_back(std::move(row));
+  }
+  print_table(out, rows, right);
+}
+
 void print_explanation(std::ostream& out, const std::string& id, const internal::Explanation& e,
                        const internal::DocumentTerms& terms, int k) {
   std::vector<std::string> assigned;
@@ -225,8 +288,9 @@ void print_explanation(std::ostream& out, const std::string& id, const internal:
       print_table(out, rows, {1});
     }
   }
-  if (e.method == Method::kCombo && !e.members.empty()) {
-    print_combo_members(out, e);
+  if (e.method == Method::kCombo) {
+    if (!e.members.empty()) print_combo_members(out, e);
+    print_combo_top(out, e);
     return;
   }
   if (e.category.empty() || e.terms.empty()) return;

@@ -191,10 +191,8 @@ std::string default_method_text(const internal::TrainReport& report) {
   return text;
 }
 
-// "5-fold cross-validation on all 11314 documents", or on a sample of a
-// large collection, or "none"; and how many of them are copies.
 // The warning for categories any-of never assigns, named by why: the first
-// kMaxNamed of them (train --json lists all).
+// kMaxNamed of them (the summary and train --json list all).
 std::string never_assigned_text(const std::vector<internal::NeverAssigned>& categories,
                                 uint32_t total, const std::string& method) {
   constexpr size_t kMaxNamed = 10;
@@ -218,12 +216,41 @@ std::string never_assigned_text(const std::vector<internal::NeverAssigned>& cate
     text += names + ".";
   }
   if (categories.size() > named) {
-    text += " And " + std::to_string(categories.size() - named) +
-            " more (train --json lists them all).";
+    text +=
+        " And " + std::to_string(categories.size() - named) + " more (the summary names them all).";
   }
   return text;
 }
 
+// Why one category gets no threshold, in words: its few positive documents
+// (with no other category's cut to borrow), or out-of-fold scores no cut of
+// which reached a useful F1.
+std::string never_assigned_reason(const internal::NeverAssigned& category) {
+  if (category.too_few_documents) {
+    return "too few positive training documents to calibrate a threshold: " +
+           std::to_string(category.documents) + " (" + std::to_string(internal::kMinPositives) +
+           " needed), and no other category's threshold to borrow";
+  }
+  return "no cut of its out-of-fold scores reached F1 " + format_number(internal::kMinUsefulF1) +
+         " (" + count_of(category.documents, "positive training documents") +
+         "), so its threshold is above every score";
+}
+
+// The summary's list of the categories any-of never assigns: each one on a
+// line of its own, with why.
+void print_never_assigned(std::ostream& out, const std::vector<internal::NeverAssigned>& categories,
+                          uint32_t total, const std::string& method) {
+  out << "  never assigned  " << categories.size() << " of " << total << " categories by " << method
+      << " any-of decisions:\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const internal::NeverAssigned& category : categories) {
+    rows.push_back({"    " + category.name, never_assigned_reason(category)});
+  }
+  print_table(out, rows, {});
+}
+
+// "5-fold cross-validation on all 11314 documents", or on a sample of a
+// large collection, or "none"; and how many of them are copies.
 std::string tuning_text(const internal::TrainReport& report) {
   if (report.settings_kept) {
     return "kept from the model (no cross-validation; train --add --retune runs it)";
@@ -432,15 +459,25 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       gamma_tried.push_back(std::move(entry));
     }
     json["rocchio_cross_validation"] = std::move(gamma_tried);
-    internal::Json never = internal::Json::object();
+    internal::Json never = internal::Json::object(), details = internal::Json::object();
     for (size_t method = 0; method < report.never_assigned.size(); ++method) {
       internal::Json names = internal::Json::array();
       for (const internal::NeverAssigned& category : report.never_assigned[method]) {
         names.push_back(internal::Json(category.name));
       }
       never[method_name(all_methods()[method])] = std::move(names);
+      internal::Json entries = internal::Json::array();
+      for (const internal::NeverAssigned& category : report.never_assigned[method]) {
+        internal::Json entry = internal::Json::object();
+        entry["name"] = category.name;
+        entry["documents"] = category.documents;
+        entry["reason"] = category.too_few_documents ? "too_few_documents" : "no_useful_threshold";
+        entries.push_back(std::move(entry));
+      }
+      details[method_name(all_methods()[method])] = std::move(entries);
     }
     json["never_assigned"] = std::move(never);
+    json["never_assigned_reasons"] = std::move(details);
     if (!unlabelled.empty()) json["em"] = em_json(report);
     json["analyze_seconds"] = report.analyze_seconds;
     json["fit_seconds"] = report.fit_seconds;
@@ -518,6 +555,8 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const auto method_slot = static_cast<size_t>(report.default_method);
   if (report.decision == Decision::kAnyOf && method_slot < report.never_assigned.size() &&
       !report.never_assigned[method_slot].empty()) {
+    print_never_assigned(out, report.never_assigned[method_slot], report.categories,
+                         method_name(report.default_method));
     messages.warning(never_assigned_text(report.never_assigned[method_slot], report.categories,
                                          method_name(report.default_method)));
   }

@@ -58,8 +58,11 @@ Json bins_json(const internal::Reliability& reliability) {
 }
 
 // Predicted against observed per probability bin: every pair pooled, the
-// top label of each document, and the mean per category; null without pairs.
-Json reliability_json(const internal::CalibrationReport& calibration) {
+// top label of each document, and each category on its own with their
+// mean; null without pairs. `names`: the model's categories, as
+// `calibration` indexes them.
+Json reliability_json(const internal::CalibrationReport& calibration,
+                      const std::vector<std::string>& names) {
   const internal::Reliability& pooled = calibration.pooled();
   if (pooled.pairs() == 0) return internal::Json();
   Json json = internal::Json::object();
@@ -76,6 +79,17 @@ Json reliability_json(const internal::CalibrationReport& calibration) {
   per_category["categories"] = json_count(calibration.categories_with_pairs());
   per_category["mean_expected_calibration_error"] =
       json_number(calibration.per_category_expected_calibration_error());
+  Json by_category = internal::Json::array();
+  for (size_t c = 0; c < calibration.categories(); ++c) {
+    const internal::Reliability& category = calibration.category(c);
+    if (category.pairs() == 0) continue;
+    Json entry = internal::Json::object();
+    entry["name"] = c < names.size() ? names[c] : std::to_string(c);
+    entry["documents"] = json_count(category.pairs());
+    entry["expected_calibration_error"] = json_number(category.expected_calibration_error());
+    by_category.push_back(std::move(entry));
+  }
+  per_category["by_category"] = std::move(by_category);
   json["per_category"] = std::move(per_category);
   return json;
 }
@@ -91,14 +105,40 @@ void print_bins(std::ostream& out, const internal::Reliability& reliability, con
   print_table(out, rows, {1, 2, 3});
 }
 
-void print_reliability(std::ostream& out, const internal::CalibrationReport& calibration) {
+// The three calibration errors, each with what it measures; for any-of
+// models each category's own error too (what its any-of decision relies
+// on); then the bins of the top label and of all pairs.
+void print_reliability(std::ostream& out, const internal::CalibrationReport& calibration,
+                       const std::vector<std::string>& names, Decision decision) {
   const internal::Reliability& pooled = calibration.pooled();
   const internal::Reliability& top = calibration.top_label();
-  out << "\nreliability (" << pooled.pairs() << " document-category pairs; expected "
-      << "calibration error " << format_fixed(pooled.expected_calibration_error(), 4) << " pooled, "
-      << format_fixed(top.expected_calibration_error(), 4) << " top label, "
-      << format_fixed(calibration.per_category_expected_calibration_error(), 4)
-      << " mean per category):\n";
+  out << "\ncalibration (expected calibration error: the gap between mean prediction and share "
+         "observed, averaged over "
+      << pooled.bins().size() << " equal-width bins weighted by their counts; 0 is perfect):\n";
+  print_table(
+      out,
+      {{"  pooled", format_fixed(pooled.expected_calibration_error(), 4),
+        "all " + std::to_string(pooled.pairs()) +
+            " document-category pairs; the many easy negatives near 0 flatter it"},
+       {"  top label", format_fixed(top.expected_calibration_error(), 4),
+        "each document's best category: its probability against whether it is a label "
+        "(what one-of claims)"},
+       {"  per category", format_fixed(calibration.per_category_expected_calibration_error(), 4),
+        "mean over " + std::to_string(calibration.categories_with_pairs()) +
+            " categories of each one's error on its own pairs (what any-of claims)"}},
+      {1});
+  if (decision == Decision::kAnyOf) {
+    out << "calibration error per category (its probability against whether the document has "
+           "it):\n";
+    std::vector<std::vector<std::string>> rows = {{"  category", "error"}};
+    for (size_t c = 0; c < calibration.categories(); ++c) {
+      const internal::Reliability& category = calibration.category(c);
+      if (category.pairs() == 0) continue;
+      rows.push_back({"  " + (c < names.size() ? names[c] : std::to_string(c)),
+                      format_fixed(category.expected_calibration_error(), 4)});
+    }
+    print_table(out, rows, {1});
+  }
   out << "top label (each document's best score; observed: the best category is a label):\n";
   print_bins(out, top, "documents");
   out << "all document-category pairs:\n";
@@ -253,7 +293,7 @@ internal::Json model_eval_json(const ModelEvalResults& results) {
   json["docs_per_second"] = json_number(results.docs_per_second);
   json["analyze_seconds"] = json_number(results.analyze_seconds);
   json["plot"] = plot.empty() ? internal::Json() : internal::Json(plot);
-  json["reliability"] = reliability_json(results.calibration);
+  json["reliability"] = reliability_json(results.calibration, results.model_category_names);
   json["reliability_plot"] =
       reliability_plot.empty() ? internal::Json() : internal::Json(reliability_plot);
   return json;
@@ -300,7 +340,9 @@ void print_model_eval(std::ostream& out, const ModelEvalResults& results) {
                                      format_fixed(results.docs_per_second, 0) + " docs/s)"});
   extra.push_back({"  analyze", format_fixed(results.analyze_seconds, 4) + " s (not in docs/s)"});
   print_evaluation(out, evaluation, method, results.log_loss, extra);
-  if (results.calibration.pooled().pairs() != 0) print_reliability(out, results.calibration);
+  if (results.calibration.pooled().pairs() != 0) {
+    print_reliability(out, results.calibration, results.model_category_names, results.decision);
+  }
   if (!plot.empty()) out << "\nconfusion matrix drawn in " << plot << '\n';
   if (!reliability_plot.empty()) out << "reliability diagram drawn in " << reliability_plot << '\n';
 }

@@ -10,6 +10,7 @@
 #include <iosfwd>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "autocat/options.h"
 #include "classify/io/json_text.h"
@@ -26,8 +27,9 @@ struct ModelEvalResults {
   internal::Evaluation evaluation{{}};  // over the scored categories
   internal::LogLoss log_loss;
   internal::CalibrationReport calibration{0};
-  bool count_unlabelled = false;  // --unlabelled count
-  uint64_t unlabelled = 0;        // documents without labels, counted or skipped
+  std::vector<std::string> model_category_names;  // as `calibration` indexes them
+  bool count_unlabelled = false;                  // --unlabelled count
+  uint64_t unlabelled = 0;                        // documents without labels, counted or skipped
   uint64_t unknown_label_documents = 0;
   std::map<std::string, uint64_t> unknown_documents;  // per label the model lacks
   bool shared = false;                                // --shared-categories

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -171,15 +172,45 @@ TEST_F(CliEvalTest, LogLossAndReliabilityOfCalibratedKnnAndRocchio) {
     const Json* per_category = testing_util::member(*reliability, "per_category");
     ASSERT_TRUE(per_category != nullptr && per_category->is_object()) << method;
     EXPECT_EQ(number_at(*per_category, "categories"), 3) << method;
-    EXPECT_GE(number_at(*per_category, "mean_expected_calibration_error"), 0.0) << method;
+    // Each category's own error, in [0, 1]; their mean is the reported one.
+    const Json* by_category = testing_util::member(*per_category, "by_category");
+    ASSERT_TRUE(by_category != nullptr && by_category->is_array()) << method;
+    ASSERT_EQ(by_category->size(), 3u) << method;
+    double sum = 0;
+    std::vector<std::string> names;
+    for (const Json& entry : *by_category) {
+      names.push_back(string_at(entry, "name"));
+      EXPECT_EQ(number_at(entry, "documents"), 9) << method;
+      const double error = number_at(entry, "expected_calibration_error");
+      EXPECT_GE(error, 0.0) << method;
+      EXPECT_LE(error, 1.0) << method;
+      sum += error;
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"food", "science", "sports"})) << method;
+    EXPECT_NEAR(number_at(*per_category, "mean_expected_calibration_error"), sum / 3, 1e-12);
+    for (const double error : {number_at(*reliability, "expected_calibration_error"),
+                               number_at(*top, "expected_calibration_error")}) {
+      EXPECT_GE(error, 0.0) << method;
+      EXPECT_LE(error, 1.0) << method;
+    }
     const CliResult human = run_autocat(
         {"eval", "--model", model_, "--method", method, test_data("fixture_test.jsonl")});
     ASSERT_EQ(human.exit_code, 0) << human.err;
     EXPECT_TRUE(contains(human.out, "  log-loss  0.")) << human.out;
-    EXPECT_TRUE(contains(human.out, "\nreliability (27 document-category pairs")) << human.out;
-    EXPECT_TRUE(contains(human.out, " top label, ")) << human.out;
-    EXPECT_TRUE(contains(human.out, " mean per category):\ntop label (each document's best score"))
+    // The three errors, one line each saying what it measures; the model is
+    // one-of, so no line per category.
+    EXPECT_TRUE(contains(human.out, "\ncalibration (expected calibration error: ")) << human.out;
+    EXPECT_TRUE(std::regex_search(
+        human.out, std::regex("\n  pooled        0\\.[0-9]{4}  all 27 document-category pairs; ")))
         << human.out;
+    EXPECT_TRUE(std::regex_search(
+        human.out, std::regex("\n  top label     0\\.[0-9]{4}  each document's best category: ")))
+        << human.out;
+    EXPECT_TRUE(std::regex_search(
+        human.out, std::regex("\n  per category  0\\.[0-9]{4}  mean over 3 categories of ")))
+        << human.out;
+    EXPECT_FALSE(contains(human.out, "calibration error per category")) << human.out;
+    EXPECT_TRUE(contains(human.out, "\ntop label (each document's best score")) << human.out;
     EXPECT_TRUE(contains(human.out, "\n  bin      documents  predicted  observed\n")) << human.out;
     EXPECT_TRUE(contains(human.out, "category  precision  recall      F1  support  TP  FP  FN\n"))
         << human.out;
@@ -188,6 +219,27 @@ TEST_F(CliEvalTest, LogLossAndReliabilityOfCalibratedKnnAndRocchio) {
       run_autocat({"eval", "--model", model_, "--method", "cnb", test_data("fixture_test.jsonl")});
   EXPECT_TRUE(contains(nb.out, "  log-loss  0.")) << nb.out;
   EXPECT_TRUE(contains(nb.out, " (9 documents)\n")) << nb.out;
+}
+
+// Any-of decisions rest on each category's own probability: the human
+// report lists each category's calibration error, as --json does.
+TEST_F(CliEvalTest, AnyOfListsEachCategorysCalibrationError) {
+  const CliResult human = run_autocat(
+      {"eval", "--model", model_, "--any-of", "--method", "knn", test_data("fixture_test.jsonl")});
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  const Json report = json_report(run_autocat({"eval", "--model", model_, "--any-of", "--method",
+                                               "knn", "--json", test_data("fixture_test.jsonl")}));
+  EXPECT_EQ(string_at(report, "decision"), "any-of");
+  EXPECT_TRUE(contains(human.out, "\ncalibration error per category (")) << human.out;
+  const Json& by_category = report.at("reliability").at("per_category").at("by_category");
+  ASSERT_EQ(by_category.size(), 3u);
+  for (const Json& entry : by_category) {
+    // "  food      0.1234": the category and its error as --json has it.
+    const std::regex line("\n  " + string_at(entry, "name") + " +([0-9.]+)\n");
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(human.out, match, line)) << string_at(entry, "name") << human.out;
+    EXPECT_NEAR(std::stod(match[1]), number_at(entry, "expected_calibration_error"), 5e-5);
+  }
 }
 
 TEST_F(CliEvalTest, CategoriesTheModelNeverSawAreCountedAndListed) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -671,6 +672,55 @@ TEST_F(CliTest, TrainNamesNeverAssignedCategories) {
   EXPECT_NE(result.err.find("Too few documents to calibrate a threshold: alpha (3 documents), "),
             std::string::npos)
       << result.err;
+}
+
+// Each category any-of never assigns is named in the summary with why, and
+// in --json with the reason: a category with a single document is too rare
+// to calibrate (and no other has a cut to lend it); six that share one text
+// get no useful cut out of fold.
+TEST_F(CliTest, TrainSummaryNamesEachNeverAssignedCategoryWithWhy) {
+  const std::string input = scratch_.file("single.jsonl");
+  std::string records =
+      "{\"id\": \"solo\", \"labels\": [\"solo\"], \"text\": \"violin cello sonata\"}\n";
+  for (int i = 0; i < 30; ++i) {
+    records += "{\"id\": \"d" + std::to_string(i) + "\", \"labels\": [\"same" +
+               std::to_string(i % 6) + "\"], \"text\": \"team match goal league\"}\n";
+  }
+  write_file(input, records);
+  const std::string model = scratch_.file("single-model");
+  CliResult result =
+      run_autocat({"train", "--model", model, "--method", "rocchio", "--any-of", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("\n  never assigned  7 of 7 categories by rocchio any-of decisions:\n"),
+            std::string::npos)
+      << result.out;
+  EXPECT_TRUE(std::regex_search(
+      result.out,
+      std::regex("\n    solo +too few positive training documents to calibrate a threshold: "
+                 "1 \\(5 needed\\), and no other category's "
+                 "threshold to borrow\n")))
+      << result.out;
+  for (int c = 0; c < 6; ++c) {
+    EXPECT_TRUE(std::regex_search(
+        result.out, std::regex("\n    same" + std::to_string(c) +
+                               " +no cut of its out-of-fold scores reached F1 0\\.3 \\(5 "
+                               "positive training documents\\), so its threshold is above "
+                               "every score\n")))
+        << c << result.out;
+  }
+  result =
+      run_autocat({"train", "--model", model, "--method", "rocchio", "--any-of", "--json", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const Json summary = json(lines_of(result.out)[0]);
+  EXPECT_EQ(summary.at("never_assigned").at("rocchio").size(), 7u);
+  const Json& reasons = summary.at("never_assigned_reasons").at("rocchio");
+  ASSERT_EQ(reasons.size(), 7u) << result.out;
+  for (const Json& entry : reasons) {
+    const bool solo = string_at(entry, "name") == "solo";
+    EXPECT_EQ(number_at(entry, "documents"), solo ? 1 : 5) << entry.dump();
+    EXPECT_EQ(string_at(entry, "reason"), solo ? "too_few_documents" : "no_useful_threshold")
+        << entry.dump();
+  }
 }
 
 // A model trained on multi-label data decides any-of unless told otherwise.

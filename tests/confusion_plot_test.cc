@@ -188,6 +188,33 @@ TEST(ReliabilitySvgTest, EveryTextInsideTheCanvas) {
   EXPECT_TRUE(caption) << svg;
 }
 
+// The top label's curve beside the pooled pairs' one, each through its
+// bins' (mean prediction, share observed), and a legend naming both.
+TEST(ReliabilitySvgTest, TopLabelAndPooledCurvesWithALegend) {
+  CalibrationReport calibration(2);
+  calibration.add({0.65, 0.35}, {0});
+  calibration.add({0.75, 0.25}, {1});
+  const std::string svg = reliability_svg(calibration, "t");
+  std::string xml_error;
+  EXPECT_TRUE(well_formed_xml(svg, &xml_error)) << xml_error;
+  EXPECT_EQ(count_of(svg, "<polyline"), 2u) << svg;
+  // Top label: 0.6-0.7 right (x 60 + 0.65 x 400, y 50 + (1 - 1) x 400),
+  // 0.7-0.8 wrong (y 50 + 400).
+  EXPECT_NE(svg.find("<polyline points=\"320.00,50.00 360.00,450.00\" fill=\"none\" "
+                     "stroke=\"navy\""),
+            std::string::npos)
+      << svg;
+  // Pooled: 0.2-0.3 0.25 observed, 0.3-0.4 0.35 not, 0.6-0.7 right, 0.7-0.8 not.
+  EXPECT_NE(svg.find("<polyline points=\"160.00,50.00 200.00,450.00 320.00,50.00 360.00,450.00\" "
+                     "fill=\"none\" stroke=\"darkorange\""),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find(">top label: share right against mean prediction</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">every (document, category) pair pooled: the same</text>"),
+            std::string::npos);
+  EXPECT_NE(svg.find(">calibrated: observed = predicted</text>"), std::string::npos);
+}
+
 TEST(WriteConfusionPlotTest, WritesTheFormatTheNameAsksFor) {
   testing_util::TempDir dir;
   const Evaluation evaluation = small_evaluation();

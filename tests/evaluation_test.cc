@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "autocat/error.h"
@@ -227,6 +228,68 @@ TEST(LogLossTest, OnlyNaiveBayesScoresAreProbabilities) {
   EXPECT_TRUE(gives_probabilities(Method::kComplementNaiveBayes));
   EXPECT_FALSE(gives_probabilities(Method::kKnn));
   EXPECT_FALSE(gives_probabilities(Method::kRocchio));
+}
+
+// Four documents over categories a, b, c, scored (a, b, c) with truth:
+//   d1 (0.65, 0.31, 0.04) a   d2 (0.62, 0.33, 0.05) a
+//   d3 (0.75, 0.22, 0.03) a   d4 (0.16, 0.72, 0.12) c
+// Top label (10 bins): 0.6-0.7 holds 0.65 and 0.62, both right: |0.635 - 1|
+// = 0.365; 0.7-0.8 holds 0.75 right and 0.72 wrong: |0.735 - 0.5| = 0.235;
+// ECE = (2 x 0.365 + 2 x 0.235) / 4 = 0.3.
+// Per category: a 0.16 not (0.16), 0.65 0.62 yes (2 x 0.365), 0.75 yes (0.25):
+// (0.16 + 0.73 + 0.25) / 4 = 0.285; b 0.31 0.33 not (2 x 0.32), 0.22 not,
+// 0.72 not: (0.64 + 0.22 + 0.72) / 4 = 0.395; c 0.04 0.05 0.03 not (3 x 0.04),
+// 0.12 yes (0.88): (0.12 + 0.88) / 4 = 0.25; mean (0.285 + 0.395 + 0.25) / 3
+// = 0.31.
+// Pooled, 12 pairs: 0-0.1 3 x 0.04; 0.1-0.2 0.16 not, 0.12 yes: 2 x |0.14 -
+// 0.5|; 0.2-0.3 0.22; 0.3-0.4 2 x 0.32; 0.6-0.7 2 x 0.365; 0.7-0.8 2 x 0.235:
+// (0.12 + 0.72 + 0.22 + 0.64 + 0.73 + 0.47) / 12 = 2.9 / 12.
+TEST(CalibrationReportTest, TopLabelPerCategoryAndPooledErrorsByHand) {
+  CalibrationReport calibration(3);
+  calibration.add({0.65, 0.31, 0.04}, {0});
+  calibration.add({0.62, 0.33, 0.05}, {0});
+  calibration.add({0.75, 0.22, 0.03}, {0});
+  calibration.add({0.16, 0.72, 0.12}, {2});
+  EXPECT_EQ(calibration.top_label().pairs(), 4u);
+  EXPECT_NEAR(calibration.top_label().expected_calibration_error(), 0.3, 1e-12);
+  ASSERT_EQ(calibration.categories(), 3u);
+  EXPECT_EQ(calibration.category(0).pairs(), 4u);
+  EXPECT_NEAR(calibration.category(0).expected_calibration_error(), 0.285, 1e-12);
+  EXPECT_NEAR(calibration.category(1).expected_calibration_error(), 0.395, 1e-12);
+  EXPECT_NEAR(calibration.category(2).expected_calibration_error(), 0.25, 1e-12);
+  EXPECT_EQ(calibration.categories_with_pairs(), 3u);
+  EXPECT_NEAR(calibration.per_category_expected_calibration_error(), 0.31, 1e-12);
+  EXPECT_EQ(calibration.pooled().pairs(), 12u);
+  EXPECT_NEAR(calibration.pooled().expected_calibration_error(), 2.9 / 12, 1e-12);
+  // The bins' edges are the decimals --json prints (0.6, not 0.6000000000000001).
+  const std::vector<Reliability::Bin> bins = calibration.top_label().bins();
+  ASSERT_EQ(bins.size(), 10u);
+  for (size_t b = 0; b < bins.size(); ++b) {
+    EXPECT_EQ(bins[b].lower, std::stod("0." + std::to_string(b))) << b;
+    EXPECT_EQ(bins[b].upper, b == 9 ? 1.0 : std::stod("0." + std::to_string(b + 1))) << b;
+  }
+}
+
+// Certain and right every time: every view is calibrated. Two documents
+// scored 0.95 for a, one in a and one in b: the top label is right half the
+// time at 0.95, 0.45 off.
+TEST(CalibrationReportTest, CertainAndRightIsCalibratedAndHalfRightIsNot) {
+  CalibrationReport right(2);
+  right.add({1.0, 0.0}, {0});
+  right.add({0.0, 1.0}, {1});
+  EXPECT_EQ(right.top_label().expected_calibration_error(), 0.0);
+  EXPECT_EQ(right.pooled().expected_calibration_error(), 0.0);
+  EXPECT_EQ(right.per_category_expected_calibration_error(), 0.0);
+  CalibrationReport half(2);
+  half.add({0.95, 0.05}, {0});
+  half.add({0.95, 0.05}, {1});
+  EXPECT_NEAR(half.top_label().expected_calibration_error(), 0.45, 1e-12);
+  // Each category: its two scores share a bin, one observed: a 0.95 both
+  // times (|0.95 - 0.5|), b 0.05 both times (|0.05 - 0.5|).
+  EXPECT_NEAR(half.category(0).expected_calibration_error(), 0.45, 1e-12);
+  EXPECT_NEAR(half.category(1).expected_calibration_error(), 0.45, 1e-12);
+  EXPECT_EQ(CalibrationReport(2).categories_with_pairs(), 0u);
+  EXPECT_EQ(CalibrationReport(2).per_category_expected_calibration_error(), 0.0);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -369,6 +370,109 @@ TEST_F(ExplainTest, ComboMembersAddUpToTheScore) {
                 number_at(part, "logit") * number_at(part, "weight"), 1e-9);
   }
   EXPECT_GT(number_at(line.at("terms_for"), "stacked_probability"), 0.0);
+}
+
+// combo (the default method of larger collections) explains each top
+// category, not only the winner: every member's calibrated probability and stacking weight, as
+// --json and as two tables of the human output, one row per category.
+TEST_F(ExplainTest, ComboShowsEachMembersProbabilityAndWeightForTheTopCategories) {
+  const ComboModel& combo = categorizer_->model().combo;
+  ASSERT_FALSE(combo.empty()) << "the fixture model is tuned, so combo is stacked";
+  const std::vector<Calibration>& calibration = categorizer_->model().calibration;
+  const std::string text = "The team scored a goal, then the chef baked bread for the match.";
+  const std::string path = input("mixed", text);
+  CliResult result = run_autocat(
+      {"explain", "--model", model_, "--method", "combo", "--json", "--top", "3", path});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const Json line = json(lines_of(result.out)[0]);
+  EXPECT_EQ(string_at(line, "method"), "combo");
+  const Json& top = line.at("top");
+  ASSERT_EQ(top.size(), 3u);
+  const Json* combo_top = testing_util::member(line, "combo_top");
+  ASSERT_TRUE(combo_top != nullptr && combo_top->is_array()) << result.out;
+  ASSERT_EQ(combo_top->size(), top.size()) << result.out;
+  // The members' raw scores, computed here on their own.
+  const DocumentTerms doc = terms_of(text);
+  std::vector<std::vector<double>> raw(combo.members.size());
+  for (size_t m = 0; m < combo.members.size(); ++m) {
+    ClassifyOptions member;
+    member.method = static_cast<Method>(combo.members[m]);
+    raw[m].resize(categorizer_->categories().size());
+    categorizer_->classifier(*member.method).score(doc, member, &raw[m]);
+  }
+  double total = 0;
+  for (const Json& entry : *combo_top) total += number_at(entry, "stacked_probability");
+  for (size_t i = 0; i < top.size(); ++i) {
+    const Json& entry = (*combo_top)[i];
+    const std::string name = string_at(entry, "category");
+    EXPECT_EQ(name, string_at(top[i], "name"));
+    const uint32_t c = category_index(name);
+    const Json& members = entry.at("members");
+    ASSERT_EQ(members.size(), combo.members.size());
+    double sum = 0;
+    for (size_t m = 0; m < members.size(); ++m) {
+      const auto method = static_cast<Method>(combo.members[m]);
+      EXPECT_EQ(string_at(members[m], "method"), method_name(method));
+      const double logit = calibrated_logit(calibration[static_cast<size_t>(method)], c, raw[m][c]);
+      EXPECT_NEAR(number_at(members[m], "probability"), 1.0 / (1.0 + std::exp(-logit)), 1e-9)
+          << name << " " << method_name(method);
+      EXPECT_NEAR(number_at(members[m], "weight"), combo.weights[c * combo.stride() + m], 1e-6)
+          << name << " " << method_name(method);
+      sum += logit * number_at(members[m], "weight");
+    }
+    EXPECT_NEAR(number_at(entry, "sum"), sum, 1e-9) << name;
+    const double base = number_at(entry, "base");
+    EXPECT_NEAR(base, combo.weights[c * combo.stride() + combo.members.size()], 1e-6) << name;
+    EXPECT_NEAR(number_at(entry, "stacked_probability"), 1.0 / (1.0 + std::exp(-(base + sum))),
+                1e-9)
+        << name;
+    // One-of over all three categories: each score is its stacked
+    // probability over their sum.
+    EXPECT_NEAR(number_at(top[i], "score"), number_at(entry, "stacked_probability") / total, 1e-9)
+        << name;
+  }
+  // The winner's entry is the detailed one.
+  EXPECT_EQ(string_at((*combo_top)[0], "category"), string_at(line.at("terms_for"), "category"));
+
+  result = run_autocat({"explain", "--model", model_, "--method", "combo", "--top", "3", path});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const std::string& out = result.out;
+  const size_t probabilities =
+      out.find("  members' calibrated probabilities for the top categories");
+  const size_t weights = out.find("\n  their stacking weights:\n");
+  ASSERT_NE(probabilities, std::string::npos) << out;
+  ASSERT_NE(weights, std::string::npos) << out;
+  std::string header = "\n    category";
+  for (int32_t member : combo.members) header += " +" + method_name(static_cast<Method>(member));
+  EXPECT_TRUE(std::regex_search(out.substr(probabilities, weights + 1 - probabilities),
+                                std::regex(header + " +stacked\n")))
+      << out;
+  EXPECT_TRUE(std::regex_search(out.substr(weights), std::regex(header + " +bias\n"))) << out;
+  // Each category's row in both tables: the numbers --json gives.
+  for (const Json& entry : *combo_top) {
+    const std::string name = string_at(entry, "category");
+    const std::regex row("\n    " + name + "((?: +-?[0-9]+\\.[0-9]{4})+)\n");
+    for (const bool weight_table : {false, true}) {
+      const std::string table = weight_table
+                                    ? out.substr(weights)
+                                    : out.substr(probabilities, weights + 1 - probabilities);
+      std::smatch match;
+      ASSERT_TRUE(std::regex_search(table, match, row)) << name << "\n" << table;
+      std::istringstream numbers(match[1].str());
+      std::vector<double> values;
+      for (double value = 0; numbers >> value;) values.push_back(value);
+      const Json& members = entry.at("members");
+      ASSERT_EQ(values.size(), members.size() + 1) << match[0];
+      for (size_t m = 0; m < members.size(); ++m) {
+        EXPECT_NEAR(values[m], number_at(members[m], weight_table ? "weight" : "probability"),
+                    5.1e-5)
+            << name << " " << m;
+      }
+      EXPECT_NEAR(values.back(), number_at(entry, weight_table ? "base" : "stacked_probability"),
+                  5.1e-5)
+          << name;
+    }
+  }
 }
 
 TEST_F(ExplainTest, LimitsApply) {

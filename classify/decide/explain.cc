@@ -130,13 +130,13 @@ Explanation Explainer::explain(const DocumentTerms& doc, const ExplainOptions& o
 
   if (method == Method::kKnn) {
     explain_knn(doc, options, &out);
+  } else if (method == Method::kCombo) {
+    explain_combo(doc, options, &out);  // the top categories, assigned or not
   } else if (!out.assigned.empty()) {
     if (method == Method::kRocchio) {
       explain_rocchio(doc, options, &out);
     } else if (method == Method::kSvm || method == Method::kLogreg) {
       explain_linear(doc, options, method, &out);
-    } else if (method == Method::kCombo) {
-      explain_combo(doc, options, &out);
     } else {
       explain_naive_bayes(doc, options, method, ranking, &out);
     }
@@ -220,8 +220,6 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
 
 void Explainer::explain_combo(const DocumentTerms& doc, const ExplainOptions& options,
                               Explanation* out) const {
-  out->category = out->assigned.front().name;
-  const auto c = static_cast<uint32_t>(categorizer_.category_index(out->category));
   const ComboModel& combo = categorizer_.core().combo;
   const std::vector<Calibration>& calibration = categorizer_.core().calibration;
   // As ComboClassifier::score: the members' raw scores, then (with stacking
@@ -231,34 +229,49 @@ void Explainer::explain_combo(const DocumentTerms& doc, const ExplainOptions& op
                                                 static_cast<int32_t>(Method::kNaiveBayes)};
   const std::vector<int32_t>& members = combo.empty() ? fallback : combo.members;
   ClassifyOptions member_options = options.classify;
-  std::vector<double> raw(categorizer_.categories().size());
-  out->base = combo.empty() ? 0.0 : combo.weights[c * combo.stride() + members.size()];
-  out->terms_total = 0.0;
+  std::vector<std::vector<double>> raw(members.size());
   for (size_t m = 0; m < members.size(); ++m) {
-    ComboMemberPart part;
-    part.method = static_cast<Method>(members[m]);
-    member_options.method = part.method;
-    categorizer_.classifier(part.method).score(doc, member_options, &raw);
-    part.score = raw[c];
-    if (combo.empty()) {
-      part.probability = part.score;
-      part.weight = 1.0 / double(members.size());
-      part.contribution = part.score * part.weight;
-    } else {
-      const auto slot = static_cast<size_t>(part.method);
-      part.logit = slot < calibration.size() && !calibration[slot].empty()
-                       ? calibrated_logit(calibration[slot], c, part.score)
-                       : clamped_logit(part.score);
-      part.probability = sigmoid(part.logit);
-      part.weight = combo.weights[c * combo.stride() + m];
-      part.contribution = part.logit * part.weight;
-    }
-    out->terms_total += part.contribution;
-    out->members.push_back(part);
+    member_options.method = static_cast<Method>(members[m]);
+    raw[m].resize(categorizer_.categories().size());
+    categorizer_.classifier(*member_options.method).score(doc, member_options, &raw[m]);
   }
+  const auto parts_of = [&](const std::string& name) {
+    const auto c = static_cast<uint32_t>(categorizer_.category_index(name));
+    ComboCategoryParts parts;
+    parts.category = name;
+    parts.base = combo.empty() ? 0.0 : combo.weights[c * combo.stride() + members.size()];
+    for (size_t m = 0; m < members.size(); ++m) {
+      ComboMemberPart part;
+      part.method = static_cast<Method>(members[m]);
+      part.score = raw[m][c];
+      if (combo.empty()) {
+        part.probability = part.score;
+        part.weight = 1.0 / double(members.size());
+        part.contribution = part.score * part.weight;
+      } else {
+        const auto slot = static_cast<size_t>(part.method);
+        part.logit = slot < calibration.size() && !calibration[slot].empty()
+                         ? calibrated_logit(calibration[slot], c, part.score)
+                         : clamped_logit(part.score);
+        part.probability = sigmoid(part.logit);
+        part.weight = combo.weights[c * combo.stride() + m];
+        part.contribution = part.logit * part.weight;
+      }
+      parts.sum += part.contribution;
+      parts.members.push_back(part);
+    }
+    parts.stacked_probability = combo.empty() ? parts.sum : sigmoid(parts.base + parts.sum);
+    return parts;
+  };
   out->stacked = !combo.empty();
-  out->stacked_probability =
-      combo.empty() ? out->terms_total : sigmoid(out->base + out->terms_total);
+  for (const Category& category : out->top) out->combo_top.push_back(parts_of(category.name));
+  if (out->assigned.empty()) return;
+  ComboCategoryParts best = parts_of(out->assigned.front().name);
+  out->category = best.category;
+  out->members = std::move(best.members);
+  out->base = best.base;
+  out->terms_total = best.sum;
+  out->stacked_probability = best.stacked_probability;
 }
 
 void Explainer::explain_rocchio(const DocumentTerms& doc, const ExplainOptions& options,

@@ -9,7 +9,7 @@
 // they sum to the decision value, which the probability sigmoid maps to the score. combo: each
 // member's raw and calibrated score of the best category and its stacking weight (log-odds x
 // weight); with the bias (`base`) they sum to the stacked log-odds, whose sigmoid is the score
-// (one-of then divides by the sum over categories).
+// (one-of then divides by the sum over categories); the same for each of the top categories.
 //
 // Thread safety: an Explainer holds a Xapian::Database (kNN, opened on first
 // use) and is not thread-safe; use one per thread. Explanations are data.
@@ -64,6 +64,17 @@ struct ComboMemberPart {
   double contribution = 0;  // logit x weight
 };
 
+// combo: the stacked decision of one category, member by member.
+struct ComboCategoryParts {
+  std::string category;
+  std::vector<ComboMemberPart> members;  // in the model's member order
+  double base = 0;                       // the category's bias (0 without stacking)
+  double sum = 0;                        // the members' contributions
+  // sigmoid(base + sum), the score before one-of's division; without
+  // stacking weights the raw scores' mean (= sum).
+  double stacked_probability = 0;
+};
+
 struct Explanation {
   Method method = Method::kKnn;
   bool has_known_terms = false;          // false: the document has no term in the vocabulary
@@ -103,6 +114,9 @@ struct Explanation {
   bool stacked = false;  // combo: stacking weights (else the raw scores' mean)
   // combo: sigmoid(base + terms_total), the score before one-of's division.
   double stacked_probability = 0;
+  // combo: the parts of each category of `top`, in its order (assigned or
+  // not; empty without a known term).
+  std::vector<ComboCategoryParts> combo_top;
 };
 
 class Explainer {

@@ -177,11 +177,13 @@ void Reliability::add(double predicted, bool observed) {
 
 std::vector<Reliability::Bin> Reliability::bins() const {
   std::vector<Bin> result(count_.size());
-  const double width = 1.0 / static_cast<double>(count_.size());
+  // b / bins rather than b x (1 / bins): 6 / 10 is the double nearest 0.6,
+  // 6 x 0.1 is not (0.6000000000000001 in --json).
+  const auto bins = static_cast<double>(count_.size());
   for (size_t b = 0; b < count_.size(); ++b) {
     Bin& bin = result[b];
-    bin.lower = static_cast<double>(b) * width;
-    bin.upper = b + 1 == count_.size() ? 1.0 : static_cast<double>(b + 1) * width;
+    bin.lower = static_cast<double>(b) / bins;
+    bin.upper = static_cast<double>(b + 1) / bins;
     bin.pairs = count_[b];
     if (count_[b] == 0) continue;
     bin.mean_predicted = predicted_sum_[b] / static_cast<double>(count_[b]);

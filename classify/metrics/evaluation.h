@@ -123,6 +123,9 @@ class CalibrationReport {
   void add(const std::vector<double>& scores, const std::vector<uint32_t>& truth);
   const Reliability& pooled() const { return pooled_; }
   const Reliability& top_label() const { return top_label_; }
+  // Category c's own pairs (c < categories()).
+  const Reliability& category(size_t c) const { return per_category_.at(c); }
+  size_t categories() const { return per_category_.size(); }
   // Mean of the categories' expected calibration errors; 0 without pairs.
   double per_category_expected_calibration_error() const;
   size_t categories_with_pairs() const;

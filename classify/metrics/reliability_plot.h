@@ -1,9 +1,10 @@
 // A reliability diagram as an SVG picture of the top label (each
 // document's best score: is that category right?): for each probability
 // bin, a bar at the share observed, drawn against the diagonal a calibrated
-// method follows, with the bin's mean prediction marked and its document
-// count written under it. Every (document, category) pair pooled is drawn
-// as a line over it.
+// method follows, with its document count written under it; the top
+// label's curve (share observed against mean prediction per bin) and that
+// of every (document, category) pair pooled over it, and a legend under
+// the plot.
 //
 // Thread safety: free functions over immutable data.
 #pragma once
