@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages autocat needs, only those that are missing.
+# dpkg-dev and file: cpack's Debian package (dpkg-shlibdeps); python3-venv
+# and python3-wheel: `pip install .` into a virtual environment, offline.
 set -euo pipefail
 
 packages=(
@@ -16,6 +18,7 @@ packages=(
   libbenchmark-dev
   clang-format
   clang libclang-rt-14-dev
+  dpkg-dev file python3-venv python3-wheel
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Command 2: install what is missing, then build and run the whole test
 # suite twice: warnings as errors, and under AddressSanitizer +
-# UndefinedBehaviorSanitizer; then the Concurrent* tests under
+# UndefinedBehaviorSanitizer, with the Debian package built, installed, used
+# and removed in between (scripts/package-smoke.sh); then the Concurrent* tests under
 # ThreadSanitizer; then fuzz the untrusted-input readers for a bounded time
 # (AUTOCAT_FUZZ_SECONDS each, default 30; 0 skips).
 set -euo pipefail
@@ -37,6 +38,16 @@ echo "== build with -Werror"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOCAT_WERROR=ON > /dev/null
 cmake --build build-test -j "$jobs"
 (cd build-test && ctest --output-on-failure -j "$jobs")
+
+step="the Debian package and pip install (scripts/package-smoke.sh)"
+echo "== the Debian package: build, apt-get install, use, remove; pip install . into a venv"
+package_status=0
+bash scripts/package-smoke.sh build-package || package_status=$?
+if [ "$package_status" -eq 77 ]; then
+  echo "autocat: NOTE the package test was skipped (the line above says why)"
+elif [ "$package_status" -ne 0 ]; then
+  exit "$package_status"
+fi
 
 step="the AddressSanitizer + UndefinedBehaviorSanitizer build and its tests"
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
