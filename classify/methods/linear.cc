@@ -292,8 +292,10 @@ void set_weights(const std::vector<std::vector<float>>& weights, uint32_t num_te
 
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
-                                const std::function<void(size_t, LinearModel&&)>& fitted) {
+                                const std::function<void(size_t, LinearModel&&)>& fitted,
+                                const LinearPathDuals* start, LinearPathDuals* duals) {
   const uint32_t num_categories = corpus.num_categories();
+  if (duals) duals->assign(cs.size(), std::vector<std::vector<float>>(num_categories));
   const uint32_t num_terms = problem.num_features;
   if (corpus.num_docs() != problem.num_rows()) {
     throw InvalidArgumentError("linear training: the problem is not the corpus's");
@@ -317,10 +319,15 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
         const auto& labels = corpus.doc_categories[d];
         (*y)[d] = std::find(labels.begin(), labels.end(), cat) != labels.end() ? 1 : -1;
       }
+      if (start) {
+        const std::vector<float>& given = (*start)[k][cat];
+        alpha[cat].assign(given.begin(), given.end());
+      }
       BinarySolution s = solve_binary(problem, *y, loss, cs[k], 0.1, alpha[cat]);
       weights[cat].assign(s.w.begin(), s.w.begin() + num_terms);
       model.bias[cat] = static_cast<float>(s.w[num_terms]);
-      alpha[cat] = warm_start_next ? std::move(s.alpha) : std::vector<double>();
+      if (duals) (*duals)[k][cat].assign(s.alpha.begin(), s.alpha.end());
+      alpha[cat] = warm_start_next && !start ? std::move(s.alpha) : std::vector<double>();
     };
     std::atomic<uint32_t> next_category{0};
     std::exception_ptr failure;

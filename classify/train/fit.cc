@@ -143,19 +143,35 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
                                             tuned.nb_tfidf.at(2) ? idf : no_idf);
   fitted(ModelPart::kComplementNb);
   if (fit_linear) {
-    fit_linear_models(make_linear_problem(corpus, idf), corpus, &model, part_fitted);
+    // The duals of a cross-validation on these documents (not a sample's).
+    const bool same_documents = !tuned_on_sample && model.tuned_on_documents == corpus.num_docs();
+    fit_linear_models(make_linear_problem(corpus, idf), corpus, &model, part_fitted,
+                      same_documents ? &tuned.linear_duals : nullptr);
   }
   return model;
 }
 
 void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
-                       ModelState* model, const PartFitted& part_fitted) {
+                       ModelState* model, const PartFitted& part_fitted,
+                       const std::vector<std::vector<std::vector<float>>>* duals) {
   const auto fit = [&](LinearLoss loss, LinearModel* linear, ModelPart part) {
+    const size_t slot = loss == LinearLoss::kSquaredHinge ? 0 : 1;
+    LinearPathDuals start;
+    if (duals && slot < duals->size()) {
+      const std::vector<std::vector<float>>& given = (*duals)[slot];
+      const bool fits = given.size() == corpus.num_categories() &&
+                        std::all_of(given.begin(), given.end(), [&](const std::vector<float>& d) {
+                          return d.size() == problem.num_rows();
+                        });
+      if (fits) start.push_back(given);
+    }
     // Every core: this is the longest fit at scale (cross-validation runs
     // its folds in parallel instead).
-    LinearModel fitted = std::move(
-        train_linear_path(problem, corpus, loss, {linear->c}, std::thread::hardware_concurrency())
-            .front());
+    LinearModel fitted;
+    for_each_linear_path_model(
+        problem, corpus, loss, {linear->c}, std::thread::hardware_concurrency(),
+        [&](size_t, LinearModel&& model_at_c) { fitted = std::move(model_at_c); },
+        start.empty() ? nullptr : &start);
     if (linear->slope.size() == corpus.num_categories()) {  // calibrated by cross-validation
       fitted.slope = std::move(linear->slope);
       fitted.intercept = std::move(linear->intercept);

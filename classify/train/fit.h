@@ -60,8 +60,11 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 // Fits svm's and logreg's weights on `problem` (make_linear_problem() of
 // `corpus`) at the settings fit_model() left in `model`. `corpus` gives
 // only the labels here, so its postings may be elsewhere meanwhile.
+// `duals`, if given (TunedSettings::linear_duals of a cross-validation on
+// these very documents), are the dual solutions each fit starts from.
 void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
-                       ModelState* model, const PartFitted& part_fitted = {});
+                       ModelState* model, const PartFitted& part_fitted = {},
+                       const std::vector<std::vector<std::vector<float>>>* duals = nullptr);
 
 // Drops the weights of a part written to the model file, keeping its
 // settings (alpha, C, whether on tf-idf) for the training report.

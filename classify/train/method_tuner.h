@@ -65,6 +65,9 @@ class MethodTuner {
   virtual std::vector<Method> methods() const = 0;
   // Progress steps fit_fold() reports per fold.
   virtual uint64_t steps_per_fold() const { return 1; }
+  // Work on the whole collection done once, before any fold, that the
+  // folds' fits start from.
+  virtual void before_folds() {}
   // Fits every candidate on `fold` and keeps its held-out documents' scores.
   virtual void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) = 0;
   // Chooses the setting with the best objective (ties keep the earlier

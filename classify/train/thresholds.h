@@ -60,6 +60,10 @@ struct TunedSettings {
   // (empty without tuning).
   double svm_c = 1.0, logreg_c = 1.0;
   std::vector<std::pair<double, double>> svm_c_objective, logreg_c_objective;
+  // The tuned collection's linear dual solutions at the C chosen,
+  // [svm, logreg][category][document]: the final fits on the same
+  // documents start there, and so converge at once (not kept in models).
+  std::vector<std::vector<std::vector<float>>> linear_duals;
   std::vector<float> svm_slope, svm_intercept;
   // nb, bnb, cnb (kNaiveBayesMethods order): alpha in force and every
   // candidate's objective.

@@ -116,7 +116,11 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         const LinearProblem problem = make_linear_problem(
             corpus.num_docs(), idf,
             [&](const TermPostingsVisitor& visit) { spilled.for_each_term_postings(visit); });
-        fit_linear_models(problem, corpus, &model, write_and_drop(write_part));
+        // The cross-validation's duals, if it ran on these documents.
+        const bool same_documents =
+            sample_tuning && !sample_tuning->kept && sample_tuning->documents == corpus.num_docs();
+        fit_linear_models(problem, corpus, &model, write_and_drop(write_part),
+                          same_documents ? &sample_tuning->settings.linear_duals : nullptr);
       }
       spilled.restore();
       crash_point("fitted");  // the model file not in place yet

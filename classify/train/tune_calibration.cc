@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "classify/base/parallel.h"
 #include "classify/corpus/folds.h"
 #include "classify/methods/calibration.h"
 #include "classify/methods/combo.h"
@@ -25,9 +26,10 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
   tuned->calibration.assign(all_methods().size(), Calibration());
   tuned->thresholds.resize(all_methods().size());
   std::vector<std::vector<float>> logits(combo_members().size(), std::vector<float>(cells, 0.0f));
-  std::vector<double> scores(num_categories);
-  ScoreLists lists(corpus.num_docs());
-  for (size_t m = 0; m < combo_members().size(); ++m) {
+  // The members are independent: each on a thread of its own.
+  parallel_for(combo_members().size(), [&](size_t m) {
+    std::vector<double> scores(num_categories);
+    ScoreLists lists(corpus.num_docs());
     const auto slot = static_cast<size_t>(combo_members()[m]);
     const std::vector<float>& raw = member_scores[m];
     Calibration& calibration = tuned->calibration[slot];
@@ -84,41 +86,56 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
       // per-category map; tune on the calibrated scores.
       tuned->thresholds[slot] = thresholds_from(corpus, lists);
     }
-  }
+  });
   tuned->combo = fit_combo(combo_members(), logits, scored, positive, num_categories);
   // combo's thresholds on its own out-of-fold scores (fitted on these same
   // documents: a few weights per category, so little optimism).
-  std::vector<std::vector<double>> document_logits(combo_members().size(),
-                                                   std::vector<double>(num_categories));
+  ScoreLists lists(corpus.num_docs());
   // Document d's combo scores under `combo` into lists[d].
-  const auto score_combo = [&](const ComboModel& combo, uint32_t d) {
+  const auto score_combo = [&](const ComboModel& combo, uint32_t d,
+                               std::vector<std::vector<double>>* document_logits,
+                               std::vector<double>* scores) {
     lists[d] = DocScores();
     if (!scored[d]) return;
     for (size_t m = 0; m < combo_members().size(); ++m) {
       for (uint32_t c = 0; c < num_categories; ++c) {
-        document_logits[m][c] = logits[m][size_t(d) * num_categories + c];
+        (*document_logits)[m][c] = logits[m][size_t(d) * num_categories + c];
       }
     }
-    combo_probabilities(combo, decision, document_logits, &scores);
-    keep_best(scores, &lists[d]);
+    combo_probabilities(combo, decision, *document_logits, scores);
+    keep_best(*scores, &lists[d]);
   };
-  for (uint32_t d = 0; d < corpus.num_docs(); ++d) score_combo(tuned->combo, d);
+  const auto document_buffers = [&] {
+    return std::vector<std::vector<double>>(combo_members().size(),
+                                            std::vector<double>(num_categories));
+  };
+  {
+    std::vector<std::vector<double>> document_logits = document_buffers();
+    std::vector<double> scores(num_categories);
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      score_combo(tuned->combo, d, &document_logits, &scores);
+    }
+  }
   tuned->thresholds[static_cast<size_t>(Method::kCombo)] = thresholds_from(corpus, lists);
 
   // combo's objective, to compete for the default method: the stacked model
   // is fitted on the very scores the objective reads, so it is judged
-  // cross-fitted instead: fitted on all folds but one, scored on that one.
+  // cross-fitted instead: fitted on all folds but one, scored on that one
+  // (the folds on every core; each writes its own documents' lists).
   tuned->method_objective.resize(all_methods().size(), -1.0);
   const std::vector<uint32_t> fold = round_robin_folds(corpus.num_docs(), kComboObjectiveFolds);
-  std::vector<uint8_t> fit_on(scored.size());
-  for (uint32_t held_out = 0; held_out < kComboObjectiveFolds; ++held_out) {
+  parallel_for(kComboObjectiveFolds, [&](size_t held_out) {
+    std::vector<uint8_t> fit_on(scored.size());
     for (uint32_t d = 0; d < corpus.num_docs(); ++d) fit_on[d] = scored[d] && fold[d] != held_out;
     const ComboModel fold_combo =
         fit_combo(combo_members(), logits, fit_on, positive, num_categories);
-    for (uint32_t d = held_out; d < corpus.num_docs(); d += kComboObjectiveFolds) {
-      score_combo(fold_combo, d);
+    std::vector<std::vector<double>> document_logits = document_buffers();
+    std::vector<double> scores(num_categories);
+    for (auto d = static_cast<uint32_t>(held_out); d < corpus.num_docs();
+         d += kComboObjectiveFolds) {
+      score_combo(fold_combo, d, &document_logits, &scores);
     }
-  }
+  });
   tuned->method_objective[static_cast<size_t>(Method::kCombo)] =
       objective(corpus, lists, thresholds_from(corpus, lists), decision);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "classify/base/parallel.h"
 #include "classify/methods/knn.h"
 #include "classify/train/method_tuner.h"
 #include "classify/train/tune_scores.h"
@@ -66,39 +67,62 @@ class KnnTuner : public MethodTuner {
   void choose(TunedSettings* tuned) override {
     const TrainOptions& options = context_.options;
     double best = -1.0;
-    ScoreLists lists(corpus_.num_docs());
-    std::vector<double> scores(corpus_.num_categories());
     const std::vector<int> power_candidates = options.knn_similarity_power
                                                   ? std::vector<int>{*options.knn_similarity_power}
                                                   : std::vector<int>{1, 2};
     size_t best_concentration = 0;
-    auto try_knn = [&](size_t b, int k, int power) {
+    // One candidate's out-of-fold objective and thresholds.
+    struct Tried {
+      double value = -1.0;
+      std::vector<double> thresholds;
+    };
+    const auto evaluate = [&](size_t b, int k, int power) {
       const auto& neighbours = neighbours_by_concentration_[b];
+      ScoreLists lists(corpus_.num_docs());
+      std::vector<double> scores(corpus_.num_categories());
       for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
-        if (neighbours[d].empty()) {
-          lists[d] = DocScores();
-          continue;
-        }
+        if (neighbours[d].empty()) continue;
         knn_vote(corpus_, neighbours[d], static_cast<size_t>(k), power, &scores);
         keep_best(scores, &lists[d]);
       }
-      std::vector<double> thresholds = thresholds_from(corpus_, lists);
-      const double value = objective(corpus_, lists, thresholds, context_.decision);
-      tuned->knn_objective.push_back({k, power, value, concentration_candidates_[b]});
-      if (value > best) {
-        best = value;
+      Tried tried;
+      tried.thresholds = thresholds_from(corpus_, lists);
+      tried.value = objective(corpus_, lists, tried.thresholds, context_.decision);
+      return tried;
+    };
+    const auto consider = [&](size_t b, int k, int power, Tried&& tried) {
+      tuned->knn_objective.push_back({k, power, tried.value, concentration_candidates_[b]});
+      if (tried.value > best) {
+        best = tried.value;
         best_concentration = b;
         tuned->knn_k = k;
         tuned->knn_similarity_power = power;
         tuned->knn_concentration = concentration_candidates_[b];
-        tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(thresholds);
+        tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(tried.thresholds);
       }
     };
+    struct Setting {
+      size_t concentration;
+      int power, k;
+    };
+    std::vector<Setting> grid;
     for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
       for (int power : power_candidates) {
-        for (int k : k_candidates_) try_knn(b, k, power);
+        for (int k : k_candidates_) grid.push_back({b, power, k});
       }
     }
+    // Every setting on its own thread, then the best taken in grid order
+    // (ties keep the earlier, as one after another would).
+    std::vector<Tried> tried(grid.size());
+    parallel_for(grid.size(), [&](size_t i) {
+      tried[i] = evaluate(grid[i].concentration, grid[i].k, grid[i].power);
+    });
+    for (size_t i = 0; i < grid.size(); ++i) {
+      consider(grid[i].concentration, grid[i].k, grid[i].power, std::move(tried[i]));
+    }
+    const auto try_knn = [&](size_t b, int k, int power) {
+      consider(b, k, power, evaluate(b, k, power));
+    };
     // An optimum at the grid's low edge may lie below it: halve k while it
     // does (the neighbour lists already hold those). Extending the high edge
     // would need longer lists from every fold; it is reported instead.

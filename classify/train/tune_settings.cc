@@ -132,6 +132,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     for (std::thread& thread : pool) thread.join();
     if (failure) std::rethrow_exception(failure);
   };
+  for (const auto& tuner : tuners) tuner->before_folds();
   on_every_fold([&](uint32_t f) {
     const TuneFold prepared = prepare_fold(f);
     for (const auto& entry : prepared.held_out) scored[entry.first] = 1;
