@@ -262,6 +262,10 @@ std::string tuning_text(const internal::TrainReport& report) {
                     " documents (--tuning-sample)"
               : "all " + std::to_string(report.tuned_on_documents) + " documents";
   if (!report.retune_reason.empty()) text += "; settings not kept: " + report.retune_reason;
+  if (report.tuned_pruned_candidates != 0) {
+    text += "; " + std::to_string(report.tuned_pruned_candidates) +
+            " candidate settings dropped after the first folds (clearly behind the best)";
+  }
   if (report.tuned_copied_documents != 0) {
     text += "; " + std::to_string(report.tuned_copied_documents) +
             " repeat an earlier one's terms, so its scores are optimistic for new text "
@@ -404,6 +408,8 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["tuned_on_documents"] = report.tuned_on_documents;
     json["tuned_copied_documents"] =
         internal::Json(static_cast<double>(report.tuned_copied_documents));
+    json["tuned_pruned_candidates"] =
+        internal::Json(static_cast<double>(report.tuned_pruned_candidates));
     json["knn_k"] = report.knn_k;
     json["knn_similarity_power"] = report.knn_similarity_power;
     json["knn_concentration"] = report.knn_concentration;

@@ -4,6 +4,7 @@
 
 #include "classify/decide/categorizer.h"
 #include "classify/train/trainer.h"
+#include "classify/train/tune_scores.h"
 #include "test_util.h"
 #include "trained_fixture.h"
 
@@ -174,6 +175,82 @@ TEST(TuneSettingsOneOfTest, WinnersAreRefittedAsIfChosenAlone) {
     if (nb.nb_tfidf[m] != grid.nb_tfidf[m]) continue;  // a tie of features, settled otherwise
     EXPECT_EQ(nb.thresholds[method], grid.thresholds[method]) << m;
     EXPECT_EQ(nb.method_objective[method], grid.method_objective[method]) << m;
+  }
+}
+
+}  // namespace
+}  // namespace autocat::internal
+
+namespace autocat::internal {
+namespace {
+
+// McNemar's test on the documents exactly one candidate gets right: 10
+// against 0 reaches z = 3 (10 >= 3 sqrt(10) = 9.49) and 8 against 0 does
+// not (8 < 3 sqrt(8) = 8.49); documents not scored yet do not count.
+TEST(CandidatesInContentionTest, DropsOnlyWhatIsClearlyWorse) {
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 40; ++d) docs.push_back({{"word"}, {d % 2 ? "odd" : "even"}});
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const auto right = [&](uint32_t d) { return corpus.doc_categories[d].at(0); };
+  const auto wrong = [&](uint32_t d) { return 1 - corpus.doc_categories[d].at(0); };
+  std::vector<uint8_t> scored(40, 1);
+  for (uint32_t d = 30; d < 40; ++d) scored[d] = 0;
+  std::vector<uint32_t> best(40), ten_behind(40), eight_behind(40), unscored_only(40);
+  for (uint32_t d = 0; d < 40; ++d) {
+    best[d] = d < 20 || d >= 30 ? right(d) : wrong(d);
+    ten_behind[d] = d < 10 ? right(d) : wrong(d);
+    eight_behind[d] = d < 12 ? right(d) : wrong(d);
+    // As good as the best on the scored documents, worse on the others.
+    unscored_only[d] = d < 20 ? right(d) : wrong(d);
+  }
+  const std::vector<bool> in =
+      candidates_in_contention(corpus, scored, {&ten_behind, &best, &eight_behind, &unscored_only});
+  EXPECT_EQ(in, (std::vector<bool>{false, true, true, true}));
+}
+
+// One-of cross-validation drops candidates clearly behind after the first
+// folds; they are missing from the objectives listed, and the winner is the
+// one a run without them chooses.
+TEST(TuneSettingsOneOfTest, PrunesClearlyWorseCandidates) {
+  std::vector<LabelledTerms> docs;
+  const std::vector<std::string> words = {"ball", "goal", "team", "vote", "law", "party",
+                                          "chip", "code", "data", "the",  "a",   "of"};
+  uint32_t state = 11;
+  const auto next = [&](uint32_t n) {
+    state = state * 1103515245u + 12345u;
+    return (state >> 16) % n;
+  };
+  const std::vector<std::string> labels = {"sport", "politics", "tech"};
+  for (int d = 0; d < 900; ++d) {
+    const uint32_t label = static_cast<uint32_t>(d) % 3;
+    std::vector<std::string> terms;
+    for (int i = 0; i < 6; ++i) {
+      terms.push_back(next(2) == 0 ? words[next(12)] : words[label * 3 + next(3)]);
+    }
+    docs.push_back({terms, {labels[label]}});
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const TunedSettings grid = tune_settings(corpus, TrainOptions(), Decision::kOneOf);
+  EXPECT_GT(grid.pruned_candidates, 0u);
+  size_t listed = grid.rocchio_gamma_objective.size() + grid.svm_c_objective.size() +
+                  grid.logreg_c_objective.size();
+  for (const auto& alphas : grid.nb_alpha_objective) listed += alphas.size();
+  const size_t nb_listed_at_most =
+      nb_alpha_candidates().size() * naive_bayes_methods().size();  // chosen features only
+  EXPECT_LT(listed, rocchio_gamma_candidates().size() + linear_c_candidates(Method::kSvm).size() +
+                        linear_c_candidates(Method::kLogreg).size() + nb_listed_at_most);
+  for (const auto& [gamma, objective] : grid.rocchio_gamma_objective) {
+    EXPECT_LE(objective, grid.method_objective[static_cast<size_t>(Method::kRocchio)]) << gamma;
+  }
+  TrainOptions fixed = TrainOptions();
+  fixed.rocchio_gamma = grid.rocchio_gamma;
+  fixed.svm_c = grid.svm_c;
+  fixed.logreg_c = grid.logreg_c;
+  const TunedSettings alone = tune_settings(corpus, fixed, Decision::kOneOf);
+  for (Method method : {Method::kRocchio, Method::kSvm, Method::kLogreg}) {
+    const auto slot = static_cast<size_t>(method);
+    EXPECT_EQ(alone.method_objective[slot], grid.method_objective[slot]) << method_name(method);
+    EXPECT_EQ(alone.thresholds[slot], grid.thresholds[slot]) << method_name(method);
   }
 }
 

@@ -155,12 +155,15 @@ NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
   for (uint32_t c = 0; c < num_categories; ++c) {
     log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
   }
+  // Most terms are absent from most categories: log(0 + alpha) once.
+  const double log_alpha = std::log(alpha);
   for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
-      model.term_weight[row + c] =
-          static_cast<float>(std::log(counts[row + c] + alpha) - log_denominator[c]);
+      const double count = counts[row + c];
+      const double log_amount = count == 0.0 ? log_alpha : std::log(count + alpha);
+      model.term_weight[row + c] = static_cast<float>(log_amount - log_denominator[c]);
     }
   }
   return model;
@@ -189,20 +192,29 @@ NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
   const std::vector<int64_t>& doc_counts = sums.category_docs;
   const std::vector<double>& counts = sums.sums;
   std::vector<double> log_denominator(num_categories);
+  // A term in none of c's documents (most terms, for most categories):
+  // its log(1 - P) is the same for every such term.
+  std::vector<double> log_absent_unseen(num_categories);
   for (uint32_t c = 0; c < num_categories; ++c) {
     log_denominator[c] = std::log(static_cast<double>(doc_counts[c]) + 2.0 * alpha);
+    log_absent_unseen[c] =
+        std::log(static_cast<double>(doc_counts[c]) + alpha) - log_denominator[c];
   }
+  const double log_alpha = std::log(alpha);
   for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     const bool weights = is_selected(wanted, t);
     for (uint32_t c = 0; c < num_categories; ++c) {
       const double n_c = static_cast<double>(doc_counts[c]);
+      const double count = counts[row + c];
       // log P and log(1 - P) from the counts, without forming 1 - P.
-      const double log_absent = std::log(n_c - counts[row + c] + alpha) - log_denominator[c];
+      const double log_absent =
+          count == 0.0 ? log_absent_unseen[c] : std::log(n_c - count + alpha) - log_denominator[c];
       model.class_constant[c] += log_absent;
       if (!weights) continue;
-      const double log_present = std::log(counts[row + c] + alpha) - log_denominator[c];
+      const double log_present =
+          (count == 0.0 ? log_alpha : std::log(count + alpha)) - log_denominator[c];
       model.term_weight[row + c] = static_cast<float>(log_present - log_absent);
     }
   }
@@ -268,8 +280,10 @@ NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
     if (!is_selected(wanted, t)) continue;
     const size_t row = static_cast<size_t>(t) * num_categories;
     for (uint32_t c = 0; c < num_categories; ++c) {
-      model.term_weight[row + c] =
-          complement_weight(std::log(complement(t, row + c) + alpha), log_denominator[c]);
+      // Without t, c's complement amount is t's total, whose log is above.
+      const double log_amount = counts[row + c] == 0.0 ? model.complement_row_log[t]
+                                                       : std::log(complement(t, row + c) + alpha);
+      model.term_weight[row + c] = complement_weight(log_amount, log_denominator[c]);
     }
   }
   return model;

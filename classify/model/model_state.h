@@ -199,6 +199,7 @@ struct ModelState {
   // for the training report; not saved.
   uint64_t tuned_on_documents = 0;
   uint32_t tuned_copied_documents = 0;  // TunedSettings::copied_documents
+  uint32_t tuned_pruned_candidates = 0;  // TunedSettings::pruned_candidates
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {

@@ -94,6 +94,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
     tuned = tune_settings(corpus, options, model.decision);
   }
   model.tuned_copied_documents = tuned.copied_documents;
+  model.tuned_pruned_candidates = tuned.pruned_candidates;
   model.thresholds = std::move(tuned.thresholds);
   model.knn_k = tuned.knn_k;
   model.knn_similarity_power = tuned.knn_similarity_power;

@@ -70,6 +70,10 @@ class MethodTuner {
   virtual void before_folds() {}
   // Fits every candidate on `fold` and keeps its held-out documents' scores.
   virtual void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) = 0;
+  // One-of, after the first folds (TuneContext::compact): drops the
+  // candidates that cannot win (candidates_in_contention()); the other
+  // folds fit only those left.
+  virtual void prune() {}
   // Chooses the setting with the best objective (ties keep the earlier
   // candidate) and writes it, its thresholds and objective into *tuned.
   virtual void choose(TunedSettings* tuned) = 0;

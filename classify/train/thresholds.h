@@ -60,6 +60,9 @@ struct TunedSettings {
   // (empty without tuning).
   double svm_c = 1.0, logreg_c = 1.0;
   std::vector<std::pair<double, double>> svm_c_objective, logreg_c_objective;
+  // Candidates dropped after the first folds (one-of successive halving):
+  // they are missing from the *_objective lists.
+  uint32_t pruned_candidates = 0;
   // The tuned collection's linear dual solutions at the C chosen,
   // [svm, logreg][category][document]: the final fits on the same
   // documents start there, and so converge at once (not kept in models).

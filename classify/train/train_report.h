@@ -108,6 +108,9 @@ struct TrainReport {
   // Of those, documents repeating an earlier one's terms: the objectives
   // are optimistic for new text (TunedSettings::copied_documents).
   uint32_t tuned_copied_documents = 0;
+  // Candidate settings dropped after the first folds as unable to win
+  // (TunedSettings::pruned_candidates).
+  uint32_t tuned_pruned_candidates = 0;
   int threshold_folds = 0;                  // folds of that cross-validation
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;

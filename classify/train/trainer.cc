@@ -162,6 +162,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->tuned_on_documents = report->tuned ? model.tuned_on_documents : 0;
   report->tuned_on_sample = report->tuned && !kept && model.tuned_on_documents < model.num_docs;
   report->tuned_copied_documents = report->tuned ? model.tuned_copied_documents : 0;
+  report->tuned_pruned_candidates = report->tuned ? model.tuned_pruned_candidates : 0;
   report->threshold_folds = std::max(model.training.threshold_folds, 2);
   report->knn_objective = model.knn_objective;
   report->rocchio_gamma_objective = model.rocchio_gamma_objective;

@@ -31,7 +31,9 @@ class LinearTuner : public MethodTuner {
       c_candidates_.push_back(fixed ? std::vector<double>{*fixed} : linear_c_candidates(method));
     }
     values_.resize(methods_.size());
+    in_contention_.resize(methods_.size());
     for (size_t m = 0; m < methods_.size(); ++m) {
+      in_contention_[m].assign(c_candidates_[m].size(), 1);
       values_[m].assign(c_candidates_[m].size(), std::vector<float>(cells, 0.0f));
     }
     chosen_.resize(methods_.size());
@@ -65,27 +67,65 @@ class LinearTuner : public MethodTuner {
     std::vector<double> fold_scores(num_categories);
     const LinearProblem problem = make_linear_problem(fitted_on, fold.idf);
     for (size_t m = 0; m < methods_.size(); ++m) {
-      LinearPathDuals start(c_candidates_[m].size(),
-                            std::vector<std::vector<float>>(num_categories));
-      for (size_t k = 0; k < start.size(); ++k) {
+      // The C candidates still in contention, each from the whole
+      // collection's solution there.
+      std::vector<size_t> candidate;
+      std::vector<double> cs;
+      LinearPathDuals start;
+      for (size_t k = 0; k < c_candidates_[m].size(); ++k) {
+        if (!in_contention_[m][k]) continue;
+        candidate.push_back(k);
+        cs.push_back(c_candidates_[m][k]);
+        std::vector<std::vector<float>>& rows_of = start.emplace_back(num_categories);
         for (uint32_t c = 0; c < num_categories; ++c) {
           const std::vector<float>& whole = whole_duals_[m][k][c];
-          std::vector<float>& rows = start[k][c];
+          std::vector<float>& rows = rows_of[c];
           rows.reserve(fold.original.size());
           for (uint32_t d : fold.original) rows.push_back(whole[d]);
         }
       }
       for_each_linear_path_model(
-          problem, fitted_on, kLosses[m], c_candidates_[m], 1 + context_.idle_workers.load(),
-          [&](size_t k, LinearModel&& linear) {
+          problem, fitted_on, kLosses[m], cs, 1 + context_.idle_workers.load(),
+          [&](size_t i, LinearModel&& linear) {
+            std::vector<float>& values = values_[m][candidate[i]];
             for (const auto& [d, doc] : fold.held_out) {
               linear_decision_values(linear, fold.idf, doc, &fold_scores);
               std::copy(fold_scores.begin(), fold_scores.end(),
-                        values_[m][k].begin() + ptrdiff_t(d) * num_categories);
+                        values.begin() + ptrdiff_t(d) * num_categories);
             }
           },
           &start);
       step_done(method_name(methods_[m]));
+    }
+  }
+
+  // Each C judged on the documents scored so far, by the top category of
+  // its probabilities as choose() computes them.
+  void prune() override {
+    if (!context_.compact) return;
+    const uint32_t num_categories = corpus_.num_categories();
+    for (size_t m = 0; m < methods_.size(); ++m) {
+      const size_t count = c_candidates_[m].size();
+      if (count < 2) continue;
+      std::vector<std::vector<uint32_t>> tops(count);
+      parallel_for(count, [&](size_t k) {
+        const Candidate judged = judge(values_[m][k], methods_[m] == Method::kSvm);
+        tops[k].assign(corpus_.num_docs(), kNoCategory);
+        for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+          if (!context_.scored[d]) continue;
+          const auto row = judged.probabilities.begin() + ptrdiff_t(d) * num_categories;
+          tops[k][d] = static_cast<uint32_t>(std::max_element(row, row + num_categories) - row);
+        }
+      });
+      std::vector<const std::vector<uint32_t>*> pointers;
+      for (const std::vector<uint32_t>& top : tops) pointers.push_back(&top);
+      const std::vector<bool> in = candidates_in_contention(corpus_, context_.scored, pointers);
+      for (size_t k = 0; k < count; ++k) {
+        if (in[k]) continue;
+        in_contention_[m][k] = 0;
+        std::vector<float>().swap(values_[m][k]);
+        ++pruned_;
+      }
     }
   }
 
@@ -98,10 +138,13 @@ class LinearTuner : public MethodTuner {
       // The candidates are independent: each is judged on a thread of its
       // own, then the best taken in candidate order (the same choice).
       std::vector<Candidate> judged(c_candidates_[m].size());
-      parallel_for(judged.size(), [&](size_t k) { judged[k] = judge(values_[m][k], platt); });
+      parallel_for(judged.size(), [&](size_t k) {
+        if (in_contention_[m][k]) judged[k] = judge(values_[m][k], platt);
+      });
       double best = -1.0;
       size_t best_k = 0;
       for (size_t k = 0; k < judged.size(); ++k) {
+        if (!in_contention_[m][k]) continue;
         Candidate& candidate = judged[k];
         const double c_value = c_candidates_[m][k];
         (platt ? tuned->svm_c_objective : tuned->logreg_c_objective)
@@ -123,6 +166,7 @@ class LinearTuner : public MethodTuner {
       tuned->linear_duals[m] = std::move(whole_duals_[m][best_k]);
       LinearPathDuals().swap(whole_duals_[m]);
     }
+    tuned->pruned_candidates += pruned_;
   }
 
   std::vector<float> member_scores(Method method, const TunedSettings& /*tuned*/) override {
@@ -188,6 +232,8 @@ class LinearTuner : public MethodTuner {
   std::vector<std::vector<double>> c_candidates_;  // per method
   // Out-of-fold decision values, [method][C candidate][doc * categories + c].
   std::vector<std::vector<std::vector<float>>> values_;
+  std::vector<std::vector<uint8_t>> in_contention_;  // [method][C candidate]: not pruned
+  uint32_t pruned_ = 0;
   // The out-of-fold probabilities at the C chosen, per method.
   std::vector<std::vector<float>> chosen_;
 };

@@ -25,6 +25,7 @@ class NaiveBayesTuner : public MethodTuner {
         num_alphas_(alpha_candidates_.size()),
         lists_(nb_methods_.size() * 2 * num_alphas_),
         top_(compact_ ? lists_.size() : 0),
+        in_contention_(lists_.size(), true),
         best_(nb_methods_.size(), 0) {
     for (size_t m = 0; m < nb_methods_.size(); ++m) {
       for (size_t w = 0; w < feature_candidates(m); ++w) {
@@ -44,8 +45,30 @@ class NaiveBayesTuner : public MethodTuner {
 
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
     fit(
-        fold, [](size_t) { return true; }, compact_);
+        fold, [&](size_t s) { return bool(in_contention_[s]); }, compact_);
     step_done("naive bayes");
+  }
+
+  // Per method, among its features x alphas.
+  void prune() override {
+    if (!compact_) return;
+    for (size_t m = 0; m < nb_methods_.size(); ++m) {
+      std::vector<size_t> slots;
+      std::vector<const std::vector<uint32_t>*> tops;
+      for (size_t w = 0; w < feature_candidates(m); ++w) {
+        for (size_t a = 0; a < num_alphas_; ++a) {
+          slots.push_back(slot(m, w, a));
+          tops.push_back(&top_[slots.back()]);
+        }
+      }
+      const std::vector<bool> in = candidates_in_contention(corpus_, context_.scored, tops);
+      for (size_t i = 0; i < slots.size(); ++i) {
+        if (in[i]) continue;
+        in_contention_[slots[i]] = false;
+        std::vector<uint32_t>().swap(top_[slots[i]]);
+        ++pruned_;
+      }
+    }
   }
 
   // Ties keep term counts and the smaller alpha. nb_alpha_objective reports
@@ -57,6 +80,7 @@ class NaiveBayesTuner : public MethodTuner {
       for (size_t w = 0; w < feature_candidates(m); ++w) {
         for (size_t a = 0; a < num_alphas_; ++a) {
           const size_t s = slot(m, w, a);
+          if (!in_contention_[s]) continue;
           std::vector<double> thresholds;
           if (!compact_) thresholds = thresholds_from(corpus_, lists_[s]);
           const double value = compact_
@@ -75,6 +99,7 @@ class NaiveBayesTuner : public MethodTuner {
       tuned->nb_alpha_objective[m] = std::move(objectives[tuned->nb_tfidf[m] ? 1 : 0]);
       tuned->method_objective[static_cast<size_t>(nb_methods_[m])] = best;
     }
+    tuned->pruned_candidates += pruned_;
     if (compact_) {
       // The second pass keeps the winners' full lists only.
       top_.clear();
@@ -171,6 +196,8 @@ class NaiveBayesTuner : public MethodTuner {
   // second pass), and one-of's top categories.
   std::vector<ScoreLists> lists_;
   std::vector<std::vector<uint32_t>> top_;
+  std::vector<uint8_t> in_contention_;  // per slot(): not pruned
+  uint32_t pruned_ = 0;
   std::vector<size_t> best_;  // per method: the slot chosen
 };
 

@@ -28,6 +28,7 @@ class RocchioTuner : public MethodTuner {
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
     std::vector<double> fold_scores(corpus_.num_categories());
     for (size_t g = 0; g < gamma_candidates_.size(); ++g) {
+      if (!in_contention_[g]) continue;
       const RocchioModel centroids =
           train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[g]);
       const RocchioClassifier rocchio_classifier(centroids, fold.idf);
@@ -40,9 +41,23 @@ class RocchioTuner : public MethodTuner {
     step_done("rocchio");
   }
 
+  void prune() override {
+    if (!compact_) return;
+    std::vector<const std::vector<uint32_t>*> tops;
+    for (const std::vector<uint32_t>& top : top_) tops.push_back(&top);
+    const std::vector<bool> in = candidates_in_contention(corpus_, context_.scored, tops);
+    for (size_t g = 0; g < in.size(); ++g) {
+      if (in[g]) continue;
+      in_contention_[g] = 0;
+      std::vector<uint32_t>().swap(top_[g]);
+      ++pruned_;
+    }
+  }
+
   void choose(TunedSettings* tuned) override {
     double best = -1.0;
     for (size_t g = 0; g < gamma_candidates_.size(); ++g) {
+      if (!in_contention_[g]) continue;
       std::vector<double> thresholds;
       if (!compact_) thresholds = thresholds_from(corpus_, lists_[g]);
       const double value = compact_ ? top_accuracy(corpus_, top_[g])
@@ -56,6 +71,7 @@ class RocchioTuner : public MethodTuner {
       }
     }
     tuned->method_objective[static_cast<size_t>(Method::kRocchio)] = best;
+    tuned->pruned_candidates += pruned_;
     if (compact_) {
       // The second pass keeps the winner's full lists only.
       top_.clear();
@@ -95,6 +111,8 @@ class RocchioTuner : public MethodTuner {
   // winner in the second pass), and one-of's top categories.
   std::vector<ScoreLists> lists_;
   std::vector<std::vector<uint32_t>> top_;
+  std::vector<uint8_t> in_contention_ = std::vector<uint8_t>(gamma_candidates_.size(), 1);
+  uint32_t pruned_ = 0;
   size_t best_gamma_ = 0;
 };
 

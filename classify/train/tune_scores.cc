@@ -153,6 +153,41 @@ double top_accuracy(const TrainingCorpus& corpus, const std::vector<uint32_t>& t
   return labelled ? double(correct) / double(labelled) : 0.0;
 }
 
+std::vector<bool> candidates_in_contention(const TrainingCorpus& corpus,
+                                           const std::vector<uint8_t>& scored,
+                                           const std::vector<const std::vector<uint32_t>*>& tops) {
+  const auto right = [&](const std::vector<uint32_t>& top, uint32_t d) {
+    return top[d] != kNoCategory && has_label(corpus, d, top[d]);
+  };
+  size_t best = tops.size();
+  uint64_t best_correct = 0;
+  for (size_t i = 0; i < tops.size(); ++i) {
+    if (tops[i] == nullptr) continue;
+    uint64_t correct = 0;
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) correct += scored[d] && right(*tops[i], d);
+    if (best == tops.size() || correct > best_correct) {
+      best = i;
+      best_correct = correct;
+    }
+  }
+  std::vector<bool> in(tops.size(), true);
+  if (best == tops.size()) return in;
+  for (size_t i = 0; i < tops.size(); ++i) {
+    if (tops[i] == nullptr || i == best) continue;
+    uint64_t only_best = 0, only_this = 0;
+    for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+      if (!scored[d]) continue;
+      const bool best_right = right(*tops[best], d), this_right = right(*tops[i], d);
+      only_best += best_right && !this_right;
+      only_this += this_right && !best_right;
+    }
+    const double discordant = double(only_best + only_this);
+    in[i] = discordant == 0 ||
+            (double(only_best) - double(only_this)) < kPruneZ * std::sqrt(discordant);
+  }
+  return in;
+}
+
 std::vector<float> score_matrix(const TrainingCorpus& corpus, const ScoreLists& lists) {
   const uint32_t num_categories = corpus.num_categories();
   std::vector<float> matrix(size_t(corpus.num_docs()) * num_categories, 0.0f);

@@ -63,6 +63,19 @@ double objective(const TrainingCorpus& corpus, const ScoreLists& lists,
 // objective() counts it.
 double top_accuracy(const TrainingCorpus& corpus, const std::vector<uint32_t>& top);
 
+// Successive halving for one-of decisions: after the first folds, the
+// candidates (of one method) whose top categories are `tops` keep only
+// those not clearly worse than the best on the documents scored so far.
+// "Clearly worse": McNemar's test on the documents exactly one of the two
+// gets right, z >= kPruneZ (one-sided p < 0.0014), so a candidate is
+// dropped only where the remaining folds would have to reverse a
+// difference that large. Entries without tops (empty) stay as they are;
+// returns whether each candidate is still in.
+inline constexpr double kPruneZ = 3.0;
+std::vector<bool> candidates_in_contention(const TrainingCorpus& corpus,
+                                           const std::vector<uint8_t>& scored,
+                                           const std::vector<const std::vector<uint32_t>*>& tops);
+
 // Documents x categories from kept lists (a category left out of a list
 // scored little: 0).
 std::vector<float> score_matrix(const TrainingCorpus& corpus, const ScoreLists& lists);

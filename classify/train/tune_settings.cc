@@ -109,13 +109,14 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   };
   // Folds are independent and write disjoint documents' entries: run them
   // on every core (training is otherwise single-threaded).
-  const auto on_every_fold = [&](const std::function<void(uint32_t)>& run) {
-    std::atomic<uint32_t> next_fold{0};
+  const auto on_folds = [&](uint32_t first, uint32_t end,
+                            const std::function<void(uint32_t)>& run) {
+    std::atomic<uint32_t> next_fold{first};
     idle_workers = 0;
     std::exception_ptr failure;
     std::mutex failure_mutex;
     auto worker = [&] {
-      for (uint32_t f; (f = next_fold++) < num_folds;) {
+      for (uint32_t f; (f = next_fold++) < end;) {
         try {
           run(f);
         } catch (...) {
@@ -125,15 +126,19 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       }
       ++idle_workers;
     };
-    const unsigned threads = std::max(1u, std::min(std::thread::hardware_concurrency(), num_folds));
+    const unsigned threads =
+        std::max(1u, std::min(std::thread::hardware_concurrency(), end - first));
     std::vector<std::thread> pool;
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();
     for (std::thread& thread : pool) thread.join();
     if (failure) std::rethrow_exception(failure);
   };
+  const auto on_every_fold = [&](const std::function<void(uint32_t)>& run) {
+    on_folds(0, num_folds, run);
+  };
   for (const auto& tuner : tuners) tuner->before_folds();
-  on_every_fold([&](uint32_t f) {
+  const auto fit_fold = [&](uint32_t f) {
     const TuneFold prepared = prepare_fold(f);
     for (const auto& entry : prepared.held_out) scored[entry.first] = 1;
     const std::string fold_name = of_fold(f);
@@ -141,7 +146,17 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       step_done(step + fold_name);
     };
     for (const auto& tuner : tuners) tuner->fit_fold(prepared, fold_step_done);
-  });
+  };
+  // One-of: successive halving. The first folds (one per core) fit every
+  // candidate; those that cannot win are dropped before the others.
+  const uint32_t first_round =
+      context.compact ? std::min(num_folds - 1, std::max(2u, std::thread::hardware_concurrency()))
+                      : num_folds;
+  on_folds(0, first_round, fit_fold);
+  if (first_round < num_folds) {
+    for (const auto& tuner : tuners) tuner->prune();
+    on_folds(first_round, num_folds, fit_fold);
+  }
 
   tuned.thresholds.resize(all_methods().size());
   for (const auto& tuner : tuners) tuner->choose(&tuned);
