@@ -393,6 +393,7 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["stemmer"] = report.stemmer;
     json["mean_terms_per_document"] = report.mean_tokens;
     json["analysis_cross_validated"] = report.analysis_chosen;
+    json["analysis_sample"] = internal::Json(static_cast<double>(report.analysis_sample));
     internal::Json analyses = internal::Json::object();
     for (const auto& [name, objective] : report.analysis_objective) {
       analyses[name] = objective;
@@ -531,7 +532,12 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
         " (analyses are compared from " + std::to_string(kMinShortTextDocuments) + " documents on)";
   }
   if (report.analysis_chosen) {
-    analysis = "the best by cross-validation for short texts:";
+    analysis = "the best by cross-validation for short texts";
+    if (report.analysis_sample != 0) {
+      analysis +=
+          " (on a uniform sample of " + std::to_string(report.analysis_sample) + " documents)";
+    }
+    analysis += ":";
     for (size_t i = 0; i < report.analysis_objective.size(); ++i) {
       analysis += (i == 0 ? " " : ", ") + report.analysis_objective[i].first + " " +
                   format_fixed(report.analysis_objective[i].second, 3);

@@ -272,7 +272,7 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_EQ(number_at(summary, "mean_terms_per_document"), 4);
   EXPECT_TRUE(summary.at("analysis_cross_validated").get<bool>());
   const Json& analyses = summary.at("analysis_cross_validation");
-  EXPECT_EQ(analyses.size(), 4u) << trained.out;
+  EXPECT_EQ(analyses.size(), 5u) << trained.out;
   // Words alone are a coin toss here; an analysis with bigrams is near
   // perfect, and it is the model's.
   EXPECT_LT(number_at(analyses, "words"), 0.6);
@@ -280,7 +280,8 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_EQ(number_at(summary, "ngrams"), 2);
   // Each analysis compared is a phase of its own; the winner's
   // cross-validation serves the model, so none runs after them.
-  EXPECT_EQ(number_at(summary, "cross_validations"), 4);
+  EXPECT_EQ(number_at(summary, "cross_validations"), 5);
+  EXPECT_EQ(number_at(summary, "analysis_sample"), 0);
   std::vector<std::string> phases;
   for (const Json& phase : summary.at("phases")) {
     const std::string detail = string_at(phase, "detail");
@@ -290,7 +291,7 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
             (std::vector<std::string>{
                 "read", "compare analyses words", "compare analyses words and bigrams",
                 "compare analyses stems (english)", "compare analyses stems (english) and bigrams",
-                "load collection", "fit", "write"}));
+                "compare analyses words, stopwords kept", "load collection", "fit", "write"}));
   const std::string messages = scratch_.file("ordered-in.jsonl");
   write_file(messages,
              "{\"id\": \"up\", \"text\": \"basil ember kelp raven\"}\n"
@@ -307,6 +308,26 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
       human.out.find("  analysis        the best by cross-validation for short texts: words "),
       std::string::npos)
       << human.out;
+
+  // A collection larger than --tuning-sample: the analyses are compared on
+  // a uniform sample, and the whole collection is read again under the
+  // one chosen.
+  const CliResult sampled = run_autocat({"train", "--model", scratch_.file("ordered-sampled"),
+                                         "--tuning-sample", "1000", "--json", input});
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  const Json sampled_summary = json(lines_of(sampled.out).at(0));
+  EXPECT_TRUE(sampled_summary.at("analysis_cross_validated").get<bool>());
+  EXPECT_EQ(number_at(sampled_summary, "analysis_sample"), 1000);
+  EXPECT_EQ(number_at(sampled_summary, "ngrams"), 2);
+  EXPECT_EQ(number_at(sampled_summary, "documents"), 1200);
+  EXPECT_EQ(number_at(sampled_summary, "tuned_on_documents"), 1000);
+  bool read_again = false;
+  for (const Json& phase : sampled_summary.at("phases")) {
+    read_again = read_again || (string_at(phase, "phase") == "read" &&
+                                string_at(phase, "detail") == "again, analyzed as chosen" &&
+                                number_at(phase, "count") == 1200);
+  }
+  EXPECT_TRUE(read_again) << sampled.out;
 
   // An analysis the user names is kept.
   const CliResult fixed = run_autocat(

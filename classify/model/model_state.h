@@ -198,7 +198,7 @@ struct ModelState {
   // Documents cross-validation ran on (see TrainOptions::tuning_sample),
   // for the training report; not saved.
   uint64_t tuned_on_documents = 0;
-  uint32_t tuned_copied_documents = 0;  // TunedSettings::copied_documents
+  uint32_t tuned_copied_documents = 0;   // TunedSettings::copied_documents
   uint32_t tuned_pruned_candidates = 0;  // TunedSettings::pruned_candidates
 
   template <class Archive>

@@ -29,7 +29,12 @@ constexpr double kMinAnalysisGain = 0.002;
 std::string analysis_name(const AnalyzerSettings& settings) {
   std::string name = settings.stemmer == "none" ? "words" : "stems (" + settings.stemmer + ")";
   if (settings.ngrams > 1) name += settings.ngrams == 2 ? " and bigrams" : " and trigrams";
+  if (settings.stopwords.empty()) name += ", stopwords kept";
   return name;
+}
+
+bool same_analysis(const AnalyzerSettings& a, const AnalyzerSettings& b) {
+  return a.stemmer == b.stemmer && a.ngrams == b.ngrams && a.stopwords == b.stopwords;
 }
 
 TunedSettings tune_collection(const std::string& training_db, const TrainOptions& options,
@@ -45,57 +50,75 @@ TunedSettings tune_collection(const std::string& training_db, const TrainOptions
 
 }  // namespace
 
-// Cross-validates the kept texts under the given analysis (its collection
-// is at `training_db` already) and under the candidates with bigrams,
-// English stemming or both; leaves the winner's collection at
-// `training_db`.
+// Cross-validates the kept texts under the given analysis and the
+// candidates (see the header).
 AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
                                const TrainOptions& options, const std::string& training_db,
                                TrainReport* report, PhaseTracker* phases) {
-  AnalysisChoice best{given, {}};
+  const std::string candidate_db =
+      (fs::path(training_db).parent_path() / kCandidateDbName).string();
+  const auto write_kept = [&](const AnalyzerSettings& settings) {
+    const Analyzer analyzer(settings);
+    TrainingCollectionWriter writer(candidate_db, options.commit_batch);
+    std::vector<Token> tokens;
+    for (const KeptTexts::Text& text : kept.texts) {
+      tokens.clear();
+      analyzer.analyze(text.text, &tokens);
+      if (!tokens.empty()) writer.add(text.id, tokens, text.labels);
+    }
+    writer.commit();
+  };
+  AnalysisChoice best{given, {}, false};
   phases->begin("compare analyses", "fits", 0, analysis_name(given));
-  best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents, report,
-                                         phases, analysis_name(given));
+  if (kept.sampled) {
+    // The whole collection is at training_db; the sample is compared.
+    write_kept(given);
+    best.tuning.settings = tune_collection(candidate_db, options, &best.tuning.documents, report,
+                                           phases, analysis_name(given));
+    fs::remove_all(candidate_db);
+  } else {
+    best.tuning.settings = tune_collection(training_db, options, &best.tuning.documents, report,
+                                           phases, analysis_name(given));
+  }
   const double given_objective = analysis_objective(best.tuning.settings, options);
   double best_objective = given_objective;
   report->analysis_objective.emplace_back(analysis_name(given), given_objective);
-  const std::string candidate_db =
-      (fs::path(training_db).parent_path() / kCandidateDbName).string();
+  std::vector<AnalyzerSettings> candidates;
   for (const char* stemmer : {"none", "english"}) {
     for (int ngrams : {1, 2}) {
       AnalyzerSettings settings = given;
       settings.stemmer = stemmer;
       settings.ngrams = ngrams;
-      if (settings.stemmer == given.stemmer && settings.ngrams == given.ngrams) continue;
-      phases->begin("compare analyses", "fits", 0, analysis_name(settings));
-      {
-        const Analyzer analyzer(settings);
-        TrainingCollectionWriter writer(candidate_db, options.commit_batch);
-        std::vector<Token> tokens;
-        for (const KeptTexts::Text& text : kept.texts) {
-          tokens.clear();
-          analyzer.analyze(text.text, &tokens);
-          if (!tokens.empty()) writer.add(text.id, tokens, text.labels);
-        }
-        writer.commit();
-      }
-      SampleTuning tuning;
-      tuning.settings = tune_collection(candidate_db, options, &tuning.documents, report, phases,
-                                        analysis_name(settings));
-      const double objective = analysis_objective(tuning.settings, options);
-      report->analysis_objective.emplace_back(analysis_name(settings), objective);
-      if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
-        best = AnalysisChoice{settings, std::move(tuning)};
-        best_objective = objective;
+      if (!same_analysis(settings, given)) candidates.push_back(settings);
+    }
+  }
+  // On some short texts the function words carry the class.
+  if (!given.stopwords.empty()) {
+    AnalyzerSettings settings = given;
+    settings.stopwords.clear();
+    candidates.push_back(settings);
+  }
+  for (const AnalyzerSettings& settings : candidates) {
+    phases->begin("compare analyses", "fits", 0, analysis_name(settings));
+    write_kept(settings);
+    SampleTuning tuning;
+    tuning.settings = tune_collection(candidate_db, options, &tuning.documents, report, phases,
+                                      analysis_name(settings));
+    const double objective = analysis_objective(tuning.settings, options);
+    report->analysis_objective.emplace_back(analysis_name(settings), objective);
+    if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
+      best = AnalysisChoice{settings, std::move(tuning), kept.sampled};
+      best_objective = objective;
+      if (!kept.sampled) {
         fs::remove_all(training_db);
         fs::rename(candidate_db, training_db);
-      } else {
-        fs::remove_all(candidate_db);
       }
     }
+    fs::remove_all(candidate_db);
   }
   phases->end();
   report->analysis_chosen = true;
+  report->analysis_sample = kept.sampled ? kept.texts.size() : 0;
   return best;
 }
 

@@ -1,7 +1,8 @@
 // The analysis of short texts (TrainOptions::choose_short_text_analysis):
-// the kept texts are cross-validated under the given analysis and under
-// bigrams, English stemming or both, and the best one is kept when it
-// beats the given one clearly.
+// the kept texts (all, or a uniform sample of a large collection) are
+// cross-validated under the given analysis and under bigrams, English
+// stemming or both, and without the stopword list, and the best one is
+// kept when it beats the given one clearly.
 //
 // Thread safety: one choice at a time per model directory (it writes the
 // new generation's training collection).
@@ -21,12 +22,15 @@ namespace autocat::internal {
 struct AnalysisChoice {
   AnalyzerSettings settings;
   SampleTuning tuning;  // the chosen analysis' cross-validation
+  // The kept texts were a sample and another analysis won: the collection
+  // at `training_db` is still the given analysis', to be read again.
+  bool read_again = false;
 };
 
-// Cross-validates the kept texts under the given analysis (its collection
-// is at `training_db` already) and under the candidates with bigrams,
-// English stemming or both; leaves the winner's collection at
-// `training_db`.
+// Cross-validates the kept texts under the given analysis (whose whole
+// collection is at `training_db` already) and under the candidates;
+// leaves the winner's collection at `training_db` unless the texts were a
+// sample (AnalysisChoice::read_again).
 AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
                                const TrainOptions& options, const std::string& training_db,
                                TrainReport* report, PhaseTracker* phases);

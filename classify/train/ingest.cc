@@ -54,15 +54,32 @@ constexpr size_t kTrainingChunkDocuments = 256;
 constexpr size_t kMaxKeptTextBytes = size_t{64} << 20;
 
 void KeptTexts::keep(const InputDocument& doc) {
-  if (!complete) return;
-  bytes += doc.id.size() + doc.text.size();
-  for (const std::string& label : doc.labels) bytes += label.size();
-  if (bytes > kMaxKeptTextBytes || texts.size() >= max_documents) {
+  if (!complete && !sampled) return;  // given up
+  const auto size_of = [](const Text& text) {
+    size_t size = text.id.size() + text.text.size();
+    for (const std::string& label : text.labels) size += label.size();
+    return size;
+  };
+  ++offered;
+  Text text{doc.id, doc.labels, doc.text};
+  if (texts.size() < max_documents) {
+    bytes += size_of(text);
+    texts.push_back(std::move(text));
+  } else {
+    // Vitter's algorithm R: the n-th document replaces a random one with
+    // probability max_documents / n.
     complete = false;
-    std::vector<Text>().swap(texts);
-    return;
+    sampled = true;
+    const uint64_t slot = sampler() % offered;  // the same on every library
+    if (slot >= max_documents) return;
+    bytes = bytes - size_of(texts[slot]) + size_of(text);
+    texts[slot] = std::move(text);
   }
-  texts.push_back({doc.id, doc.labels, doc.text});
+  if (bytes > kMaxKeptTextBytes) {
+    complete = false;
+    sampled = false;
+    std::vector<Text>().swap(texts);
+  }
 }
 
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ namespace autocat::internal {
 
 // The texts train keeps while it reads, to analyze them again for the
 // choice of analysis of short texts (TrainOptions::
-// choose_short_text_analysis); given up past kMaxKeptTextBytes or
-// `max_documents`.
+// choose_short_text_analysis): all of them up to `max_documents`, past
+// that a uniform sample of `max_documents` (reservoir sampling, with a
+// fixed seed); given up past kMaxKeptTextBytes.
 struct KeptTexts {
   struct Text {
     std::string id;
@@ -33,6 +35,9 @@ struct KeptTexts {
   size_t bytes = 0;
   size_t max_documents = 0;
   bool complete = true;  // every document written is in `texts`
+  bool sampled = false;  // `texts` is a uniform sample of the documents
+  uint64_t offered = 0;  // documents offered to keep()
+  std::mt19937_64 sampler{1};
   uint64_t written = 0;  // documents written to the collection
   uint64_t tokens = 0;   // their tokens
 

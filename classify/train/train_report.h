@@ -69,6 +69,9 @@ struct TrainReport {
   // cross-validation compared, named ("words", "words and bigrams",
   // "stems (english)", ...), each with its objective; the given one first.
   bool analysis_chosen = false;
+  // Texts the analyses were compared on when they were a uniform sample of
+  // the collection (0: all of them).
+  uint64_t analysis_sample = 0;
   std::vector<std::pair<std::string, double>> analysis_objective;
   Method default_method = Method::kKnn;
   // True if default_method is the best of method_objective (indexed by

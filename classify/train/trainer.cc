@@ -241,14 +241,26 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   AnalyzerSettings model_settings = settings;
   std::optional<SampleTuning> tuning;
   double choice_seconds = 0;
-  if (may_choose_analysis && kept.complete && kept.written >= kMinShortTextDocuments &&
-      kept.mean_tokens() <= kShortTextMeanTokens) {
+  if (may_choose_analysis && (kept.complete || kept.sampled) &&
+      kept.written >= kMinShortTextDocuments && kept.mean_tokens() <= kShortTextMeanTokens) {
     const auto choice_start = TrainClock::now();
     AnalysisChoice choice =
         choose_analysis(kept, settings, options, model_writer.next().training_db, &report, &phases);
-    choice_seconds = elapsed_seconds(choice_start);
     model_settings = choice.settings;
     tuning = std::move(choice.tuning);
+    if (choice.read_again) {
+      // Chosen on a sample: the whole collection under the analysis chosen.
+      std::vector<KeptTexts::Text>().swap(kept.texts);
+      const std::string& training_db = model_writer.next().training_db;
+      fs::remove_all(training_db);
+      report.added = report.skipped_empty = report.skipped_unlabelled = 0;
+      phases.begin("read", "documents", 0, "again, analyzed as chosen");
+      TrainingCollectionWriter writer(training_db, options.commit_batch);
+      add_documents(inputs, read_options, Analyzer(model_settings), options.keep_unlabelled,
+                    &writer, &report, on_warning, &phases);
+      phases.end();
+    }
+    choice_seconds = elapsed_seconds(choice_start);
   }
   std::vector<KeptTexts::Text>().swap(kept.texts);
   RefineModel run_em;

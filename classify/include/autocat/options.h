@@ -124,10 +124,11 @@ struct TrainOptions {
   // Training documents committed to the training database per batch.
   int commit_batch = 2000;
   // Short texts (at most kShortTextMeanTokens terms per document on
-  // average, kMinShortTextDocuments to tuning_sample training documents):
-  // cross-validation also tries
-  // the analysis with word bigrams, with English stemming, and with both,
-  // and keeps whichever scores best (BENCHMARKS.md, "Subject lines"); longer
+  // average, kMinShortTextDocuments training documents or more; past
+  // tuning_sample, compared on a uniform sample of that many):
+  // cross-validation also tries the analysis with word bigrams, with
+  // English stemming, with both, and without the stopword list, and keeps
+  // whichever scores best (BENCHMARKS.md, "Subject lines"); longer
   // texts keep the analysis given (bigrams multiply their terms, training
   // time and model size several times for little accuracy). Only where analyzer.ngrams is 1 and
   // analyzer.stemmer "none"; `autocat train --ngrams` or `--stemmer` turns
