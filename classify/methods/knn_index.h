@@ -195,9 +195,10 @@ class KnnIndex {
 // categories ("write", "article") keeps its idf, one frequent in a single
 // category gains up to log2(2 + its count there) times. relevance 0
 // returns idf. Cross-validation chooses the exponent
-// (knn_concentration_candidates); a model stores the weights it was trained
-// with (ModelState::knn_term_weight), so models trained with the earlier
-// weighting (idf times one minus the labels' normalized entropy) keep it.
+// (knn_concentration_candidates). A model classifies with the weights
+// stored in it (ModelState::knn_term_weight), whichever formula made them:
+// model files holding class-entropy weights (idf times one minus the
+// labels' normalized entropy, raised to the exponent) keep them.
 // REQUIRES: idf.size() == corpus.num_terms().
 std::vector<float> knn_term_weights(const TrainingCorpus& corpus, const std::vector<float>& idf,
                                     double relevance);
