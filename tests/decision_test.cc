@@ -297,6 +297,37 @@ TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
   }
 }
 
+// Each category's few words are common within it (low idf) while every
+// document also carries rare words drawn at random (high idf): by idf alone
+// documents sharing a rare word look nearest, whatever their category. The
+// relevance-frequency weights lift the category words, and cross-validation,
+// which sees both, chooses them.
+TEST(TunedSettingsTest, CrossValidationChoosesRelevanceWeightsWhereTheyHelp) {
+  std::mt19937 rng(20261126);
+  std::vector<LabelledTerms> docs;
+  for (int round = 0; round < 40; ++round) {
+    for (int c = 0; c < 3; ++c) {
+      LabelledTerms doc;
+      doc.terms.push_back("c" + std::to_string(c) + "w" + std::to_string(rng() % 3));
+      for (int i = 0; i < 4; ++i) doc.terms.push_back("rare" + std::to_string(rng() % 200));
+      doc.labels = {"cat" + std::to_string(c)};
+      docs.push_back(std::move(doc));
+    }
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const TunedSettings tuned = tune_settings(corpus, TrainOptions(), Decision::kOneOf);
+  EXPECT_GT(tuned.knn_concentration, 0.0);
+  double best_idf_alone = -1, best = -1;
+  for (const KnnCandidate& candidate : tuned.knn_objective) {
+    best = std::max(best, candidate.objective);
+    if (candidate.concentration == 0.0) {
+      best_idf_alone = std::max(best_idf_alone, candidate.objective);
+    }
+  }
+  EXPECT_GT(best, best_idf_alone + 0.05);
+  EXPECT_EQ(tuned.method_objective[static_cast<size_t>(Method::kKnn)], best);
+}
+
 // On cleanly separated categories every candidate scores the same; the
 // tie goes to the first candidate (the smallest k, linear votes, the
 // smallest gamma), not to any later one.

@@ -534,29 +534,46 @@ TEST(WeightingTest, ComputeIdf) {
   EXPECT_EQ(some[2], 0.0f);
 }
 
-// knn_term_weights by hand: two categories of two documents each.
-//   a: in two x documents      -> P = (2 + 0.5) / 3, (0 + 0.5) / 3
-//   b: in one x and one y      -> P = 1/2, 1/2: no concentration, weight 0
-//   c: in one y document       -> P = (0 + 0.5) / 2, (1 + 0.5) / 2
-TEST(KnnTermWeightsTest, HandComputedConcentration) {
-  const TrainingCorpus corpus = make_training_corpus(
-      {{split("a b"), {"x"}}, {split("a"), {"x"}}, {split("b c"), {"y"}}, {split("d"), {"y"}}});
-  ASSERT_EQ(corpus.terms, (std::vector<std::string>{"a", "b", "c", "d"}));
+// knn_term_weights by hand: w = idf * rf^relevance, rf the largest over
+// the categories of log2(2 + a / max(1, b)).
+//   a: in two x documents, none else      -> rf = log2(2 + 2 / 1) = 2
+//   b: in one x and one y document        -> rf = log2(2 + 1 / 1)
+//   c, d: in one y document               -> rf = log2(2 + 1 / 1)
+//   e: in three x documents and one y     -> rf = log2(2 + 3 / 1) (x)
+TEST(KnnTermWeightsTest, HandComputedRelevanceFrequency) {
+  const TrainingCorpus corpus = make_training_corpus({{split("a b e"), {"x"}},
+                                                      {split("a e"), {"x"}},
+                                                      {split("e"), {"x"}},
+                                                      {split("b c e"), {"y"}},
+                                                      {split("d"), {"y"}}});
+  ASSERT_EQ(corpus.terms, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
   const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
   EXPECT_EQ(knn_term_weights(corpus, idf, 0.0), idf);
-  const auto share = [](double p) {
-    return 1.0 + (p * std::log(p) + (1 - p) * std::log(1 - p)) / std::log(2.0);
-  };
   const std::vector<float> linear = knn_term_weights(corpus, idf, 1.0);
-  EXPECT_NEAR(linear[0], idf[0] * share(2.5 / 3), 1e-6);
-  EXPECT_EQ(linear[1], 0.0f);
-  EXPECT_NEAR(linear[2], idf[2] * share(1.5 / 2), 1e-6);
-  EXPECT_NEAR(linear[3], idf[3] * share(1.5 / 2), 1e-6);
+  EXPECT_NEAR(linear[0], idf[0] * 2.0, 1e-6);
+  EXPECT_NEAR(linear[1], idf[1] * std::log2(3.0), 1e-6);
+  EXPECT_NEAR(linear[2], idf[2] * std::log2(3.0), 1e-6);
+  EXPECT_NEAR(linear[3], idf[3] * std::log2(3.0), 1e-6);
+  EXPECT_NEAR(linear[4], idf[4] * std::log2(5.0), 1e-6);
   const std::vector<float> root = knn_term_weights(corpus, idf, 0.5);
-  EXPECT_NEAR(root[0], idf[0] * std::sqrt(share(2.5 / 3)), 1e-6);
-  // The more concentrated term keeps more of its idf.
-  EXPECT_GT(linear[0] / idf[0], linear[2] / idf[2]);
+  EXPECT_NEAR(root[0], idf[0] * std::sqrt(2.0), 1e-6);
+  EXPECT_NEAR(root[4], idf[4] * std::sqrt(std::log2(5.0)), 1e-6);
+  // The term confined to one category gains more than the one split evenly.
+  EXPECT_GT(linear[0] / idf[0], linear[1] / idf[1]);
   EXPECT_THROW(knn_term_weights(corpus, std::vector<float>(3, 1.0f), 1.0), InvalidArgumentError);
+}
+
+// A document with several labels counts in each of them, not outside them:
+// a term found only in documents labelled x (and y) is confined to x.
+TEST(KnnTermWeightsTest, MultiLabelDocumentsCountInEachCategory) {
+  const TrainingCorpus corpus = make_training_corpus(
+      {{split("a"), {"x", "y"}}, {split("a"), {"x"}}, {split("b"), {"y"}}, {split("c"), {"z"}}});
+  ASSERT_EQ(corpus.terms, (std::vector<std::string>{"a", "b", "c"}));
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const std::vector<float> weights = knn_term_weights(corpus, idf, 1.0);
+  // a: x holds both of its documents (rf 2), y one of two (log2 3).
+  EXPECT_NEAR(weights[0], idf[0] * 2.0, 1e-6);
+  EXPECT_NEAR(weights[1], idf[1] * std::log2(3.0), 1e-6);
 }
 
 // Documents without a label are a class of their own: a term found only in

@@ -91,47 +91,39 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
 KnnIndex::~KnnIndex() = default;
 
 std::vector<float> knn_term_weights(const TrainingCorpus& corpus, const std::vector<float>& idf,
-                                    double concentration) {
+                                    double relevance) {
   if (idf.size() != corpus.num_terms()) {
     throw InvalidArgumentError("kNN term weights: idf has " + std::to_string(idf.size()) +
                                " entries for " + std::to_string(corpus.num_terms()) + " terms");
   }
-  if (!(concentration > 0.0)) return idf;
+  if (!(relevance > 0.0)) return idf;
   // Classes: the categories, and "no label" if some document has none.
   const uint32_t none = corpus.num_categories();
-  std::vector<double> prior(size_t(none) + 1, 0.0);
+  std::vector<uint8_t> present(size_t(none) + 1, 0);
   for (const auto& labels : corpus.doc_categories) {
-    if (labels.empty()) prior[none] += 1.0;
-    for (uint32_t c : labels) prior[c] += 1.0;
+    if (labels.empty()) present[none] = 1;
+    for (uint32_t c : labels) present[c] = 1;
   }
-  double total = 0.0;
-  size_t classes = 0;
-  for (double count : prior) {
-    total += count;
-    classes += count > 0.0;
-  }
-  if (classes < 2 || !(total > 0.0)) return idf;
-  for (double& p : prior) p /= total;
-  const double max_entropy = std::log(double(classes));
-  constexpr double kPseudoDocuments = 1.0;
+  if (std::count(present.begin(), present.end(), 1) < 2) return idf;
   std::vector<float> weights(idf.size(), 0.0f);
-  std::vector<double> counts(prior.size());
+  std::vector<double> in_class(present.size());
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
     if (!(idf[t] > 0.0f)) continue;
-    std::fill(counts.begin(), counts.end(), 0.0);
-    double n = 0.0;
+    std::fill(in_class.begin(), in_class.end(), 0.0);
+    double containing = 0.0;  // documents containing t
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
       const auto& labels = corpus.doc_categories[corpus.posting_doc[p]];
-      if (labels.empty()) counts[none] += 1.0, n += 1.0;
-      for (uint32_t c : labels) counts[c] += 1.0, n += 1.0;
+      containing += 1.0;
+      if (labels.empty()) in_class[none] += 1.0;
+      for (uint32_t c : labels) in_class[c] += 1.0;
     }
-    double entropy = 0.0;
-    for (size_t c = 0; c < counts.size(); ++c) {
-      const double q = (counts[c] + kPseudoDocuments * prior[c]) / (n + kPseudoDocuments);
-      if (q > 0.0) entropy -= q * std::log(q);
+    // rf(t, c) = log2(2 + a / max(1, b)): a documents of class c contain t,
+    // b documents outside it.
+    double rf = 1.0;
+    for (double a : in_class) {
+      rf = std::max(rf, std::log2(2.0 + a / std::max(1.0, containing - a)));
     }
-    const double share = std::clamp(1.0 - entropy / max_entropy, 0.0, 1.0);
-    weights[t] = static_cast<float>(idf[t] * std::pow(share, concentration));
+    weights[t] = static_cast<float>(idf[t] * std::pow(rf, relevance));
   }
   return weights;
 }

@@ -186,17 +186,22 @@ class KnnIndex {
   bool postings_sorted_ = true;
 };
 
-// kNN's term weights with the terms' class concentration folded in:
-//   w(t) = idf(t) * s(t)^concentration,  s(t) = 1 - H(C | t) / ln |C|,
-// H(C | t) the entropy of the labels of the training documents containing t
-// (documents without a label count as one more class), smoothed by one
-// pseudo-document spread as the labels are overall. A term spread evenly
-// over the categories ("write", "article") weighs little in the cosine, one
-// found in a single category keeps its idf. concentration 0 returns idf.
-// Cross-validation chooses the exponent (its gain: BENCHMARKS.md, "kNN").
+// kNN's term weights with the terms' class concentration folded in, as
+// relevance frequency (Lan et al. 2009, "tf.rf"):
+//   w(t) = idf(t) * rf(t)^relevance,
+//   rf(t) = max over classes c of log2(2 + a / max(1, b)),
+// a the training documents of c containing t, b those containing t outside
+// c (documents without a label are one more class). A term spread over the
+// categories ("write", "article") keeps its idf, one frequent in a single
+// category gains up to log2(2 + its count there) times. relevance 0
+// returns idf. Cross-validation chooses the exponent
+// (knn_concentration_candidates). A model classifies with the weights
+// stored in it (ModelState::knn_term_weight), whichever formula made them:
+// model files holding class-entropy weights (idf times one minus the
+// labels' normalized entropy, raised to the exponent) keep them.
 // REQUIRES: idf.size() == corpus.num_terms().
 std::vector<float> knn_term_weights(const TrainingCorpus& corpus, const std::vector<float>& idf,
-                                    double concentration);
+                                    double relevance);
 
 // The inverse L2 norm of every training document's sublinear tf-idf vector
 // over the terms with idf > 0 (0 for a document without such a term);
