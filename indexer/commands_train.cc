@@ -282,12 +282,12 @@ std::string tuned_suffix(const internal::TrainReport& report) {
 }
 
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
-// "k = 150, votes = similarity^2, terms weigh idf x concentration^0.5 (cross-validated)"
+// "k = 150, votes = similarity^2, terms weigh idf x rf^0.5 (cross-validated)"
 std::string knn_text(const internal::TrainReport& report) {
   std::string text = "k = " + std::to_string(report.knn_k) + ", votes = similarity";
   if (report.knn_similarity_power == 2) text += "^2";
   if (report.knn_concentration > 0) {
-    text += ", terms weigh idf x concentration^" + format_number(report.knn_concentration);
+    text += ", terms weigh idf x rf^" + format_number(report.knn_concentration);
   }
   return text + tuned_suffix(report);
 }

@@ -41,9 +41,10 @@ void add_train_options(OptionSet& options, const std::string& heading) {
   options.value("--knn-k", "K",
                 "kNN's default k (default: chosen by cross-validation from 10 to 300)");
   options.value("--knn-concentration", "X",
-                "kNN weighs each term by idf times its class concentration (1 - normalized "
-                "entropy of its documents' labels) to the power X; 0 = idf alone (default: "
-                "chosen by cross-validation from 0, 0.5, 1)");
+                "kNN weighs each term by idf times its relevance frequency (tf.rf: "
+                "log2(2 + a / max(1, b)) for the category where it is highest, a and b its "
+                "documents in and outside it) to the power X; 0 = idf alone (default: chosen "
+                "by cross-validation from 0, 0.5, 1)");
   options.flag("--keep-unlabelled",
                "also keep documents that give no labels (no \"labels\" key, plain files) as "
                "examples of \"no category\", like records with \"labels\": [] (multi-label "

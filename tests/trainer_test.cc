@@ -113,7 +113,7 @@ TEST_F(TrainerTest, ModelFileHoldsWhatFitModelFitsInMemory) {
             (std::vector<std::string>{"knn.index", "model.autocat", "training"}));
 }
 
-// kNN with the terms' class concentration: the model keeps the weights,
+// kNN with the terms' relevance frequency: the model keeps the weights,
 // the index file written at training holds them, and classification
 // through the mapped file equals the index built in memory.
 TEST_F(TrainerTest, KnnConcentrationWeightsReachTheIndexFile) {
@@ -441,6 +441,35 @@ TEST_F(TrainerTest, AddRetunesWhenTheDecisionModeChanges) {
   EXPECT_NE(report.retune_reason.find("decision mode changed to any-of"), std::string::npos)
       << report.retune_reason;
   EXPECT_EQ(model_in(model_dir).decision, Decision::kAnyOf);
+}
+
+}  // namespace
+}  // namespace autocat::internal
+
+namespace autocat::internal {
+namespace {
+
+// A model whose kNN weights raised the terms' class concentration (files
+// before version 7) cannot have them recomputed by a refit: train --add
+// cross-validates again and says why.
+TEST(TrainerOldKnnWeightsTest, AddRetunesAModelWithClassConcentrationWeights) {
+  testing_util::TempDir dir;
+  const std::string model_dir = dir.file("model");
+  TrainOptions options;
+  options.knn_concentration = 0.5;
+  train_model({testing_util::test_data("fixture_train.jsonl")}, model_dir, options, ReadOptions(),
+              nullptr);
+  const std::string model_file = resolve_model_dir(model_dir).model_file;
+  ModelState state = read_model_file(model_file);
+  ASSERT_TRUE(state.knn_relevance_frequency);
+  state.knn_relevance_frequency = false;
+  write_model_file(model_file, state);
+  const TrainReport added = add_to_model({testing_util::test_data("fixture_test.jsonl")}, model_dir,
+                                         ReadOptions(), nullptr);
+  EXPECT_FALSE(added.settings_kept);
+  EXPECT_NE(added.retune_reason.find("predate relevance frequency"), std::string::npos)
+      << added.retune_reason;
+  EXPECT_TRUE(read_model_file(resolve_model_dir(model_dir).model_file).knn_relevance_frequency);
 }
 
 }  // namespace

@@ -151,6 +151,10 @@ struct ModelState {
   // it is 0 (older files): kNN then weighs terms by idf.
   double knn_concentration = 0.0;
   std::vector<float> knn_term_weight;
+  // What knn_concentration raises: version 7 files (relevance frequency,
+  // knn_term_weights()); older ones raised the terms' class concentration,
+  // 1 - normalized entropy, which refits cannot recompute.
+  bool knn_relevance_frequency = true;
   // kNN's term weights given the model's `idf`: knn_term_weight, or idf.
   const std::vector<float>& knn_weights(const std::vector<float>& idf) const {
     return knn_term_weight.empty() ? idf : knn_term_weight;
@@ -239,6 +243,11 @@ struct ModelState {
       thresholds.resize(all_methods().size());  // combo: untuned
     }
     if (version >= 6) ar& knn_concentration& knn_term_weight;
+    if (version >= 7) {
+      ar& knn_relevance_frequency;
+    } else if (Archive::is_loading::value) {
+      knn_relevance_frequency = false;
+    }
   }
 };
 
@@ -252,7 +261,9 @@ struct ModelState {
 // combo averaging its members.
 // Version 6: knn_concentration and knn_term_weight (KnnCandidate version 1:
 // concentration). Older files load with kNN weighing terms by idf.
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 6)
+// Version 7: knn_relevance_frequency. Older files' kNN weights are kept for
+// classification; train --add cross-validates their settings again.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 7)
 BOOST_CLASS_VERSION(autocat::internal::KnnCandidate, 1)
 
 namespace autocat::internal {

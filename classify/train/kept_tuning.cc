@@ -53,6 +53,10 @@ std::optional<SampleTuning> kept_tuning(const ModelFile& file, ModelState* model
     *reason = "the model file predates some of today's settings";
     return std::nullopt;
   }
+  if (!model->knn_relevance_frequency && model->knn_concentration > 0) {
+    *reason = "the model's kNN term weights (class concentration) predate relevance frequency";
+    return std::nullopt;
+  }
   SampleTuning kept;
   kept.kept = true;
   TunedSettings& tuned = kept.settings;
