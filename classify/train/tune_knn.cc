@@ -46,19 +46,24 @@ class KnnTuner : public MethodTuner {
   std::vector<Method> methods() const override { return {Method::kKnn}; }
   std::string name() const override { return "knn"; }
 
-  // One index per term weighting, built and searched in turn; the
-  // neighbours are kept as documents of the full corpus.
+  // One index per term weighting, built and searched in turn (side by
+  // side on the threads other folds left idle); the neighbours are kept as
+  // documents of the full corpus.
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
     const TrainingCorpus& fitted_on = fold.training.corpus;
-    for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
-      const KnnIndex knn(fitted_on,
-                         knn_term_weights(fitted_on, fold.idf, concentration_candidates_[b]));
-      for (const auto& [d, doc] : fold.held_out) {
-        std::vector<KnnIndex::Neighbour>& found = neighbours_by_concentration_[b][d];
-        found = knn.neighbours(doc, max_k_);
-        for (KnnIndex::Neighbour& neighbour : found) neighbour.doc = fold.original[neighbour.doc];
-      }
-    }
+    parallel_for(
+        concentration_candidates_.size(),
+        [&](size_t b) {
+          const KnnIndex knn(fitted_on,
+                             knn_term_weights(fitted_on, fold.idf, concentration_candidates_[b]));
+          for (const auto& [d, doc] : fold.held_out) {
+            std::vector<KnnIndex::Neighbour>& found = neighbours_by_concentration_[b][d];
+            found = knn.neighbours(doc, max_k_);
+            for (KnnIndex::Neighbour& neighbour : found)
+              neighbour.doc = fold.original[neighbour.doc];
+          }
+        },
+        1 + context_.idle_workers.load());
     step_done("knn");
   }
 
@@ -86,7 +91,9 @@ class KnnTuner : public MethodTuner {
         keep_best(scores, &lists[d]);
       }
       Tried tried;
-      tried.thresholds = thresholds_from(corpus_, lists);
+      // One-of compares top categories alone: only the winner's thresholds
+      // are needed (made below).
+      if (!context_.compact) tried.thresholds = thresholds_from(corpus_, lists);
       tried.value = objective(corpus_, lists, tried.thresholds, context_.decision);
       return tried;
     };
@@ -130,6 +137,19 @@ class KnnTuner : public MethodTuner {
     while (!options.knn_k && tuned->knn_k == edge && edge > 1) {
       edge /= 2;
       try_knn(best_concentration, edge, tuned->knn_similarity_power);
+    }
+    if (context_.compact) {
+      // The winner's thresholds, from its lists made again.
+      const auto& neighbours = neighbours_by_concentration_[best_concentration];
+      ScoreLists lists(corpus_.num_docs());
+      std::vector<double> scores(corpus_.num_categories());
+      for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+        if (neighbours[d].empty()) continue;
+        knn_vote(corpus_, neighbours[d], static_cast<size_t>(tuned->knn_k),
+                 tuned->knn_similarity_power, &scores);
+        keep_best(scores, &lists[d]);
+      }
+      tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(corpus_, lists);
     }
     // The chosen weighting's lists feed combo; the others are dropped.
     neighbours_ = std::move(neighbours_by_concentration_[best_concentration]);

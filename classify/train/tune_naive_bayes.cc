@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "classify/base/parallel.h"
 #include "classify/corpus/category_sums.h"
 #include "classify/methods/naive_bayes.h"
 #include "classify/train/method_tuner.h"
@@ -145,44 +146,49 @@ class NaiveBayesTuner : public MethodTuner {
   // whether a candidate is fitted; `top_only` as keep_scores().
   void fit(const TuneFold& prepared, const std::function<bool(size_t)>& run, bool top_only) {
     const TrainingCorpus& fitted_on = prepared.training.corpus;
-    std::vector<double> fold_scores(corpus_.num_categories());
     const std::vector<float> no_idf;
-    for (size_t w = 0; w < 3; ++w) {
-      const bool presence = w == 2;
-      bool needed = false;
-      for (size_t m = 0; m < nb_methods_.size(); ++m) {
-        if ((nb_methods_[m] == Method::kBernoulliNaiveBayes) != presence) continue;
-        for (size_t a = 0; a < num_alphas_; ++a)
-          needed = needed || run(slot(m, presence ? 0 : w, a));
-      }
-      if (!needed) continue;
-      const TermAmount amount =
-          presence ? TermAmount::kPresence : (w == 1 ? TermAmount::kTfidf : TermAmount::kCount);
-      const std::vector<float>& features_idf = w == 1 ? prepared.idf : no_idf;
-      const CategorySums sums = sum_categories(fitted_on, amount, prepared.selected, features_idf);
-      for (size_t m = 0; m < nb_methods_.size(); ++m) {
-        const bool bernoulli = nb_methods_[m] == Method::kBernoulliNaiveBayes;
-        if (bernoulli != presence) continue;
-        for (size_t a = 0; a < num_alphas_; ++a) {
-          const size_t s = slot(m, presence ? 0 : w, a);
-          if (!run(s)) continue;
-          const double alpha = alpha_candidates_[a];
-          const std::vector<uint8_t>& wanted = prepared.wanted;
-          const std::vector<uint8_t>& selected = prepared.selected;
-          const NaiveBayesModel nb_model =
-              bernoulli ? bernoulli_nb_from_sums(sums, selected, alpha, wanted)
-              : nb_methods_[m] == Method::kNaiveBayes
-                  ? multinomial_nb_from_sums(sums, selected, alpha, features_idf, wanted)
-                  : complement_nb_from_sums(sums, selected, alpha, features_idf, wanted);
-          const NaiveBayesClassifier nb_classifier(nb_model);
-          for (const auto& [d, doc] : prepared.held_out) {
-            nb_classifier.score(doc, classify_, &fold_scores);
-            keep_scores(fold_scores, top_only, top_only ? &top_[s][d] : nullptr,
-                        top_only ? nullptr : &lists_[s][d]);
+    // The kinds of feature side by side on the threads other folds left idle.
+    parallel_for(
+        3,
+        [&](size_t w) {
+          std::vector<double> fold_scores(corpus_.num_categories());
+          const bool presence = w == 2;
+          bool needed = false;
+          for (size_t m = 0; m < nb_methods_.size(); ++m) {
+            if ((nb_methods_[m] == Method::kBernoulliNaiveBayes) != presence) continue;
+            for (size_t a = 0; a < num_alphas_; ++a)
+              needed = needed || run(slot(m, presence ? 0 : w, a));
           }
-        }
-      }
-    }
+          if (!needed) return;
+          const TermAmount amount =
+              presence ? TermAmount::kPresence : (w == 1 ? TermAmount::kTfidf : TermAmount::kCount);
+          const std::vector<float>& features_idf = w == 1 ? prepared.idf : no_idf;
+          const CategorySums sums =
+              sum_categories(fitted_on, amount, prepared.selected, features_idf);
+          for (size_t m = 0; m < nb_methods_.size(); ++m) {
+            const bool bernoulli = nb_methods_[m] == Method::kBernoulliNaiveBayes;
+            if (bernoulli != presence) continue;
+            for (size_t a = 0; a < num_alphas_; ++a) {
+              const size_t s = slot(m, presence ? 0 : w, a);
+              if (!run(s)) continue;
+              const double alpha = alpha_candidates_[a];
+              const std::vector<uint8_t>& wanted = prepared.wanted;
+              const std::vector<uint8_t>& selected = prepared.selected;
+              const NaiveBayesModel nb_model =
+                  bernoulli ? bernoulli_nb_from_sums(sums, selected, alpha, wanted)
+                  : nb_methods_[m] == Method::kNaiveBayes
+                      ? multinomial_nb_from_sums(sums, selected, alpha, features_idf, wanted)
+                      : complement_nb_from_sums(sums, selected, alpha, features_idf, wanted);
+              const NaiveBayesClassifier nb_classifier(nb_model);
+              for (const auto& [d, doc] : prepared.held_out) {
+                nb_classifier.score(doc, classify_, &fold_scores);
+                keep_scores(fold_scores, top_only, top_only ? &top_[s][d] : nullptr,
+                            top_only ? nullptr : &lists_[s][d]);
+              }
+            }
+          }
+        },
+        1 + context_.idle_workers.load());
   }
 
   const TuneContext& context_;

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "classify/base/parallel.h"
 #include "classify/methods/rocchio.h"
 #include "classify/train/method_tuner.h"
 #include "classify/train/tune_scores.h"
@@ -26,18 +27,22 @@ class RocchioTuner : public MethodTuner {
   std::string name() const override { return "rocchio"; }
 
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
-    std::vector<double> fold_scores(corpus_.num_categories());
-    for (size_t g = 0; g < gamma_candidates_.size(); ++g) {
-      if (!in_contention_[g]) continue;
-      const RocchioModel centroids =
-          train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[g]);
-      const RocchioClassifier rocchio_classifier(centroids, fold.idf);
-      for (const auto& [d, doc] : fold.held_out) {
-        rocchio_classifier.score(doc, classify_, &fold_scores);
-        keep_scores(fold_scores, compact_, compact_ ? &top_[g][d] : nullptr,
-                    compact_ ? nullptr : &lists_[g][d]);
-      }
-    }
+    // Side by side on the threads other folds left idle.
+    parallel_for(
+        gamma_candidates_.size(),
+        [&](size_t g) {
+          if (!in_contention_[g]) return;
+          std::vector<double> fold_scores(corpus_.num_categories());
+          const RocchioModel centroids =
+              train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[g]);
+          const RocchioClassifier rocchio_classifier(centroids, fold.idf);
+          for (const auto& [d, doc] : fold.held_out) {
+            rocchio_classifier.score(doc, classify_, &fold_scores);
+            keep_scores(fold_scores, compact_, compact_ ? &top_[g][d] : nullptr,
+                        compact_ ? nullptr : &lists_[g][d]);
+          }
+        },
+        1 + context_.idle_workers.load());
     step_done("rocchio");
   }
 
