@@ -11,11 +11,13 @@
 #include <xapian.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -27,8 +29,11 @@
 #include "autocat/category_indexer.h"
 #include "autocat/error.h"
 #include "autocat/facets.h"
+#include "classify/decide/categorizer.h"
+#include "classify/decide/explain.h"
 #include "classify/io/json_text.h"
 #include "indexer/commands.h"
+#include "indexer/explain_json.h"
 #include "indexer/relabel.h"
 #include "indexer/search_metadata.h"
 #include "indexer/serve_page.h"
@@ -186,7 +191,10 @@ bool flag_param(const httplib::Request& req, const std::string& name) {
 class Server {
  public:
   Server(std::string db_path, const std::string& model_dir, bool read_only, std::string token)
-      : db_path_(std::move(db_path)), read_only_(read_only), token_(std::move(token)) {
+      : db_path_(std::move(db_path)),
+        model_dir_(model_dir),
+        read_only_(read_only),
+        token_(std::move(token)) {
     const Xapian::Database db = open();
     metadata_ = read_search_metadata(db);
     text_slot_ = stored_text_slot(metadata_);
@@ -341,10 +349,46 @@ class Server {
       explanation["text"] = text_slot_ != Xapian::BAD_VALUENO ? "stored" : "data";
       explanation["assigned"] = categories_json(indexer_->categorize(text));
       explanation["scores"] = categories_json(scores);
+      add_explanation(text, entry["id"].get<std::string>(), explanation);
       entry["explanation"] = std::move(explanation);
       warn_model();
     }
     return entry;
+  }
+
+  // The model as a fresh open sees it (the journal replayed), as `autocat
+  // explain` reads it: opened on the first explanation, and again after a
+  // correction taught it something.
+  std::shared_ptr<const internal::Categorizer> explain_model() const {
+    const std::lock_guard<std::mutex> lock(explain_mutex_);
+    const uint64_t corrections = corrections_.load();
+    if (!explain_model_ || explain_model_corrections_ != corrections) {
+      explain_model_ = std::make_shared<const internal::Categorizer>(model_dir_);
+      explain_model_corrections_ = corrections;
+    }
+    return explain_model_;
+  }
+
+  // Adds to `explanation` what `autocat explain --json` says about `text`
+  // with the model's default method. A failure (e.g. kNN's training
+  // database gone) costs the explanation only: "error" says why.
+  void add_explanation(const std::string& text, const std::string& id,
+                       internal::Json& explanation) const {
+    try {
+      const std::shared_ptr<const internal::Categorizer> model = explain_model();
+      internal::ExplainOptions options;
+      options.classify.k = model->knn_k(options.classify);
+      internal::Explainer explainer(*model);  // not thread-safe: one per request
+      const ExplainedText explained = explain_text(*model, explainer, text, options);
+      model->take_warnings();  // the indexer's model reports the same journal
+      internal::Json explained_json =
+          explanation_json(id, explained.explanation, explained.terms, options.classify.k);
+      for (auto it = explained_json.begin(); it != explained_json.end(); ++it) {
+        if (!explanation.contains(it.key())) explanation[it.key()] = std::move(it.value());
+      }
+    } catch (const Error& e) {
+      explanation["error"] = std::string(e.what());
+    }
   }
 
   internal::Json search(const httplib::Request& req) const {
@@ -510,6 +554,12 @@ class Server {
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
     Xapian::Document doc;
+    // Counted however it ends, once the model may have learned: explanations
+    // then reopen the model.
+    struct Counted {
+      std::atomic<uint64_t>& count;
+      ~Counted() { ++count; }
+    } counted{corrections_};
     try {
       // Looks the id up before anything is taught.
       doc = relabel_document(db, db_path_, *indexer_, id, names, /*learn=*/true, text_slot_);
@@ -534,6 +584,7 @@ class Server {
   }
 
   std::string db_path_;
+  std::string model_dir_;
   bool read_only_;
   std::string token_;
   SearchMetadata metadata_;
@@ -541,6 +592,11 @@ class Server {
   std::unique_ptr<CategoryIndexer> indexer_;
   std::mutex write_mutex_;
   mutable std::mutex warn_mutex_;
+  // Corrections taught so far, and the model explanations read (see explain_model()).
+  std::atomic<uint64_t> corrections_{0};
+  mutable std::mutex explain_mutex_;
+  mutable std::shared_ptr<const internal::Categorizer> explain_model_;
+  mutable uint64_t explain_model_corrections_ = 0;
 };
 
 int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {

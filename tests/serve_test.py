@@ -8,7 +8,9 @@
 # bodies are 400 and unknown ids 404; a correction is in the index and the
 # model's journal after a restart and after kill -9 right after the reply;
 # review lists the least sure documents first; markup in a title comes back
-# escaped and the page inserts no data as markup.
+# escaped and the page inserts no data as markup; a document's explanation
+# holds `autocat explain --json`'s for its text (kNN's neighbours, combo's
+# members), also after a correction taught the model.
 #
 # usage: serve_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
 import atexit
@@ -58,12 +60,12 @@ def kill_servers():
 
 
 class Server:
-    def __init__(self, *extra):
+    def __init__(self, *extra, db=None, model=None):
         # stderr to a file, read when a check fails: a pipe nobody reads
         # would block the server once full, and the file keeps the evidence.
         self.stderr = tempfile.TemporaryFile(mode="w+", dir=WORK)
         self.process = subprocess.Popen(
-            [CLI, "serve", "--db", DB, "--model", MODEL, "--listen", "127.0.0.1:0",
+            [CLI, "serve", "--db", db or DB, "--model", model or MODEL, "--listen", "127.0.0.1:0",
              "--token-file", TOKEN_FILE, *extra],
             stdout=subprocess.PIPE, stderr=self.stderr, text=True)
         SERVERS.append(self.process)
@@ -140,6 +142,29 @@ def cli_search(query, categories):
     for c in categories:
         args += ["--category", c]
     return json.loads(run(*args, "--", query))
+
+
+TEXTS = {}
+with open(docs) as f:
+    for line in f:
+        record = json.loads(line)
+        TEXTS[record["id"]] = record["text"]
+
+
+def check_explained(server, doc_id, model=None):
+    """The document's explanation holds what `autocat explain --json` says
+    about its text (every key, the same values)."""
+    status, doc = server.get("/api/documents/" + urllib.parse.quote(doc_id, ""))
+    done = subprocess.run([CLI, "explain", "--model", model or MODEL, "--json", "-"],
+                          input=json.dumps({"id": doc_id, "text": TEXTS[doc_id]}) + "\n",
+                          check=True, capture_output=True, text=True)
+    expected = json.loads(done.stdout)
+    del expected["schema_version"]
+    explanation = doc.get("explanation", {})
+    got = {key: explanation.get(key) for key in expected}
+    check(status == 200 and got == expected,
+          "%s: the explanation is autocat explain --json's: %s != %s" % (doc_id, got, expected))
+    return expected
 
 
 def margin(categories):
@@ -246,6 +271,10 @@ check("<script>" not in raw and "\\u003cscript\\u003e" in raw, "markup is escape
 doc = json.loads(raw)
 check(doc["title"] == SCRIPT_TITLE, "the title reads back as given")
 check(doc["explanation"]["scores"] and doc["explanation"]["method"], "the document is explained")
+check(doc["explanation"]["text"] == "stored" and doc["explanation"]["assigned"] is not None,
+      "the explanation keeps its text and assigned")
+explained = check_explained(server, "x-script")
+check(explained["top"] and "terms" in explained, "autocat explain --json explains x-script")
 status, page = server.get("/", raw=True)
 check(status == 200 and "<!DOCTYPE html>" in page, "GET / serves the page")
 check("innerHTML" not in page and "insertAdjacentHTML" not in page and
@@ -299,6 +328,7 @@ def journal_has(doc_id):
 
 
 check(journal_has(target), "the correction is taught to the model (journal)")
+check_explained(server, target)  # the model as it is after the correction
 status, review = server.get("/api/review?limit=100")
 check(review["documents"][-1]["id"] == target, "a corrected document is the surest")
 
@@ -340,6 +370,20 @@ check(sorted(c["name"] for c in server.get("/api/documents/" + second)[1]["categ
       ["food", "science"], "the correction survives kill -9 after the reply")
 check(journal_has(second), "the model learned it before the reply")
 server.stop()
+
+# kNN's neighbours and combo's members, as `autocat explain --json` gives them.
+for method, key in [("knn", "neighbours"), ("combo", "combo_top")]:
+    model = os.path.join(WORK, "model-" + method)
+    db = os.path.join(WORK, "db-" + method)
+    run("train", "--model", model, "--method", method,
+        os.path.join(SOURCE, "tests/data/fixture_train.jsonl"))
+    run("index", "--model", model, "--db", db, "--store-text", docs)
+    server = Server(db=db, model=model)
+    for doc_id in ["t-sp-01", "x-script"]:
+        explained = check_explained(server, doc_id, model)
+        check(explained["method"] == method and explained.get(key),
+              "%s: autocat explain --json gives %s" % (method, key))
+    server.stop()
 
 # Read-only: corrections refused even with the token.
 server = Server("--read-only")
