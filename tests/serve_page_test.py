@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # The page of autocat serve in a headless Chromium (python3-selenium,
 # chromium-driver): it loads and lists results, a click on a facet filters
-# them, markup in a title shows as text, and a category corrected with chips
+# them, markup in a title shows as text, an open document shows its
+# explanation's neighbours, combo members or terms, and a category corrected with chips
 # and the token is saved (the JSON API then returns it). Skips (exit 77)
 # without Chromium or Selenium.
 #
@@ -118,6 +119,20 @@ try:
     target = ids[0]
     browser.find_element(By.CSS_SELECTOR, '#results li[data-id="%s"]' % target).click()
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#doc-chips .chip"))
+    # The explanation's evidence, as the API gives it: kNN's neighbours,
+    # combo's members for the top categories, the terms behind a category.
+    with urllib.request.urlopen(url + "/api/documents/" + target) as response:
+        explanation = json.load(response)["explanation"]
+    shown = 0
+    for table, key, first in [("doc-neighbours", "neighbours", lambda n: n["id"]),
+                              ("doc-members", "combo_top", lambda c: c["category"]),
+                              ("doc-terms", "terms", lambda t: t["term"])]:
+        cells = [e.text for e in
+                 browser.find_elements(By.CSS_SELECTOR, "#%s td:first-child" % table)]
+        check(cells == [first(x) for x in explanation.get(key) or []],
+              "%s shows the explanation's %s: %s" % (table, key, cells))
+        shown += len(cells)
+    check(shown > 0, "the document view shows the explanation's evidence")
     for remove in browser.find_elements(By.CSS_SELECTOR, "#doc-chips .chip button"):
         remove.click()
     Select(browser.find_element(By.ID, "doc-add")).select_by_value("food")
