@@ -124,11 +124,11 @@ try:
     with urllib.request.urlopen(url + "/api/documents/" + target) as response:
         explanation = json.load(response)["explanation"]
     shown = 0
-    for table, key, first in [("doc-neighbours", "neighbours", lambda n: n["id"]),
-                              ("doc-members", "combo_top", lambda c: c["category"]),
-                              ("doc-terms", "terms", lambda t: t["term"])]:
-        cells = [e.text for e in
-                 browser.find_elements(By.CSS_SELECTOR, "#%s td:first-child" % table)]
+    for table, cell, key, first in [
+            ("doc-neighbours", "td:first-child", "neighbours", lambda n: n["id"]),
+            ("doc-members", "th:not(:first-child)", "combo_top", lambda c: c["category"]),
+            ("doc-terms", "td:first-child", "terms", lambda t: t["term"])]:
+        cells = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#%s %s" % (table, cell))]
         check(cells == [first(x) for x in explanation.get(key) or []],
               "%s shows the explanation's %s: %s" % (table, key, cells))
         shown += len(cells)
