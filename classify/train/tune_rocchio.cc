@@ -32,15 +32,10 @@ class RocchioTuner : public MethodTuner {
         gamma_candidates_.size(),
         [&](size_t g) {
           if (!in_contention_[g]) return;
-          std::vector<double> fold_scores(corpus_.num_categories());
-          const RocchioModel centroids =
-              train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[g]);
-          const RocchioClassifier rocchio_classifier(centroids, fold.idf);
-          for (const auto& [d, doc] : fold.held_out) {
-            rocchio_classifier.score(doc, classify_, &fold_scores);
-            keep_scores(fold_scores, compact_, compact_ ? &top_[g][d] : nullptr,
+          score_held_out(fold, g, [&](uint32_t d, const std::vector<double>& scores) {
+            keep_scores(scores, compact_, compact_ ? &top_[g][d] : nullptr,
                         compact_ ? nullptr : &lists_[g][d]);
-          }
+          });
         },
         1 + context_.idle_workers.load());
     step_done("rocchio");
@@ -87,14 +82,9 @@ class RocchioTuner : public MethodTuner {
   bool refits_winner() const override { return compact_; }
 
   void refit_fold(const TuneFold& fold) override {
-    std::vector<double> fold_scores(corpus_.num_categories());
-    const RocchioModel centroids =
-        train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[best_gamma_]);
-    const RocchioClassifier rocchio_classifier(centroids, fold.idf);
-    for (const auto& [d, doc] : fold.held_out) {
-      rocchio_classifier.score(doc, classify_, &fold_scores);
-      keep_best(fold_scores, &lists_[best_gamma_][d]);
-    }
+    score_held_out(fold, best_gamma_, [&](uint32_t d, const std::vector<double>& scores) {
+      keep_best(scores, &lists_[best_gamma_][d]);
+    });
   }
 
   void finish_refit(TunedSettings* tuned) override {
@@ -107,6 +97,20 @@ class RocchioTuner : public MethodTuner {
   }
 
  private:
+  // Rocchio with gamma candidate g fitted on the fold, each held-out
+  // document's scores handed to keep(d, scores).
+  template <typename Keep>
+  void score_held_out(const TuneFold& fold, size_t g, const Keep& keep) const {
+    std::vector<double> fold_scores(corpus_.num_categories());
+    const RocchioModel centroids =
+        train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[g]);
+    const RocchioClassifier rocchio_classifier(centroids, fold.idf);
+    for (const auto& [d, doc] : fold.held_out) {
+      rocchio_classifier.score(doc, classify_, &fold_scores);
+      keep(d, fold_scores);
+    }
+  }
+
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
   const bool compact_;
