@@ -394,6 +394,7 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["mean_terms_per_document"] = report.mean_tokens;
     json["analysis_cross_validated"] = report.analysis_chosen;
     json["analysis_sample"] = internal::Json(static_cast<double>(report.analysis_sample));
+    json["analysis_not_compared"] = report.analysis_not_compared;
     internal::Json analyses = internal::Json::object();
     for (const auto& [name, objective] : report.analysis_objective) {
       analyses[name] = objective;
@@ -530,6 +531,10 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
              report.documents < kMinShortTextDocuments) {
     analysis +=
         " (analyses are compared from " + std::to_string(kMinShortTextDocuments) + " documents on)";
+  }
+  if (!report.analysis_not_compared.empty()) {
+    analysis +=
+        " (short texts, but analyses were not compared: " + report.analysis_not_compared + ")";
   }
   if (report.analysis_chosen) {
     analysis = "the best by cross-validation for short texts";

@@ -328,6 +328,18 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
                                 number_at(phase, "count") == 1200);
   }
   EXPECT_TRUE(read_again) << sampled.out;
+  // From standard input the collection cannot be read again: the analysis
+  // given is kept, and the summary says why.
+  const CliResult piped = run_autocat({"train", "--model", scratch_.file("ordered-piped"),
+                                       "--tuning-sample", "1000", "--json", "-"},
+                                      input);
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  const Json piped_summary = json(lines_of(piped.out).at(0));
+  EXPECT_FALSE(piped_summary.at("analysis_cross_validated").get<bool>());
+  EXPECT_EQ(number_at(piped_summary, "ngrams"), 1);
+  EXPECT_NE(string_at(piped_summary, "analysis_not_compared").find("standard input"),
+            std::string::npos);
+  EXPECT_EQ(number_at(piped_summary, "documents"), 1200);
 
   // An analysis the user names is kept.
   const CliResult fixed = run_autocat(

@@ -72,6 +72,8 @@ struct TrainReport {
   // Texts the analyses were compared on when they were a uniform sample of
   // the collection (0: all of them).
   uint64_t analysis_sample = 0;
+  // Short texts whose analyses were not compared: why (empty otherwise).
+  std::string analysis_not_compared;
   std::vector<std::pair<std::string, double>> analysis_objective;
   Method default_method = Method::kKnn;
   // True if default_method is the best of method_objective (indexed by

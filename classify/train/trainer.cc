@@ -241,8 +241,19 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   AnalyzerSettings model_settings = settings;
   std::optional<SampleTuning> tuning;
   double choice_seconds = 0;
-  if (may_choose_analysis && (kept.complete || kept.sampled) &&
-      kept.written >= kMinShortTextDocuments && kept.mean_tokens() <= kShortTextMeanTokens) {
+  // A sample's winner is read again from the inputs: standard input cannot be.
+  const bool read_twice =
+      std::none_of(inputs.begin(), inputs.end(), [](const std::string& in) { return in == "-"; });
+  const bool short_texts = may_choose_analysis && kept.written >= kMinShortTextDocuments &&
+                           kept.mean_tokens() <= kShortTextMeanTokens;
+  if (short_texts && kept.sampled && !read_twice) {
+    report.analysis_not_compared =
+        "more than --tuning-sample documents from standard input, which cannot be read again "
+        "under another analysis";
+  } else if (short_texts && !kept.complete && !kept.sampled) {
+    report.analysis_not_compared = "the texts are too large to keep for the comparison";
+  }
+  if (short_texts && (kept.complete || (kept.sampled && read_twice))) {
     const auto choice_start = TrainClock::now();
     AnalysisChoice choice =
         choose_analysis(kept, settings, options, model_writer.next().training_db, &report, &phases);
