@@ -93,7 +93,7 @@ TEST(NewsgroupsSubjectsTest, ShortTextsGetBigramsAndStemsAndReachTheirFloor) {
       train_model({train_file}, dir.file("model"), options, ReadOptions(), nullptr);
   EXPECT_LT(report.mean_tokens, 10.0);
   EXPECT_TRUE(report.analysis_chosen);
-  ASSERT_EQ(report.analysis_objective.size(), 4u);
+  ASSERT_EQ(report.analysis_objective.size(), 5u);  // words, bigrams, stems, both; stopwords kept
   EXPECT_EQ(report.analysis_objective.front().first, "words");
   EXPECT_EQ(report.ngrams, 2);
   EXPECT_EQ(report.stemmer, "english");
