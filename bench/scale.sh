@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The scale benchmark in one command: N documents from the realistic
+# generator (gen_corpus --model mixture, seed 1), training with the defaults
+# (wall seconds, peak RSS, default method), exact kNN at k = 50 on one thread
+# and the approximate mode that walks only the top 50 query terms (knn_search:
+# docs/s, recall@50 against the exact neighbours, accuracy change), and
+# `autocat index` with the default method against plain Xapian TermGenerator
+# in the same run (index_throughput, one thread each).
+#
+# Prints one JSON line last on stdout; progress goes to stderr and every
+# step's output to a log in the --out directory. Fields for what autocat does
+# not have (a kd-tree) are null and listed in "not_implemented".
+#
+# usage: bench/scale.sh --docs N [--out DIR] [--build DIR] [--no-build]
+#   --out DIR    corpus, model and logs (default build/scale/N)
+#   --build DIR  CMake build directory (default build/; configured if missing)
+#   --no-build   use the binaries already in the build directory
+# The 20 Newsgroups file the generator fits on is read from ../shared/data
+# (or $AUTOCAT_SHARED_DATA_DIR).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+usage="usage: bench/scale.sh --docs N [--out DIR] [--build DIR] [--no-build]"
+die() {
+  echo "scale.sh: $*" >&2
+  exit 1
+}
+
+docs="" out="" build="$here/build" do_build=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --docs | --out | --build)
+      [[ $# -ge 2 ]] || die "$1 needs a value ($usage)"
+      case "$1" in
+        --docs) docs=$2 ;;
+        --out) out=$2 ;;
+        --build) build=$2 ;;
+      esac
+      shift 2
+      ;;
+    --no-build)
+      do_build=0
+      shift
+      ;;
+    -h | --help)
+      echo "$usage"
+      exit 0
+      ;;
+    *) die "unknown option '$1' ($usage)" ;;
+  esac
+done
+[[ -n "$docs" ]] || die "--docs N is required ($usage)"
+# At least 20: a tenth of them (at least 2) are held out as test documents.
+[[ "$docs" =~ ^[0-9]+$ && "$docs" -ge 20 && ${#docs} -le 10 ]] ||
+  die "--docs needs a whole number of documents, at least 20, got '$docs'"
+docs=$((10#$docs))
+
+shared=${AUTOCAT_SHARED_DATA_DIR:-$here/../shared/data}
+newsgroups=$shared/20news-bydate.jsonl.gz
+[[ -f "$newsgroups" ]] ||
+  die "$newsgroups not found: the generator fits on it (see ../shared/data/README.md, or set AUTOCAT_SHARED_DATA_DIR)"
+export AUTOCAT_SHARED_DATA_DIR=$shared
+[[ -x /usr/bin/time ]] || die "/usr/bin/time not found: it measures peak RSS (apt-get install time)"
+autocat=$build/indexer/autocat
+check_binaries() {
+  local binary
+  for binary in "$autocat" "$build/bench/gen_corpus" "$build/bench/knn_search" \
+    "$build/bench/index_throughput"; do
+    [[ -x "$binary" ]] || die "$binary not found: build it (drop --no-build, or check --build)"
+  done
+}
+[[ $do_build == 1 ]] || check_binaries  # before --out is created under a wrong --build
+
+out=${out:-$build/scale/$docs}
+mkdir -p "$out" || die "cannot create --out directory $out"
+out=$(cd "$out" && pwd)
+
+# run STEP LOG COMMAND...: COMMAND's output into LOG; on failure one line
+# naming the step and the log, and exit 1.
+run() {
+  local step=$1 log=$2
+  shift 2
+  echo "scale.sh: $step ..." >&2
+  local start end
+  start=$(date +%s.%N)
+  if ! "$@" > "$log" 2>&1; then
+    die "step '$step' failed; read $log"
+  fi
+  end=$(date +%s.%N)
+  echo "scale.sh: $step done in $(python3 -c "print(f'{$end - $start:.1f}')") s" >&2
+}
+
+# 1. Build.
+if [[ $do_build == 1 ]]; then
+  if [[ ! -f "$build/build.ninja" && ! -f "$build/Makefile" ]]; then
+    generator=()
+    command -v ninja > /dev/null && generator=(-G Ninja)
+    run configure "$out/configure.log" cmake -S "$here" -B "$build" "${generator[@]}" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  fi
+  run build "$out/build.log" cmake --build "$build" -j "$(nproc)" \
+    --target autocat gen_corpus knn_search index_throughput
+fi
+check_binaries
+
+# 2. Corpus: a tenth of it as test documents, at most 5,000.
+test_fraction=$(python3 -c "print(min(5000, $docs / 10) / $docs)")
+corpus=$out/corpus.jsonl
+run generate "$out/generate.log" "$build/bench/gen_corpus" --documents "$docs" \
+  --model mixture --test-fraction "$test_fraction" --seed 1 --input "$newsgroups" \
+  --output "$corpus"
+read -r train_docs test_docs < <(python3 - "$corpus" << 'PY'
+import json, sys
+counts = {'train': 0, 'test': 0}
+for line in open(sys.argv[1]):
+    split = json.loads(line).get('split')
+    counts[split] = counts.get(split, 0) + 1
+print(counts['train'], counts['test'])
+PY
+)
+[[ $test_docs -gt 0 && $train_docs -gt 0 ]] ||
+  die "step 'generate' gave $train_docs training and $test_docs test documents; read $out/generate.log"
+echo "scale.sh: $train_docs training and $test_docs test documents" >&2
+
+# 3. Training with the defaults.
+model=$out/model
+rm -rf "$model"
+run train "$out/train.log" /usr/bin/time -f "%e %M" -o "$out/train.time" \
+  "$autocat" train --model "$model" --split train --json --quiet "$corpus"
+# train.log holds the JSON report (stdout) and whatever went to stderr.
+read -r train_seconds train_rss_kb < "$out/train.time"
+
+# 4. kNN at k = 50, one thread: exact default search and the top-50-terms mode.
+run knn_search "$out/knn_search.log" "$build/bench/knn_search" --model "$model" \
+  --data "$corpus" --k 50 --terms 50 --repeat 3
+
+# 5. autocat index (default method) against TermGenerator, one thread each.
+run index_throughput "$out/index_throughput.log" "$build/bench/index_throughput" \
+  --model "$model" --data "$corpus" --method default --threads 1 --runs 3 --dir "$out"
+
+python3 - "$docs" "$train_docs" "$test_docs" "$train_seconds" "$train_rss_kb" \
+  "$out/train.log" "$out/knn_search.log" "$out/index_throughput.log" << 'PY'
+import json, re, sys
+
+docs, train_docs, test_docs = (int(v) for v in sys.argv[1:4])
+train_seconds, rss_kb = float(sys.argv[4]), int(sys.argv[5])
+train_log, knn_log, index_log = sys.argv[6:9]
+
+def fail(log, what):
+    sys.exit(f"scale.sh: step 'report' found no {what} in {log}; read it")
+
+text = open(train_log).read()
+start = text.find('{')
+try:
+    report, _ = json.JSONDecoder().raw_decode(text[start:]) if start >= 0 else (None, 0)
+except ValueError:
+    report = None
+if not report or 'default_method' not in report:
+    fail(train_log, 'JSON report with default_method')
+
+# knn_search rows: | k | search | docs/s | walked | candidates | identical | recall | accuracy |
+rows = {}
+for line in open(knn_log):
+    cells = [c.strip() for c in line.strip().strip('|').split('|')]
+    if len(cells) == 8 and cells[0] == '50':
+        rows[cells[1]] = cells
+exact = next((r for name, r in rows.items() if '(default)' in name), None)
+approx = next((r for name, r in rows.items() if name.startswith('approximate: top 50')), None)
+if not exact or not approx:
+    fail(knn_log, 'k = 50 rows for the default exact search and the top 50 terms')
+
+speeds = {}
+for line in open(index_log):
+    m = re.match(r'(\(\w+\)) .*median +[\d.]+ s +(\d+) docs/s', line)
+    if m:
+        speeds[m.group(1)] = float(m.group(2))
+if '(a1)' not in speeds or '(c)' not in speeds:
+    fail(index_log, 'docs/s for (a1) autocat on 1 thread and (c) TermGenerator')
+
+print(json.dumps({
+    'docs': docs,
+    'train_docs': train_docs,
+    'test_docs': test_docs,
+    'train_seconds': train_seconds,
+    'train_peak_rss_mb': round(rss_kb / 1024, 1),
+    'default_method': report['default_method'],
+    'knn_k': 50,
+    'knn_exact_docs_per_s': float(exact[2]),
+    'knn_exact_accuracy': float(exact[7]),
+    'knn_approx_mode': 'top 50 query terms',
+    'knn_approx_docs_per_s': float(approx[2]),
+    'knn_approx_recall_at_k': float(approx[6]),
+    'knn_approx_accuracy_delta': round(float(approx[7]) - float(exact[7]), 4),
+    'kdtree_recall_at_k': None,
+    'kdtree_docs_per_s': None,
+    'index_threads': 1,
+    'index_docs_per_s': speeds['(a1)'],
+    'termgenerator_docs_per_s': speeds['(c)'],
+    'not_implemented': ['kdtree'],
+}))
+PY
