@@ -61,19 +61,19 @@ void KeptTexts::keep(const InputDocument& doc) {
     return size;
   };
   ++offered;
-  Text text{doc.id, doc.labels, doc.text};
   if (texts.size() < max_documents) {
-    bytes += size_of(text);
-    texts.push_back(std::move(text));
+    texts.push_back({doc.id, doc.labels, doc.text});
+    bytes += size_of(texts.back());
   } else {
     // Vitter's algorithm R: the n-th document replaces a random one with
-    // probability max_documents / n.
+    // probability max_documents / n (most are not copied at all).
     complete = false;
     sampled = true;
     const uint64_t slot = sampler() % offered;  // the same on every library
     if (slot >= max_documents) return;
-    bytes = bytes - size_of(texts[slot]) + size_of(text);
-    texts[slot] = std::move(text);
+    bytes -= size_of(texts[slot]);
+    texts[slot] = {doc.id, doc.labels, doc.text};
+    bytes += size_of(texts[slot]);
   }
   if (bytes > kMaxKeptTextBytes) {
     complete = false;
