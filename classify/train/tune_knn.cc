@@ -41,7 +41,8 @@ class KnnTuner : public MethodTuner {
         max_k_(*std::max_element(k_candidates_.begin(), k_candidates_.end())),
         neighbours_by_concentration_(
             concentration_candidates_.size(),
-            std::vector<std::vector<KnnIndex::Neighbour>>(corpus_.num_docs())) {}
+            std::vector<std::vector<KnnIndex::Neighbour>>(corpus_.num_docs())),
+        in_contention_(concentration_candidates_.size(), 1) {}
 
   std::vector<Method> methods() const override { return {Method::kKnn}; }
   std::string name() const override { return "knn"; }
@@ -54,6 +55,7 @@ class KnnTuner : public MethodTuner {
     parallel_for(
         concentration_candidates_.size(),
         [&](size_t b) {
+          if (!in_contention_[b]) return;
           const KnnIndex knn(fitted_on,
                              knn_term_weights(fitted_on, fold.idf, concentration_candidates_[b]));
           for (const auto& [d, doc] : fold.held_out) {
@@ -67,14 +69,42 @@ class KnnTuner : public MethodTuner {
     step_done("knn");
   }
 
+  // One-of, after the first folds: a term weighting stays while one of
+  // its (k, vote power) settings is not clearly behind the best setting of
+  // any weighting. The others are neither searched on the later folds nor
+  // held (their neighbour lists are most of cross-validation's memory).
+  void prune() override {
+    if (!context_.compact || concentration_candidates_.size() < 2) return;
+    const std::vector<Setting> grid = settings_grid();
+    std::vector<std::vector<uint32_t>> tops(grid.size());
+    parallel_for(grid.size(), [&](size_t i) {
+      const auto& neighbours = neighbours_by_concentration_[grid[i].concentration];
+      std::vector<double> scores(corpus_.num_categories());
+      tops[i].assign(corpus_.num_docs(), kNoCategory);
+      for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+        if (!context_.scored[d] || neighbours[d].empty()) continue;
+        knn_vote(corpus_, neighbours[d], static_cast<size_t>(grid[i].k), grid[i].power, &scores);
+        keep_scores(scores, /*top_only=*/true, &tops[i][d], nullptr);
+      }
+    });
+    std::vector<const std::vector<uint32_t>*> pointers;
+    for (const std::vector<uint32_t>& top : tops) pointers.push_back(&top);
+    const std::vector<bool> in = candidates_in_contention(corpus_, context_.scored, pointers);
+    std::vector<uint8_t> keep(concentration_candidates_.size(), 0);
+    for (size_t i = 0; i < grid.size(); ++i) keep[grid[i].concentration] |= in[i] ? 1 : 0;
+    for (size_t b = 0; b < keep.size(); ++b) {
+      if (keep[b]) continue;
+      in_contention_[b] = 0;
+      std::vector<std::vector<KnnIndex::Neighbour>>().swap(neighbours_by_concentration_[b]);
+      ++pruned_;
+    }
+  }
+
   // Every candidate (k, vote power) from the same neighbour lists; ties
   // keep the earlier (smaller, faster) candidate.
   void choose(TunedSettings* tuned) override {
     const TrainOptions& options = context_.options;
     double best = -1.0;
-    const std::vector<int> power_candidates = options.knn_similarity_power
-                                                  ? std::vector<int>{*options.knn_similarity_power}
-                                                  : std::vector<int>{1, 2};
     size_t best_concentration = 0;
     // One candidate's out-of-fold objective and thresholds.
     struct Tried {
@@ -108,16 +138,7 @@ class KnnTuner : public MethodTuner {
         tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(tried.thresholds);
       }
     };
-    struct Setting {
-      size_t concentration;
-      int power, k;
-    };
-    std::vector<Setting> grid;
-    for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
-      for (int power : power_candidates) {
-        for (int k : k_candidates_) grid.push_back({b, power, k});
-      }
-    }
+    const std::vector<Setting> grid = settings_grid();
     // Every setting on its own thread, then the best taken in grid order
     // (ties keep the earlier, as one after another would).
     std::vector<Tried> tried(grid.size());
@@ -156,6 +177,7 @@ class KnnTuner : public MethodTuner {
     neighbours_by_concentration_.clear();
     neighbours_by_concentration_.shrink_to_fit();
     tuned->method_objective[static_cast<size_t>(Method::kKnn)] = best;
+    tuned->pruned_candidates += pruned_;
   }
 
   std::vector<float> member_scores(Method /*method*/, const TunedSettings& tuned) override {
@@ -172,6 +194,27 @@ class KnnTuner : public MethodTuner {
   }
 
  private:
+  struct Setting {
+    size_t concentration;
+    int power, k;
+  };
+  // The (weighting, vote power, k) settings of the weightings still in
+  // contention, in the order ties are broken.
+  std::vector<Setting> settings_grid() const {
+    const std::vector<int> power_candidates =
+        context_.options.knn_similarity_power
+            ? std::vector<int>{*context_.options.knn_similarity_power}
+            : std::vector<int>{1, 2};
+    std::vector<Setting> grid;
+    for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
+      if (!in_contention_[b]) continue;
+      for (int power : power_candidates) {
+        for (int k : k_candidates_) grid.push_back({b, power, k});
+      }
+    }
+    return grid;
+  }
+
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
   const std::vector<int> k_candidates_;
@@ -180,6 +223,8 @@ class KnnTuner : public MethodTuner {
   // Out-of-fold neighbours of every training document, per concentration
   // candidate; after choose(), the chosen one's alone.
   std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_concentration_;
+  std::vector<uint8_t> in_contention_;  // per concentration candidate: not pruned
+  uint32_t pruned_ = 0;
   std::vector<std::vector<KnnIndex::Neighbour>> neighbours_;
 };
 
