@@ -537,7 +537,7 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
         " (short texts, but analyses were not compared: " + report.analysis_not_compared + ")";
   }
   if (report.analysis_chosen) {
-    analysis = "the best by cross-validation for short texts";
+    analysis = "the best for short texts by svm's cross-validation";
     if (report.analysis_sample != 0) {
       analysis +=
           " (on a uniform sample of " + std::to_string(report.analysis_sample) + " documents)";

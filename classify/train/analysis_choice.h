@@ -1,8 +1,10 @@
 // The analysis of short texts (TrainOptions::choose_short_text_analysis):
 // the kept texts (all, or a uniform sample of a large collection) are
-// cross-validated under the given analysis and under bigrams, English
-// stemming or both, and without the stopword list, and the best one is
-// kept when it beats the given one clearly.
+// cross-validated, by svm alone (TuneScope::kSvm), under the
+// given analysis and under bigrams, English stemming or both, and without
+// the stopword list, and the best one is kept when it beats the given one
+// clearly. Every method is cross-validated afterwards under the analysis
+// chosen, as without a choice.
 //
 // Thread safety: one choice at a time per model directory (it writes the
 // new generation's training collection).
@@ -21,7 +23,6 @@ namespace autocat::internal {
 
 struct AnalysisChoice {
   AnalyzerSettings settings;
-  SampleTuning tuning;  // the chosen analysis' cross-validation
   // The kept texts were a sample and another analysis won: the collection
   // at `training_db` is still the given analysis', to be read again.
   bool read_again = false;

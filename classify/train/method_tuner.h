@@ -95,7 +95,8 @@ std::unique_ptr<MethodTuner> make_rocchio_tuner(const TuneContext& context);
 // kNN's term weighting (concentration), k and vote power.
 std::unique_ptr<MethodTuner> make_knn_tuner(const TuneContext& context);
 // svm's and logreg's C (and svm's Platt sigmoids).
-std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context);
+// svm alone with `svm_only`.
+std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context, bool svm_only = false);
 // nb, bnb and cnb: features (counts or tf-idf) and alpha.
 std::unique_ptr<MethodTuner> make_naive_bayes_tuner(const TuneContext& context);
 

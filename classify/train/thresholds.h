@@ -112,14 +112,22 @@ const std::vector<double>& linear_c_candidates(Method method);
 using TuneProgressCallback =
     std::function<void(uint64_t done, uint64_t total, const std::string& step)>;
 
+// Which methods tune_settings() cross-validates: every one (then the
+// calibrations and combo), or svm alone, the cheap judge of one analysis
+// against another (choose_analysis()).
+enum class TuneScope { kEveryMethod, kSvm };
+
 // Cross-validates every method over options.threshold_folds folds: chooses
 // kNN's k, Rocchio's gamma, the linear methods' C and each Naive Bayes
 // method's alpha (when options leave them unset) by the
 // objective of `decision`, and tunes the thresholds of every method.
 // Without tuning (too few documents, or options.tune_thresholds false) the
 // options' values or the defaults are returned with no thresholds.
+// TuneScope::kSvm tunes svm alone; the other methods' objectives stay -1
+// and nothing is calibrated.
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
-                            Decision decision, const TuneProgressCallback& on_progress = {});
+                            Decision decision, const TuneProgressCallback& on_progress = {},
+                            TuneScope scope = TuneScope::kEveryMethod);
 
 // Folds over the out-of-fold scores on which combo's own objective is
 // cross-fitted (TunedSettings::method_objective).

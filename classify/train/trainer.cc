@@ -236,10 +236,8 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
         "no labelled document with text in the input; JSON Lines records need a non-empty "
         "\"labels\" array, folder trees need one subfolder per category");
   }
-  // The model's analysis: the given one, or the one short texts chose
-  // (with the tuning that chose it).
+  // The model's analysis: the given one, or the one short texts chose.
   AnalyzerSettings model_settings = settings;
-  std::optional<SampleTuning> tuning;
   double choice_seconds = 0;
   // A sample's winner is read again from the inputs: standard input cannot be.
   const bool read_twice =
@@ -258,7 +256,6 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
     AnalysisChoice choice =
         choose_analysis(kept, settings, options, model_writer.next().training_db, &report, &phases);
     model_settings = choice.settings;
-    tuning = std::move(choice.tuning);
     if (choice.read_again) {
       // Chosen on a sample: the whole collection under the analysis chosen.
       std::vector<KeptTexts::Text>().swap(kept.texts);
@@ -282,8 +279,7 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
       fit_unlabelled(unlabelled, read_options, model_analyzer, corpus, model, &report, on_warning);
     };
   }
-  fit_and_install(&model_writer, model_settings, options, &report, &phases, run_em,
-                  std::move(tuning));
+  fit_and_install(&model_writer, model_settings, options, &report, &phases, run_em);
   report.fit_seconds += choice_seconds;  // the comparison is fitting too
   report.total_seconds = elapsed_seconds(start);
   return report;

@@ -23,7 +23,10 @@ namespace {
 
 class LinearTuner : public MethodTuner {
  public:
-  explicit LinearTuner(const TuneContext& context) : context_(context), corpus_(context.corpus) {
+  LinearTuner(const TuneContext& context, bool svm_only)
+      : context_(context),
+        corpus_(context.corpus),
+        methods_(svm_only ? std::vector<Method>{Method::kSvm} : methods_of(MethodFamily::kLinear)) {
     const size_t cells = size_t(corpus_.num_docs()) * corpus_.num_categories();
     for (Method method : methods_) {
       const std::optional<double>& fixed =
@@ -226,7 +229,8 @@ class LinearTuner : public MethodTuner {
   static constexpr LinearLoss kLosses[] = {LinearLoss::kSquaredHinge, LinearLoss::kLogistic};
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
-  const std::vector<Method> methods_ = methods_of(MethodFamily::kLinear);
+  // svm first (kLosses[m] is methods_[m]'s loss).
+  const std::vector<Method> methods_;
   // The whole collection's dual solutions, [method][C candidate][category][doc].
   std::vector<LinearPathDuals> whole_duals_;
   std::vector<std::vector<double>> c_candidates_;  // per method
@@ -240,8 +244,8 @@ class LinearTuner : public MethodTuner {
 
 }  // namespace
 
-std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context) {
-  return std::make_unique<LinearTuner>(context);
+std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context, bool svm_only) {
+  return std::make_unique<LinearTuner>(context, svm_only);
 }
 
 }  // namespace autocat::internal

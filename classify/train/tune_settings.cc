@@ -22,7 +22,8 @@
 namespace autocat::internal {
 
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
-                            Decision decision, const TuneProgressCallback& on_progress) {
+                            Decision decision, const TuneProgressCallback& on_progress,
+                            TuneScope scope) {
   TunedSettings tuned;
   // Without cross-validation, unset settings take these defaults.
   tuned.knn_k = options.knn_k.value_or(kDefaultKnnK);
@@ -51,11 +52,12 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   const TuneContext context{corpus, options,     decision, decision == Decision::kOneOf,
                             scored, idle_workers};
   // In the order each fold fits them (and reports its steps).
+  const bool every_method = scope == TuneScope::kEveryMethod;
   std::vector<std::unique_ptr<MethodTuner>> tuners;
-  tuners.push_back(make_rocchio_tuner(context));
-  tuners.push_back(make_knn_tuner(context));
-  tuners.push_back(make_linear_tuner(context));
-  tuners.push_back(make_naive_bayes_tuner(context));
+  if (every_method) tuners.push_back(make_rocchio_tuner(context));
+  if (every_method) tuners.push_back(make_knn_tuner(context));
+  tuners.push_back(make_linear_tuner(context, /*svm_only=*/!every_method));
+  if (every_method) tuners.push_back(make_naive_bayes_tuner(context));
 
   // Progress: each fold's kinds of fit, its second pass (one-of), then the
   // calibrations.
@@ -67,7 +69,8 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     refit_names += (refit_names.empty() ? "" : " and ") + tuner->name();
   }
   const uint64_t total_steps =
-      uint64_t{num_folds} * (steps_per_fold + (refit_names.empty() ? 0 : 1)) + 1;
+      uint64_t{num_folds} * (steps_per_fold + (refit_names.empty() ? 0 : 1)) +
+      (every_method ? 1 : 0);
   uint64_t steps_done = 0;
   std::mutex progress_mutex;
   const auto step_done = [&](const std::string& step) {
@@ -174,6 +177,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       if (tuner->refits_winner()) tuner->finish_refit(&tuned);
     }
   }
+  if (!every_method) return tuned;
   // Every member's out-of-fold scores at the settings chosen, as its
   // classifier gives them, documents x categories.
   std::vector<std::vector<float>> member_scores(combo_members().size());
