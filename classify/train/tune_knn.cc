@@ -1,5 +1,6 @@
-// kNN's tuner: the term weighting (class concentration), k and vote power,
-// all read off one neighbour list per document and weighting.
+// kNN's tuner: the term weighting (tf transform and class concentration), k
+// and vote power, all read off one neighbour list per document and
+// weighting.
 
 #include <algorithm>
 #include <vector>
@@ -28,6 +29,24 @@ void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbou
   for (double& score : *scores) score = std::min(1.0, score / total);
 }
 
+// A term weighting to try: tf transform and concentration exponent.
+struct KnnWeighting {
+  KnnTf tf;
+  double concentration;
+};
+
+// Every tf transform with every concentration (unless the options fix it).
+std::vector<KnnWeighting> weighting_candidates(const TrainOptions& options) {
+  const std::vector<double> concentrations = options.knn_concentration
+                                                 ? std::vector<double>{*options.knn_concentration}
+                                                 : knn_concentration_candidates();
+  std::vector<KnnWeighting> weightings;
+  for (KnnTf tf : knn_tf_candidates()) {
+    for (double concentration : concentrations) weightings.push_back({tf, concentration});
+  }
+  return weightings;
+}
+
 class KnnTuner : public MethodTuner {
  public:
   explicit KnnTuner(const TuneContext& context)
@@ -35,13 +54,11 @@ class KnnTuner : public MethodTuner {
         corpus_(context.corpus),
         k_candidates_(context.options.knn_k ? std::vector<int>{*context.options.knn_k}
                                             : knn_k_candidates()),
-        concentration_candidates_(context.options.knn_concentration
-                                      ? std::vector<double>{*context.options.knn_concentration}
-                                      : knn_concentration_candidates()),
+        weightings_(weighting_candidates(context.options)),
         max_k_(*std::max_element(k_candidates_.begin(), k_candidates_.end())),
-        neighbours_by_concentration_(
-            concentration_candidates_.size(),
-            std::vector<std::vector<KnnIndex::Neighbour>>(corpus_.num_docs())) {}
+        neighbours_by_weighting_(
+            weightings_.size(), std::vector<std::vector<KnnIndex::Neighbour>>(corpus_.num_docs())) {
+  }
 
   std::vector<Method> methods() const override { return {Method::kKnn}; }
   std::string name() const override { return "knn"; }
@@ -52,12 +69,13 @@ class KnnTuner : public MethodTuner {
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
     const TrainingCorpus& fitted_on = fold.training.corpus;
     parallel_for(
-        concentration_candidates_.size(),
+        weightings_.size(),
         [&](size_t b) {
           const KnnIndex knn(fitted_on,
-                             knn_term_weights(fitted_on, fold.idf, concentration_candidates_[b]));
+                             knn_term_weights(fitted_on, fold.idf, weightings_[b].concentration),
+                             weightings_[b].tf);
           for (const auto& [d, doc] : fold.held_out) {
-            std::vector<KnnIndex::Neighbour>& found = neighbours_by_concentration_[b][d];
+            std::vector<KnnIndex::Neighbour>& found = neighbours_by_weighting_[b][d];
             found = knn.neighbours(doc, max_k_);
             for (KnnIndex::Neighbour& neighbour : found)
               neighbour.doc = fold.original[neighbour.doc];
@@ -75,14 +93,14 @@ class KnnTuner : public MethodTuner {
     const std::vector<int> power_candidates = options.knn_similarity_power
                                                   ? std::vector<int>{*options.knn_similarity_power}
                                                   : std::vector<int>{1, 2};
-    size_t best_concentration = 0;
+    size_t best_weighting = 0;
     // One candidate's out-of-fold objective and thresholds.
     struct Tried {
       double value = -1.0;
       std::vector<double> thresholds;
     };
     const auto evaluate = [&](size_t b, int k, int power) {
-      const auto& neighbours = neighbours_by_concentration_[b];
+      const auto& neighbours = neighbours_by_weighting_[b];
       ScoreLists lists(corpus_.num_docs());
       std::vector<double> scores(corpus_.num_categories());
       for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
@@ -98,22 +116,24 @@ class KnnTuner : public MethodTuner {
       return tried;
     };
     const auto consider = [&](size_t b, int k, int power, Tried&& tried) {
-      tuned->knn_objective.push_back({k, power, tried.value, concentration_candidates_[b]});
+      tuned->knn_objective.push_back(
+          {k, power, tried.value, weightings_[b].concentration, weightings_[b].tf});
       if (tried.value > best) {
         best = tried.value;
-        best_concentration = b;
+        best_weighting = b;
         tuned->knn_k = k;
         tuned->knn_similarity_power = power;
-        tuned->knn_concentration = concentration_candidates_[b];
+        tuned->knn_concentration = weightings_[b].concentration;
+        tuned->knn_tf = weightings_[b].tf;
         tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(tried.thresholds);
       }
     };
     struct Setting {
-      size_t concentration;
+      size_t weighting;
       int power, k;
     };
     std::vector<Setting> grid;
-    for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
+    for (size_t b = 0; b < weightings_.size(); ++b) {
       for (int power : power_candidates) {
         for (int k : k_candidates_) grid.push_back({b, power, k});
       }
@@ -122,10 +142,10 @@ class KnnTuner : public MethodTuner {
     // (ties keep the earlier, as one after another would).
     std::vector<Tried> tried(grid.size());
     parallel_for(grid.size(), [&](size_t i) {
-      tried[i] = evaluate(grid[i].concentration, grid[i].k, grid[i].power);
+      tried[i] = evaluate(grid[i].weighting, grid[i].k, grid[i].power);
     });
     for (size_t i = 0; i < grid.size(); ++i) {
-      consider(grid[i].concentration, grid[i].k, grid[i].power, std::move(tried[i]));
+      consider(grid[i].weighting, grid[i].k, grid[i].power, std::move(tried[i]));
     }
     const auto try_knn = [&](size_t b, int k, int power) {
       consider(b, k, power, evaluate(b, k, power));
@@ -136,11 +156,11 @@ class KnnTuner : public MethodTuner {
     int edge = *std::min_element(k_candidates_.begin(), k_candidates_.end());
     while (!options.knn_k && tuned->knn_k == edge && edge > 1) {
       edge /= 2;
-      try_knn(best_concentration, edge, tuned->knn_similarity_power);
+      try_knn(best_weighting, edge, tuned->knn_similarity_power);
     }
     if (context_.compact) {
       // The winner's thresholds, from its lists made again.
-      const auto& neighbours = neighbours_by_concentration_[best_concentration];
+      const auto& neighbours = neighbours_by_weighting_[best_weighting];
       ScoreLists lists(corpus_.num_docs());
       std::vector<double> scores(corpus_.num_categories());
       for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
@@ -152,9 +172,9 @@ class KnnTuner : public MethodTuner {
       tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(corpus_, lists);
     }
     // The chosen weighting's lists feed combo; the others are dropped.
-    neighbours_ = std::move(neighbours_by_concentration_[best_concentration]);
-    neighbours_by_concentration_.clear();
-    neighbours_by_concentration_.shrink_to_fit();
+    neighbours_ = std::move(neighbours_by_weighting_[best_weighting]);
+    neighbours_by_weighting_.clear();
+    neighbours_by_weighting_.shrink_to_fit();
     tuned->method_objective[static_cast<size_t>(Method::kKnn)] = best;
   }
 
@@ -175,11 +195,11 @@ class KnnTuner : public MethodTuner {
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
   const std::vector<int> k_candidates_;
-  const std::vector<double> concentration_candidates_;
+  const std::vector<KnnWeighting> weightings_;
   const int max_k_;
-  // Out-of-fold neighbours of every training document, per concentration
+  // Out-of-fold neighbours of every training document, per weighting
   // candidate; after choose(), the chosen one's alone.
-  std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_concentration_;
+  std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_weighting_;
   std::vector<std::vector<KnnIndex::Neighbour>> neighbours_;
 };
 
