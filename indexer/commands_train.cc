@@ -282,12 +282,16 @@ std::string tuned_suffix(const internal::TrainReport& report) {
 }
 
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
-// "k = 150, votes = similarity^2, terms weigh idf x rf^0.5 (cross-validated)"
+// "k = 150, votes = similarity^2, terms weigh idf x rf^0.5, double-log tf
+// (cross-validated)"
 std::string knn_text(const internal::TrainReport& report) {
   std::string text = "k = " + std::to_string(report.knn_k) + ", votes = similarity";
   if (report.knn_similarity_power == 2) text += "^2";
   if (report.knn_concentration > 0) {
     text += ", terms weigh idf x rf^" + format_number(report.knn_concentration);
+  }
+  if (report.knn_tf != internal::KnnTf::kSublinear) {
+    text += std::string(", ") + internal::knn_tf_name(report.knn_tf) + " tf";
   }
   return text + tuned_suffix(report);
 }
@@ -415,6 +419,7 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["knn_k"] = report.knn_k;
     json["knn_similarity_power"] = report.knn_similarity_power;
     json["knn_concentration"] = report.knn_concentration;
+    json["knn_tf"] = internal::knn_tf_name(report.knn_tf);
     json["rocchio_gamma"] = report.rocchio_gamma;
     json["svm_c"] = report.svm_c;
     json["logreg_c"] = report.logreg_c;
@@ -455,6 +460,7 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       entry["k"] = candidate.k;
       entry["similarity_power"] = candidate.similarity_power;
       entry["concentration"] = candidate.concentration;
+      entry["tf"] = internal::knn_tf_name(candidate.tf);
       entry["objective"] = candidate.objective;
       knn_tried.push_back(std::move(entry));
     }

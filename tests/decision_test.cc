@@ -246,12 +246,14 @@ std::vector<LabelledTerms> noisy_documents() {
   return docs;
 }
 
-// Every (concentration, power, k) and gamma candidate is scored, and the
+// Every (tf, concentration, power, k) and gamma candidate is scored, and the
 // chosen one is the first (smallest, fastest) of those with the best
 // objective.
 TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
   const TrainingCorpus corpus = make_training_corpus(noisy_documents());
-  const size_t grid = knn_concentration_candidates().size() * 2 * knn_k_candidates().size();
+  const size_t per_weighting = 2 * knn_k_candidates().size();
+  const size_t concentrations = knn_concentration_candidates().size();
+  const size_t grid = knn_tf_candidates().size() * concentrations * per_weighting;
   for (Decision decision : {Decision::kOneOf, Decision::kAnyOf}) {
     const TunedSettings tuned = tune_settings(corpus, TrainOptions(), decision);
     ASSERT_EQ(tuned.thresholds.size(), all_methods().size());
@@ -259,11 +261,14 @@ TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
     ASSERT_GE(tuned.knn_objective.size(), grid);
     for (size_t i = 0; i < grid; ++i) {
       EXPECT_EQ(tuned.knn_objective[i].concentration,
-                knn_concentration_candidates()[i / (2 * knn_k_candidates().size())]);
+                knn_concentration_candidates()[i / per_weighting % concentrations]);
+      EXPECT_EQ(tuned.knn_objective[i].tf,
+                knn_tf_candidates()[i / (per_weighting * concentrations)]);
     }
     for (size_t i = grid; i < tuned.knn_objective.size(); ++i) {
       EXPECT_LT(tuned.knn_objective[i].k, knn_k_candidates().front());
       EXPECT_EQ(tuned.knn_objective[i].concentration, tuned.knn_concentration);
+      EXPECT_EQ(tuned.knn_objective[i].tf, tuned.knn_tf);
     }
     ASSERT_EQ(tuned.rocchio_gamma_objective.size(), rocchio_gamma_candidates().size());
     double best_knn = -1;
@@ -276,6 +281,7 @@ TEST(TunedSettingsTest, CrossValidationChoosesTheBestCandidate) {
     EXPECT_EQ(tuned.knn_k, first_best_knn->k);
     EXPECT_EQ(tuned.knn_similarity_power, first_best_knn->similarity_power);
     EXPECT_EQ(tuned.knn_concentration, first_best_knn->concentration);
+    EXPECT_EQ(tuned.knn_tf, first_best_knn->tf);
     // The candidates differ, so choosing another one would show.
     const auto worst_knn = std::min_element(
         tuned.knn_objective.begin(), tuned.knn_objective.end(),
@@ -344,6 +350,7 @@ TEST(TunedSettingsTest, TiesKeepTheFirstCandidate) {
   EXPECT_EQ(tuned.knn_k, knn_k_candidates().front());
   EXPECT_EQ(tuned.knn_similarity_power, 1);
   EXPECT_EQ(tuned.knn_concentration, knn_concentration_candidates().front());
+  EXPECT_EQ(tuned.knn_tf, knn_tf_candidates().front());
   EXPECT_EQ(tuned.rocchio_gamma, rocchio_gamma_candidates().front());
 }
 
@@ -360,7 +367,8 @@ TEST(TunedSettingsTest, CrossValidationKeepsSettingsGivenInTheOptions) {
   EXPECT_EQ(kept.knn_concentration, 0.5);
   EXPECT_EQ(kept.knn_similarity_power, 1);
   EXPECT_EQ(kept.rocchio_gamma, 0.5);
-  EXPECT_EQ(kept.knn_objective.size(), 1u);
+  // The tf transform, not given, is still chosen.
+  EXPECT_EQ(kept.knn_objective.size(), knn_tf_candidates().size());
   EXPECT_EQ(kept.rocchio_gamma_objective.size(), 1u);
   // Every Naive Bayes method takes a given alpha as it is.
   fixed.nb_alpha = 0.7;

@@ -14,10 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "classify/corpus/weighting.h"
 #include "classify/decide/categorizer.h"
+#include "classify/io/model_dir.h"
 #include "classify/methods/calibration.h"
 #include "classify/methods/combo.h"
+#include "classify/methods/knn_index_file.h"
 #include "classify/methods/naive_bayes.h"
+#include "classify/model/model_io.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 
@@ -229,6 +233,40 @@ TEST_F(ExplainTest, KnnTermsSumToTheSimilarityWithConcentrationWeights) {
   if (categorizer_->model().knn_concentration != 1.0) {
     EXPECT_NE(e.neighbours[0].similarity, idf_alone.neighbours[0].similarity);
   }
+}
+
+// With double-log tf the terms still sum to the nearest neighbour's
+// similarity: explain weighs the query and the neighbour as the index does.
+// The text repeats its terms, where the transforms differ.
+TEST_F(ExplainTest, KnnTermsSumToTheSimilarityWithDoubleLogTf) {
+  const std::string model = scratch_.file("double-log");
+  const CliResult trained = run_autocat(
+      {"train", "--model", model, "--split", "train", test_data("fixture_train.jsonl")});
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  // The model and its index file made over with double-log tf.
+  const ModelPaths paths = resolve_model_dir(model);
+  ModelState state = read_model_file(paths.model_file);
+  state.knn_tf = KnnTf::kDoubleLog;
+  write_model_file(paths.model_file, state);
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(paths.training_db));
+  write_knn_index(corpus, state.knn_weights(compute_idf(state.df, state.num_docs, state.selected)),
+                  KnnTf::kDoubleLog, paths.knn_index);
+  const Categorizer categorizer(model);
+  ASSERT_EQ(categorizer.knn_index().tf(), KnnTf::kDoubleLog);
+  const std::string text = "The striker striker scored scored scored in the match match.";
+  Explainer explainer(categorizer);
+  const Explanation e = explainer.explain(
+      categorizer.document_terms(categorizer.analyzer().analyze(text)), all_of(Method::kKnn));
+  ASSERT_FALSE(e.neighbours.empty());
+  ASSERT_FALSE(e.terms.empty());
+  EXPECT_NEAR(e.terms_total, e.neighbours[0].similarity, 1e-5);
+  // Sublinear tf finds another similarity for the same text.
+  state.knn_tf = KnnTf::kSublinear;
+  const Categorizer sublinear(state, std::make_shared<const TrainingCorpus>(corpus));
+  const auto found = sublinear.knn_index().neighbours(
+      sublinear.document_terms(sublinear.analyzer().analyze(text)), 1);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_GT(std::fabs(found[0].similarity - e.neighbours[0].similarity), 1e-4);
 }
 
 TEST_F(ExplainTest, RocchioTermsSumToTheScore) {

@@ -16,6 +16,7 @@
 #include "classify/decide/categorizer.h"
 #include "classify/io/model_dir.h"
 #include "classify/methods/knn.h"
+#include "classify/model/model_io.h"
 #include "classify/train/trainer.h"
 #include "test_util.h"
 
@@ -115,11 +116,22 @@ TEST(KnnIndexStreamedFileTest, SameBytesAsTheInMemoryIndexWrites) {
        {std::pair(&small, &std::as_const(small_idf)), std::pair(&fixture, &fixture_idf)}) {
     const std::string in_memory = dir.file("in-memory.index"),
                       streamed = dir.file("streamed.index");
-    KnnIndex(*corpus, *idf).write(in_memory);
-    write_knn_index(*corpus, *idf, streamed);
-    EXPECT_EQ(read_file(streamed), read_file(in_memory)) << corpus->num_docs() << " documents";
+    std::string sublinear;
+    for (KnnTf tf : {KnnTf::kSublinear, KnnTf::kDoubleLog}) {
+      KnnIndex(*corpus, *idf, tf).write(in_memory);
+      write_knn_index(*corpus, *idf, tf, streamed);
+      EXPECT_EQ(read_file(streamed), read_file(in_memory))
+          << corpus->num_docs() << " documents, " << knn_tf_name(tf) << " tf";
+      // Both corpora repeat terms: the transforms' weights differ.
+      if (tf == KnnTf::kSublinear) {
+        sublinear = read_file(streamed);
+      } else if (corpus == &small) {
+        EXPECT_TRUE(read_file(streamed) != sublinear);  // small repeats terms
+      }
+    }
   }
-  EXPECT_THROW(write_knn_index(small, {1.0f}, dir.file("bad.index")), InvalidArgumentError);
+  EXPECT_THROW(write_knn_index(small, {1.0f}, KnnTf::kSublinear, dir.file("bad.index")),
+               InvalidArgumentError);
 }
 
 TEST_F(KnnIndexFileTest, TrainWritesItAndLoadingMapsIt) {
@@ -144,6 +156,66 @@ TEST_F(KnnIndexFileTest, TrainWritesItAndLoadingMapsIt) {
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].name, b[i].name);
   }
+}
+
+// A model whose kNN takes double-log tf: the file holds the transformed
+// weights, and the mapped index weighs queries as the model says, so it
+// finds the neighbours (and similarities) of the index built in memory.
+TEST_F(KnnIndexFileTest, MappedIndexTakesTheModelsTfTransform) {
+  ModelState model = read_model_file(paths_.model_file);
+  model.knn_tf = KnnTf::kDoubleLog;
+  write_model_file(paths_.model_file, model);
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(paths_.training_db));
+  const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
+  write_knn_index(corpus, model.knn_weights(idf), KnnTf::kDoubleLog, paths_.knn_index);
+  texts_.push_back("match match match team stock");  // terms repeated and not
+  const Categorizer mapped(model_dir_);
+  ASSERT_TRUE(mapped.knn_index().mapped());
+  EXPECT_EQ(mapped.knn_index().tf(), KnnTf::kDoubleLog);
+  fs::remove(paths_.knn_index);
+  const Categorizer rebuilt(model_dir_);
+  ASSERT_FALSE(rebuilt.knn_index().mapped());
+  EXPECT_EQ(rebuilt.knn_index().tf(), KnnTf::kDoubleLog);
+  EXPECT_TRUE(same(neighbours_of(mapped), neighbours_of(rebuilt)));
+  // Sublinear weights would have found other similarities.
+  model.knn_tf = KnnTf::kSublinear;
+  const Categorizer sublinear(model, std::make_shared<const TrainingCorpus>(corpus));
+  EXPECT_FALSE(same(neighbours_of(sublinear), neighbours_of(rebuilt)));
+}
+
+// A model from before kNN's tf transform was chosen (tests/data, trained on
+// examples/data/train.jsonl on 2026-11-26, format version 7, with its
+// index file) loads with sublinear tf and finds the neighbours an index
+// of sublinear weights finds, bit for bit.
+TEST(KnnIndexOldModelTest, ModelsFromBeforeTheTfTransformKeepSublinearTf) {
+  testing_util::TempDir dir;
+  const std::string model_dir = dir.file("model");
+  fs::copy(test_data("model-2026-11-26-v7"), model_dir, fs::copy_options::recursive);
+  const Categorizer old(model_dir);
+  EXPECT_EQ(old.model().knn_tf, KnnTf::kSublinear);
+  ASSERT_FALSE(old.model().knn_objective.empty());
+  for (const KnnCandidate& candidate : old.model().knn_objective) {
+    EXPECT_EQ(candidate.tf, KnnTf::kSublinear);
+  }
+  ASSERT_TRUE(old.knn_index().mapped());
+  EXPECT_EQ(old.knn_index().tf(), KnnTf::kSublinear);
+  const ModelPaths paths = resolve_model_dir(model_dir);
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(paths.training_db));
+  const ModelState& model = old.model();
+  const std::vector<float> weights =
+      model.knn_weights(compute_idf(model.df, model.num_docs, model.selected));
+  const KnnIndex sublinear(corpus, weights, KnnTf::kSublinear);
+  const KnnIndex double_log(corpus, weights, KnnTf::kDoubleLog);
+  int differs = 0;
+  for (const char* text :
+       {"the telescope saw a comet and the comet moved", "bake the bread in a hot oven oven",
+        "the team scored a goal in the last minute of the match match"}) {
+    const DocumentTerms doc = old.document_terms(old.analyzer().analyze(text));
+    const auto found = old.knn_index().neighbours(doc, 10);
+    EXPECT_TRUE(same({found}, {sublinear.neighbours(doc, 10)})) << text;
+    differs += !same({found}, {double_log.neighbours(doc, 10)});
+  }
+  EXPECT_GT(differs, 0);  // the transform shows in these texts
 }
 
 TEST_F(KnnIndexFileTest, AddWritesANewOne) {

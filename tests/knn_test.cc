@@ -49,11 +49,12 @@ std::vector<LabelledTerms> repeated(const std::vector<LabelledTerms>& docs, int 
   return result;
 }
 
-// Dense sublinear tf-idf model computed from the raw token lists, sharing no
-// code with the index.
+// Dense tf-idf model computed from the raw token lists, sharing no code with
+// the index: tf is 1 + ln tf, or with `double_log` 1 + ln(1 + ln tf).
 class BruteForce {
  public:
-  explicit BruteForce(const std::vector<LabelledTerms>& docs) {
+  explicit BruteForce(const std::vector<LabelledTerms>& docs, bool double_log = false)
+      : double_log_(double_log) {
     std::set<std::string> vocabulary;
     for (const LabelledTerms& doc : docs) vocabulary.insert(doc.terms.begin(), doc.terms.end());
     terms_.assign(vocabulary.begin(), vocabulary.end());
@@ -104,7 +105,9 @@ class BruteForce {
     std::vector<double> v(terms_.size(), 0.0);
     double norm2 = 0.0;
     for (const auto& [t, n] : counts) {
-      v[t] = (1.0 + std::log(double(n))) * idf_[t];
+      const double tf =
+          double_log_ ? 1.0 + std::log(1.0 + std::log(double(n))) : 1.0 + std::log(double(n));
+      v[t] = tf * idf_[t];
       norm2 += v[t] * v[t];
     }
     if (norm2 > 0.0) {
@@ -113,6 +116,7 @@ class BruteForce {
     return v;
   }
 
+  bool double_log_ = false;
   std::vector<std::string> terms_;
   std::map<std::string, size_t> ids_;
   std::vector<double> idf_;
@@ -121,17 +125,18 @@ class BruteForce {
 
 class KnnTest : public testing::Test {
  protected:
-  void build(const std::vector<LabelledTerms>& docs) {
+  void build(const std::vector<LabelledTerms>& docs, KnnTf tf = KnnTf::kSublinear) {
     docs_ = docs;
     corpus_ = make_training_corpus(docs);
     vocabulary_ = Vocabulary(corpus_.terms);
     idf_ = compute_idf(corpus_.df, corpus_.num_docs(), {});
-    index_ = std::make_shared<const KnnIndex>(corpus_, idf_);
+    index_ = std::make_shared<const KnnIndex>(corpus_, idf_, tf);
   }
-  void build_text(const std::vector<std::pair<std::string, std::string>>& label_text) {
+  void build_text(const std::vector<std::pair<std::string, std::string>>& label_text,
+                  KnnTf tf = KnnTf::kSublinear) {
     std::vector<LabelledTerms> docs;
     for (const auto& [label, text] : label_text) docs.push_back({split(text), {label}});
-    build(docs);
+    build(docs, tf);
   }
   DocumentTerms query(const std::vector<std::string>& tokens) const {
     return make_document_terms(vocabulary_, tokens);
@@ -272,6 +277,39 @@ TEST_F(KnnTest, DenseColumnsGiveThePostingWalkNeighboursBitForBit) {
   EXPECT_GE(dense_calls, calls / 2) << dense_calls << " of " << calls;
 }
 
+// The double-log tf transform, in the documents and the query alike: every
+// search gives the brute-force cosines, and the searches agree bit for bit.
+TEST_F(KnnTest, DoubleLogTfMatchesBruteForceInEverySearch) {
+  // Long documents over few terms: many counts above 1, where the
+  // transforms differ.
+  std::vector<LabelledTerms> docs = repeated(random_documents(300, 40, 4, 606), 2);
+  for (size_t d = 0; d < docs.size(); d += 3) {
+    docs[d].terms.insert(docs[d].terms.end(), docs[d].terms.begin(), docs[d].terms.end());
+  }
+  build(docs, KnnTf::kDoubleLog);
+  EXPECT_EQ(index_->tf(), KnnTf::kDoubleLog);
+  const BruteForce brute(docs_, true);
+  const BruteForce sublinear(docs_, false);
+  std::vector<LabelledTerms> queries = random_documents(30, 45, 4, 607);
+  for (uint32_t d = 0; d < 20; ++d) queries.push_back(docs_[d * 29]);
+  int differs = 0;
+  for (const LabelledTerms& q : queries) {
+    const DocumentTerms doc = query(q.terms);
+    const auto all = index_->neighbours(doc, 600);
+    expect_same_ranking(brute.ranking(q.terms), all);
+    differs +=
+        std::fabs(sublinear.ranking(q.terms).front().similarity - all.front().similarity) > 1e-4;
+    for (int k : {1, 10, 50, 300}) {
+      const auto expected = index_->neighbours(doc, k, 0, 1.0, KnnSearch::kPostingWalk);
+      for (KnnSearch search : {KnnSearch::kExhaustive, KnnSearch::kMaxScore}) {
+        expect_same_neighbours(expected, index_->neighbours(doc, k, 0, 1.0, search), k);
+      }
+    }
+  }
+  // The transform made a difference (else the test shows nothing).
+  EXPECT_GT(differs, 10);
+}
+
 TEST_F(KnnTest, TrainingDocumentIsItsOwnNearestNeighbour) {
   build(random_documents(200, 50, 4, 99));
   for (uint32_t d : {3u, 42u, 150u}) {
@@ -294,6 +332,27 @@ TEST_F(KnnTest, HandComputedCosines) {
   EXPECT_NEAR(result[0].similarity, 1 / std::sqrt(2.0), 1e-6);
   EXPECT_EQ(result[1].doc, 1u);
   EXPECT_NEAR(result[1].similarity, doc1, 1e-6);
+}
+
+// As above with double-log tf: doc 1 = ((1 + ln(1 + ln 2)) l2, l4); the
+// query "apple apple" weighs apple 1 + ln(1 + ln 2), which normalizes away.
+TEST_F(KnnTest, HandComputedCosinesWithDoubleLogTf) {
+  build_text({{"a", "apple pear"}, {"a", "apple apple fig"}, {"b", "pear kiwi"}, {"b", "kiwi"}},
+             KnnTf::kDoubleLog);
+  const double l2 = std::log(2.0), l4 = std::log(4.0);
+  const double tf2 = 1 + std::log(1 + std::log(2.0));
+  const double doc1 = tf2 * l2 / std::hypot(tf2 * l2, l4);
+  for (const char* text : {"apple", "apple apple"}) {
+    const auto result = index_->neighbours(query(text), 10);
+    ASSERT_EQ(result.size(), 2u);
+    EXPECT_EQ(result[0].doc, 0u);
+    EXPECT_NEAR(result[0].similarity, 1 / std::sqrt(2.0), 1e-6);
+    EXPECT_EQ(result[1].doc, 1u);
+    EXPECT_NEAR(result[1].similarity, doc1, 1e-6);
+  }
+  // "apple apple fig" is doc 1 itself: cosine 1 only if the query's counts
+  // take the documents' transform.
+  EXPECT_NEAR(index_->neighbours(query("apple apple fig"), 1)[0].similarity, 1.0, 1e-6);
 }
 
 TEST_F(KnnTest, KLargerThanCorpusReturnsEveryMatchingDocument) {
@@ -599,6 +658,23 @@ TEST(WeightingTest, SublinearTf) {
   EXPECT_DOUBLE_EQ(sublinear_tf(3), 1.0 + std::log(3.0));
 }
 
+TEST(WeightingTest, DoubleLogTf) {
+  EXPECT_EQ(double_log_tf(0), 0.0);
+  EXPECT_EQ(double_log_tf(1), 1.0);
+  EXPECT_DOUBLE_EQ(double_log_tf(3), 1.0 + std::log(1.0 + std::log(3.0)));
+  // Grows with tf, but slower than sublinear tf.
+  for (uint32_t tf = 2; tf < 1000; tf = tf * 3 / 2 + 1) {
+    EXPECT_GT(double_log_tf(tf), double_log_tf(tf - 1)) << tf;
+    EXPECT_LT(double_log_tf(tf), sublinear_tf(tf)) << tf;
+  }
+  for (uint32_t tf : {0u, 1u, 2u, 7u, 100u}) {
+    EXPECT_EQ(knn_tf(tf, KnnTf::kSublinear), sublinear_tf(tf));
+    EXPECT_EQ(knn_tf(tf, KnnTf::kDoubleLog), double_log_tf(tf));
+  }
+  EXPECT_STREQ(knn_tf_name(KnnTf::kSublinear), "sublinear");
+  EXPECT_STREQ(knn_tf_name(KnnTf::kDoubleLog), "double-log");
+}
+
 }  // namespace
 }  // namespace autocat::internal
 
@@ -606,9 +682,9 @@ namespace autocat::internal {
 namespace {
 
 // A learned document is weighted exactly as a training document under the
-// base's idf: the live index finds the neighbours (and similarities) of an
-// index built over base + learned with that same idf.
-TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThem) {
+// base's idf and tf transform: the live index finds the neighbours (and
+// similarities) of an index built over base + learned with those.
+void expect_learned_documents_match_an_index_built_with_them(KnnTf tf) {
   std::vector<LabelledTerms> docs = random_documents(300, 80, 4, 11);
   const std::vector<LabelledTerms> base_docs(docs.begin(), docs.begin() + 200);
   const TrainingCorpus base_corpus = make_training_corpus(base_docs);
@@ -625,9 +701,10 @@ TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThem) {
   ASSERT_EQ(full_corpus.terms, base_corpus.terms);
   ASSERT_EQ(full_corpus.categories, base_corpus.categories);
   const std::vector<float> idf = compute_idf(base_corpus.df, base_corpus.num_docs(), {});
-  const KnnIndex full(full_corpus, idf);
+  const KnnIndex full(full_corpus, idf, tf);
 
-  KnnLiveIndex live(std::make_shared<const KnnIndex>(base_corpus, idf), std::vector<std::string>());
+  KnnLiveIndex live(std::make_shared<const KnnIndex>(base_corpus, idf, tf),
+                    std::vector<std::string>());
   for (size_t d = 200; d < docs.size(); ++d) {
     std::vector<uint32_t> categories;
     for (const std::string& label : docs[d].labels) {
@@ -655,6 +732,14 @@ TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThem) {
     for (const auto& n : got) learned_neighbours += n.doc >= 200 ? 1 : 0;
   }
   EXPECT_GT(learned_neighbours, 0u);  // the learned documents took part
+}
+
+TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThem) {
+  expect_learned_documents_match_an_index_built_with_them(KnnTf::kSublinear);
+}
+
+TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThemUnderDoubleLogTf) {
+  expect_learned_documents_match_an_index_built_with_them(KnnTf::kDoubleLog);
 }
 
 TEST(KnnLiveIndexTest, ForgottenDocumentsLeaveTheNeighboursAndKStaysFull) {

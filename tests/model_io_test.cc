@@ -113,8 +113,10 @@ TEST_F(ModelIoTest, RoundTripKeepsDecisionSettings) {
   model_.knn_k = 150;
   model_.knn_similarity_power = 2;
   model_.rocchio_gamma = 1.5;
-  model_.knn_objective = {{50, 1, 0.8, 0.0}, {150, 2, 0.9, 0.5}};
+  model_.knn_objective = {{50, 1, 0.8, 0.0, KnnTf::kSublinear},
+                          {150, 2, 0.9, 0.5, KnnTf::kDoubleLog}};
   model_.knn_concentration = 0.5;
+  model_.knn_tf = KnnTf::kDoubleLog;
   model_.knn_term_weight.assign(model_.terms.size(), 0.25f);
   model_.knn_term_weight.back() = 2.5f;
   model_.rocchio_gamma_objective = {{0.0, 0.7}, {1.5, 0.75}};
@@ -135,7 +137,10 @@ TEST_F(ModelIoTest, RoundTripKeepsDecisionSettings) {
   EXPECT_EQ(loaded.knn_objective[1].similarity_power, 2);
   EXPECT_EQ(loaded.knn_objective[1].objective, 0.9);
   EXPECT_EQ(loaded.knn_objective[1].concentration, 0.5);
+  EXPECT_EQ(loaded.knn_objective[0].tf, KnnTf::kSublinear);
+  EXPECT_EQ(loaded.knn_objective[1].tf, KnnTf::kDoubleLog);
   EXPECT_EQ(loaded.knn_concentration, 0.5);
+  EXPECT_EQ(loaded.knn_tf, KnnTf::kDoubleLog);
   EXPECT_EQ(loaded.knn_term_weight, model_.knn_term_weight);
   EXPECT_EQ(loaded.training.knn_concentration, 0.5);
   EXPECT_EQ(loaded.rocchio_gamma_objective, model_.rocchio_gamma_objective);
@@ -183,11 +188,13 @@ TEST(ModelIoCompatibilityTest, ModelsFromBeforeKnnConcentrationLoad) {
   EXPECT_EQ(old.knn_k, 10);
   EXPECT_EQ(old.knn_similarity_power, 2);
   EXPECT_EQ(old.knn_concentration, 0.0);
+  EXPECT_EQ(old.knn_tf, KnnTf::kSublinear);  // as it was trained
   EXPECT_TRUE(old.knn_term_weight.empty());
   EXPECT_EQ(old.training.knn_concentration, 0.0);
   ASSERT_FALSE(old.knn_objective.empty());
   for (const KnnCandidate& candidate : old.knn_objective) {
     EXPECT_EQ(candidate.concentration, 0.0);
+    EXPECT_EQ(candidate.tf, KnnTf::kSublinear);
     EXPECT_GT(candidate.objective, 0.0);
   }
   EXPECT_FALSE(old.combo.empty());
@@ -487,6 +494,13 @@ TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
        "kNN term weights negative"},
       {"NaN kNN concentration", [](ModelState* m) { m->knn_concentration = std::nan(""); },
        "kNN concentration"},
+      {"kNN tf transform 5", [](ModelState* m) { m->knn_tf = static_cast<KnnTf>(5); },
+       "kNN tf transform"},
+      {"kNN candidate's tf transform 3",
+       [](ModelState* m) {
+         m->knn_objective = {{10, 1, 0.5, 0.0, static_cast<KnnTf>(3)}};
+       },
+       "kNN cross-validation results"},
       {"negative gamma", [](ModelState* m) { m->rocchio_gamma = -1; }, "Rocchio gamma"},
       {"NaN gamma", [](ModelState* m) { m->rocchio_gamma = std::nan(""); }, "Rocchio gamma"},
       {"decision 7", [](ModelState* m) { m->decision = static_cast<Decision>(7); }, "decision"},

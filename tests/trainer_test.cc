@@ -12,6 +12,8 @@
 #include "classify/decide/categorizer.h"
 #include "classify/io/model_dir.h"
 #include "classify/methods/knn.h"
+#include "classify/methods/knn_index_file.h"
+#include "classify/model/model_io.h"
 #include "classify/train/thresholds.h"
 #include "test_util.h"
 
@@ -423,6 +425,31 @@ TEST_F(TrainerTest, AddKeepsTheTunedSettingsUnlessRetuned) {
   const TrainingCorpus corpus =
       load_training_corpus(Xapian::Database(resolve_model_dir(model_dir).training_db));
   EXPECT_EQ(tuned.thresholds, tune_settings(corpus, tuned.training, tuned.decision).thresholds);
+}
+
+// train --add keeps kNN's tf transform as it keeps the other settings: the
+// refitted model and the index file it writes use it.
+TEST_F(TrainerTest, AddKeepsTheKnnTfTransform) {
+  const std::string model_dir = dir_.file("model");
+  train_model({fixture_}, model_dir, TrainOptions(), ReadOptions(), nullptr);
+  // Whichever cross-validation chose, the model is made to hold the other.
+  ModelState state = model_in(model_dir);
+  const KnnTf other = state.knn_tf == KnnTf::kSublinear ? KnnTf::kDoubleLog : KnnTf::kSublinear;
+  state.knn_tf = other;
+  write_model_file(resolve_model_dir(model_dir).model_file, state);
+  const TrainReport added =
+      add_to_model({test_data("fixture_test.jsonl")}, model_dir, ReadOptions(), nullptr);
+  EXPECT_TRUE(added.settings_kept);
+  EXPECT_EQ(added.knn_tf, other);
+  const ModelState after = model_in(model_dir);
+  EXPECT_EQ(after.knn_tf, other);
+  const ModelPaths paths = resolve_model_dir(model_dir);
+  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(paths.training_db));
+  const std::string expected = dir_.file("expected.index");
+  write_knn_index(corpus, after.knn_weights(compute_idf(after.df, after.num_docs, after.selected)),
+                  other, expected);
+  EXPECT_EQ(testing_util::read_file(paths.knn_index), testing_util::read_file(expected));
+  EXPECT_EQ(Categorizer(model_dir).knn_index().tf(), other);
 }
 
 // A document with two labels turns a detected one-of model into any-of:

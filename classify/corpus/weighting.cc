@@ -19,4 +19,8 @@ std::vector<float> compute_idf(const std::vector<uint32_t>& df, uint32_t num_doc
   return idf;
 }
 
+const char* knn_tf_name(KnnTf transform) {
+  return transform == KnnTf::kDoubleLog ? "double-log" : "sublinear";
+}
+
 }  // namespace autocat::internal

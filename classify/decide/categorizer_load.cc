@@ -177,10 +177,11 @@ const KnnIndex& Categorizer::knn_index() const {
     std::shared_ptr<const KnnIndex> index;
     std::shared_ptr<KnnLiveIndex> live;
     if (corpus_) {
-      index = std::make_shared<const KnnIndex>(*corpus_, model_.knn_weights(idf_));
+      index = std::make_shared<const KnnIndex>(*corpus_, model_.knn_weights(idf_), model_.knn_tf);
       live = std::make_shared<KnnLiveIndex>(index, std::vector<std::string>());
     } else if ((index = KnnIndex::open(paths_.knn_index, model_.knn_weights(idf_), model_.num_docs,
-                                       static_cast<uint32_t>(model_.categories.size())))) {
+                                       static_cast<uint32_t>(model_.categories.size()),
+                                       model_.knn_tf))) {
       // Written at training time: mapped, not rebuilt. The training
       // documents' ids (to learn and forget by id) are read from the
       // training database only when learning needs them.
@@ -193,7 +194,7 @@ const KnnIndex& Categorizer::knn_index() const {
       }
       TrainingCorpus corpus = read_training_corpus(knn_.training_db, path, model_dir_);
       check_corpus_matches(corpus, model_, path);
-      index = std::make_shared<const KnnIndex>(corpus, model_.knn_weights(idf_));
+      index = std::make_shared<const KnnIndex>(corpus, model_.knn_weights(idf_), model_.knn_tf);
       // The database open since construction: this generation may have
       // been removed by later trains meanwhile.
       live = std::make_shared<KnnLiveIndex>(index, training_ids(&knn_.training_db));

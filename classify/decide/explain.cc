@@ -26,20 +26,23 @@ struct TermValue {
   double value;
 };
 
-// Query weight of a document term before normalization, exactly as kNN and
-// Rocchio compute it; 0 for a term without idf.
-double query_weight(const TermCount& tc, const std::vector<float>& idf) {
+// Query weight of a document term before normalization, exactly as kNN
+// (with its model's tf transform) and Rocchio (sublinear tf) compute it; 0
+// for a term without idf.
+double query_weight(const TermCount& tc, const std::vector<float>& idf,
+                    KnnTf tf = KnnTf::kSublinear) {
   if (tc.term >= idf.size() || tc.count == 0) return 0.0;
   const float term_idf = idf[tc.term];
   if (!(term_idf > 0.0f)) return 0.0;
-  return (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * term_idf;
+  return knn_tf(tc.count, tf) * term_idf;
 }
 
 // 1/|q| over the document's terms with idf > 0; 0 if there is none.
-double inverse_query_norm(const DocumentTerms& doc, const std::vector<float>& idf) {
+double inverse_query_norm(const DocumentTerms& doc, const std::vector<float>& idf,
+                          KnnTf tf = KnnTf::kSublinear) {
   double norm2 = 0.0;
   for (const TermCount& tc : doc.terms) {
-    const double w = query_weight(tc, idf);
+    const double w = query_weight(tc, idf, tf);
     norm2 += w * w;
   }
   return norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
@@ -195,7 +198,7 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
     const auto term = static_cast<TermId>(id);
     const Xapian::termcount wdf = it.get_wdf();
     if (wdf == 0 || term >= knn_weight.size() || !(knn_weight[term] > 0.0f)) continue;
-    const double w = sublinear_tf(wdf) * knn_weight[term];
+    const double w = knn_tf(wdf, index.tf()) * knn_weight[term];
     norm2 += w * w;
     weights.push_back(TermValue{term, w});
   }
@@ -205,15 +208,15 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
             [](const TermValue& a, const TermValue& b) { return a.term < b.term; });
 
   // Merge with the query's terms (both sorted by id).
-  const double inverse_norm = inverse_query_norm(doc, knn_weight);
+  const double inverse_norm = inverse_query_norm(doc, knn_weight, index.tf());
   std::vector<TermValue> contributions;
   auto w = weights.begin();
   for (const TermCount& tc : doc.terms) {
     while (w != weights.end() && w->term < tc.term) ++w;
     if (w == weights.end()) break;
     if (w->term != tc.term) continue;
-    contributions.push_back(TermValue{
-        tc.term, query_weight(tc, knn_weight) * inverse_norm * w->value * inverse_doc_norm});
+    contributions.push_back(TermValue{tc.term, query_weight(tc, knn_weight, index.tf()) *
+                                                   inverse_norm * w->value * inverse_doc_norm});
   }
   set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }

@@ -1,6 +1,7 @@
 // kNN through posting lists. The new document is a query: its k most
-// similar training documents (cosine of sublinear tf-idf vectors, found by
-// walking the query terms' postings) are its neighbours, and each
+// similar training documents (cosine of tf-idf vectors, tf transformed as
+// the model says (KnnTf), found by walking the query terms' postings) are
+// its neighbours, and each
 // neighbour votes for its categories with its similarity.
 // The method's parts: its index (knn_index.h), built from the training
 // collection or mapped from its file (knn_index_file.h); the search

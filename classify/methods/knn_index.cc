@@ -14,7 +14,8 @@
 namespace autocat::internal {
 
 std::vector<double> knn_inverse_document_norms(const TrainingCorpus& corpus,
-                                               const std::vector<float>& idf, uint64_t* postings) {
+                                               const std::vector<float>& idf, KnnTf tf,
+                                               uint64_t* postings) {
   std::vector<double> norm2(corpus.num_docs(), 0.0);
   *postings = 0;
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
@@ -22,7 +23,7 @@ std::vector<double> knn_inverse_document_norms(const TrainingCorpus& corpus,
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
       const uint32_t wdf = corpus.posting_wdf[p];
       if (wdf == 0) continue;
-      const double w = sublinear_tf(wdf) * idf[t];
+      const double w = knn_tf(wdf, tf) * idf[t];
       norm2[corpus.posting_doc[p]] += w * w;
       ++*postings;
     }
@@ -31,16 +32,17 @@ std::vector<double> knn_inverse_document_norms(const TrainingCorpus& corpus,
   return norm2;
 }
 
-float knn_posting_weight(const TrainingCorpus& corpus, const std::vector<float>& idf,
+float knn_posting_weight(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
                          const std::vector<double>& inverse_norm, TermId t, uint64_t p) {
-  return static_cast<float>(sublinear_tf(corpus.posting_wdf[p]) * idf[t] *
+  return static_cast<float>(knn_tf(corpus.posting_wdf[p], tf) * idf[t] *
                             inverse_norm[corpus.posting_doc[p]]);
 }
 
-KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
+KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf)
     : num_docs_(corpus.num_docs()),
       num_categories_(corpus.num_categories()),
       idf_(idf),
+      tf_(tf),
       df_(corpus.df) {
   const uint32_t num_terms = corpus.num_terms();
   if (idf.size() != num_terms) {
@@ -58,7 +60,7 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
   }
 
   uint64_t kept = 0;
-  const std::vector<double> inverse_norm = knn_inverse_document_norms(corpus, idf_, &kept);
+  const std::vector<double> inverse_norm = knn_inverse_document_norms(corpus, idf_, tf_, &kept);
 
   // Every posting with a positive weight belongs to a document of positive
   // norm, so `kept` postings remain.
@@ -77,7 +79,7 @@ KnnIndex::KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf)
           owned_posting_doc_.back() >= doc) {
         postings_sorted_ = false;
       }
-      const float weight = knn_posting_weight(corpus, idf_, inverse_norm, t, p);
+      const float weight = knn_posting_weight(corpus, idf_, tf_, inverse_norm, t, p);
       owned_posting_doc_.push_back(doc);
       owned_posting_weight_.push_back(weight);
       max_weight_[t] = std::max(max_weight_[t], weight);

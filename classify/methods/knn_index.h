@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "classify/corpus/training_collection.h"
+#include "classify/corpus/weighting.h"
 
 namespace autocat::internal {
 
@@ -47,7 +48,9 @@ struct KnnSearchStats {
 class KnnIndex {
  public:
   // REQUIRES: idf.size() == corpus.num_terms(); terms with idf 0 get no postings.
-  KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf);
+  // `tf` transforms the training documents' and the queries' term counts.
+  KnnIndex(const TrainingCorpus& corpus, const std::vector<float>& idf,
+           KnnTf tf = KnnTf::kSublinear);
   ~KnnIndex();
   KnnIndex(const KnnIndex&) = delete;
   KnnIndex& operator=(const KnnIndex&) = delete;
@@ -57,7 +60,8 @@ class KnnIndex {
   // rebuilding them from the training database. Throws IOError.
   void write(const std::string& path) const;
   // Maps the file at `path`, written for a model with these idf values,
-  // documents and categories (it must match them exactly). Pages are read
+  // documents and categories (it must match them exactly), whose queries
+  // take the model's tf transform `tf` (the file's weights hold it already). Pages are read
   // as searches touch them and shared between processes; each term's
   // document numbers are checked the first time a search walks them.
   // The file must not change while mapped (generations are installed by
@@ -72,12 +76,14 @@ class KnnIndex {
   // damaged or belongs to another model.
   static std::shared_ptr<const KnnIndex> open(const std::string& path,
                                               const std::vector<float>& idf, uint32_t num_docs,
-                                              uint32_t num_categories);
+                                              uint32_t num_categories,
+                                              KnnTf tf = KnnTf::kSublinear);
 
   uint32_t num_docs() const { return num_docs_; }
   uint32_t num_categories() const { return num_categories_; }
   uint64_t num_postings() const { return num_postings_; }
   const std::vector<float>& idf() const { return idf_; }
+  KnnTf tf() const { return tf_; }
   // True if the postings come from the index file (open()): mapped, or
   // read into private memory when the environment sets
   // AUTOCAT_KNN_INDEX=read.
@@ -150,6 +156,7 @@ class KnnIndex {
   uint32_t num_categories_ = 0;
   uint64_t num_postings_ = 0;
   std::vector<float> idf_;
+  KnnTf tf_ = KnnTf::kSublinear;
   std::vector<uint32_t> df_;
   // What the searches read: the owned vectors below, or the mapped file.
   const uint64_t* postings_start_ = nullptr;
@@ -203,16 +210,18 @@ class KnnIndex {
 std::vector<float> knn_term_weights(const TrainingCorpus& corpus, const std::vector<float>& idf,
                                     double relevance);
 
-// The inverse L2 norm of every training document's sublinear tf-idf vector
-// over the terms with idf > 0 (0 for a document without such a term);
+// The inverse L2 norm of every training document's tf-idf vector (tf
+// transformed by `tf`) over the terms with idf > 0 (0 for a document
+// without such a term);
 // `*postings` counts the postings that enter the norms. KnnIndex and
 // write_knn_index weigh the postings with it, so that a built index and a
 // written file hold the same bytes.
 std::vector<double> knn_inverse_document_norms(const TrainingCorpus& corpus,
-                                               const std::vector<float>& idf, uint64_t* postings);
+                                               const std::vector<float>& idf, KnnTf tf,
+                                               uint64_t* postings);
 // kNN's weight of posting p (of term t, wdf > 0): its tf-idf component in
 // the document's L2-normalized vector.
-float knn_posting_weight(const TrainingCorpus& corpus, const std::vector<float>& idf,
+float knn_posting_weight(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
                          const std::vector<double>& inverse_norm, TermId t, uint64_t p);
 
 }  // namespace autocat::internal

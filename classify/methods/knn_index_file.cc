@@ -109,7 +109,7 @@ void KnnIndex::write(const std::string& path) const {
   write_file_atomically(path, pieces, "kNN index");
 }
 
-void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf,
+void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
                      const std::string& path) {
   const uint32_t num_terms = corpus.num_terms();
   const uint32_t num_docs = corpus.num_docs();
@@ -120,9 +120,9 @@ void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf
   // The same norms and weights as the KnnIndex constructor, so that the
   // bytes are the same.
   uint64_t positive = 0;
-  const std::vector<double> inverse_norm = knn_inverse_document_norms(corpus, idf, &positive);
+  const std::vector<double> inverse_norm = knn_inverse_document_norms(corpus, idf, tf, &positive);
   auto weight_of = [&](TermId t, uint64_t p) {
-    return knn_posting_weight(corpus, idf, inverse_norm, t, p);
+    return knn_posting_weight(corpus, idf, tf, inverse_norm, t, p);
   };
   std::vector<uint64_t> postings_start(size_t(num_terms) + 1, 0);
   std::vector<float> max_weight(num_terms, 0.0f);
@@ -225,7 +225,7 @@ void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf
 
 std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
                                                const std::vector<float>& idf, uint32_t num_docs,
-                                               uint32_t num_categories) {
+                                               uint32_t num_categories, KnnTf tf) {
   const bool read_into_memory = read_index_into_memory();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -292,6 +292,7 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
   }
   const uint64_t terms = header.num_terms;
   std::shared_ptr<KnnIndex> index(new KnnIndex());
+  index->tf_ = tf;
   index->num_docs_ = header.num_docs;
   index->num_categories_ = header.num_categories;
   index->num_postings_ = header.num_postings;

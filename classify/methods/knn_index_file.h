@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "classify/corpus/training_collection.h"
+#include "classify/corpus/weighting.h"
 
 namespace autocat::internal {
 
@@ -61,12 +62,12 @@ struct KnnFileLayout {
   static uint64_t padded(uint64_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
 };
 
-// Writes the kNN index file of KnnIndex(corpus, idf).write(path), byte for
+// Writes the kNN index file of KnnIndex(corpus, idf, tf).write(path), byte for
 // byte, without building the index in memory first: the postings are
 // computed term by term as they are written, so training never holds them
 // beside the corpus. Throws
 // InvalidArgumentError (idf size) or IOError.
-void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf,
+void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
                      const std::string& path);
 
 }  // namespace autocat::internal

@@ -88,7 +88,7 @@ void KnnLiveIndex::learn(const std::string& id, const DocumentTerms& doc,
   double norm2 = 0.0;
   for (const TermCount& tc : doc.terms) {
     if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
-    const double w = sublinear_tf(tc.count) * idf[tc.term];
+    const double w = knn_tf(tc.count, base_->tf()) * idf[tc.term];
     norm2 += w * w;
     terms.push_back(tc.term);
     weights.push_back({0, static_cast<float>(w)});
@@ -160,7 +160,7 @@ std::vector<Neighbour> KnnLiveIndex::neighbours_locked(const DocumentTerms& quer
   double norm2 = 0.0;
   for (const TermCount& tc : query.terms) {
     if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
-    const double w = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * idf[tc.term];
+    const double w = knn_tf(tc.count, base_->tf()) * idf[tc.term];
     norm2 += w * w;
   }
   if (!(norm2 > 0.0)) return top.sorted();
@@ -181,8 +181,7 @@ std::vector<Neighbour> KnnLiveIndex::neighbours_locked(const DocumentTerms& quer
     if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
     const std::vector<Posting>& list = postings_[tc.term];
     if (list.empty()) continue;
-    const auto q = static_cast<float>((tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) *
-                                      idf[tc.term] * inverse_norm);
+    const auto q = static_cast<float>(knn_tf(tc.count, base_->tf()) * idf[tc.term] * inverse_norm);
     if (track) {
       for (const Posting& posting : list) {
         if (acc[posting.slot] == 0.0f) scratch.touched.push_back(posting.slot);

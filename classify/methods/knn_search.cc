@@ -455,7 +455,7 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
     if (tc.term >= idf_.size() || tc.count == 0) continue;
     const float idf = idf_[tc.term];
     if (!(idf > 0.0f)) continue;
-    const double w = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * idf;
+    const double w = knn_tf(tc.count, tf_) * idf;
     norm2 += w * w;
     terms.push_back({tc.term, w, 0.0});
   }

@@ -141,6 +141,7 @@ void check_model_core(const std::string& path, const ModelState& m) {
                 "kNN similarity power not 1 or 2");
   check.require(std::isfinite(m.rocchio_gamma) && m.rocchio_gamma >= 0,
                 "Rocchio gamma negative or not finite");
+  check.require(static_cast<uint8_t>(m.knn_tf) < kNumKnnTf, "kNN tf transform out of range");
   check.require(std::isfinite(m.knn_concentration) && m.knn_concentration >= 0,
                 "kNN concentration negative or not finite");
   check.require(m.knn_term_weight.empty() == !(m.knn_concentration > 0) &&
@@ -152,7 +153,8 @@ void check_model_core(const std::string& path, const ModelState& m) {
                 "kNN term weights negative");
   for (const KnnCandidate& candidate : m.knn_objective) {
     check.require(candidate.k >= 1 && !std::isnan(candidate.objective) &&
-                      std::isfinite(candidate.concentration),
+                      std::isfinite(candidate.concentration) &&
+                      static_cast<uint8_t>(candidate.tf) < kNumKnnTf,
                   "kNN cross-validation results");
   }
   for (const auto& [gamma, objective] : m.rocchio_gamma_objective) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "autocat/options.h"
+#include "classify/corpus/weighting.h"
 #include "classify/methods/calibration.h"
 #include "classify/methods/combo.h"
 #include "classify/methods/em.h"
@@ -115,12 +116,14 @@ struct KnnCandidate {
   int k = 0;
   int similarity_power = 1;
   double objective = 0;
-  double concentration = 0;  // version 1: knn_term_weights' exponent
+  double concentration = 0;      // version 1: knn_term_weights' exponent
+  KnnTf tf = KnnTf::kSublinear;  // version 2: the tf transform
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {
     ar& k& similarity_power& objective;
     if (version >= 1) ar& concentration;
+    if (version >= 2) ar& tf;
   }
 };
 
@@ -155,6 +158,9 @@ struct ModelState {
   // knn_term_weights()); older ones raised the terms' class concentration,
   // 1 - normalized entropy, which refits cannot recompute.
   bool knn_relevance_frequency = true;
+  // Version 8: kNN's tf transform, training documents and queries alike
+  // (older files: sublinear, as they were trained).
+  KnnTf knn_tf = KnnTf::kSublinear;
   // kNN's term weights given the model's `idf`: knn_term_weight, or idf.
   const std::vector<float>& knn_weights(const std::vector<float>& idf) const {
     return knn_term_weight.empty() ? idf : knn_term_weight;
@@ -248,6 +254,11 @@ struct ModelState {
     } else if (Archive::is_loading::value) {
       knn_relevance_frequency = false;
     }
+    if (version >= 8) {
+      ar& knn_tf;
+    } else if (Archive::is_loading::value) {
+      knn_tf = KnnTf::kSublinear;
+    }
   }
 };
 
@@ -263,8 +274,10 @@ struct ModelState {
 // concentration). Older files load with kNN weighing terms by idf.
 // Version 7: knn_relevance_frequency. Older files' kNN weights are kept for
 // classification; train --add cross-validates their settings again.
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 7)
-BOOST_CLASS_VERSION(autocat::internal::KnnCandidate, 1)
+// Version 8: knn_tf (KnnCandidate version 2: tf). Older files load with
+// sublinear tf, which their weights and index files were made with.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 8)
+BOOST_CLASS_VERSION(autocat::internal::KnnCandidate, 2)
 
 namespace autocat::internal {
 

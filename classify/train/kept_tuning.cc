@@ -88,6 +88,7 @@ std::optional<SampleTuning> kept_tuning(const ModelFile& file, ModelState* model
   tuned.knn_k = model->knn_k;
   tuned.knn_similarity_power = model->knn_similarity_power;
   tuned.knn_concentration = model->knn_concentration;
+  tuned.knn_tf = model->knn_tf;
   tuned.rocchio_gamma = model->rocchio_gamma;
   tuned.knn_objective = model->knn_objective;
   tuned.rocchio_gamma_objective = model->rocchio_gamma_objective;

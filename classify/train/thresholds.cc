@@ -46,6 +46,11 @@ const std::vector<double>& knn_concentration_candidates() {
   return candidates;
 }
 
+const std::vector<KnnTf>& knn_tf_candidates() {
+  static const std::vector<KnnTf> candidates = {KnnTf::kSublinear, KnnTf::kDoubleLog};
+  return candidates;
+}
+
 const std::vector<double>& rocchio_gamma_candidates() {
   static const std::vector<double> candidates = {0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0};
   return candidates;

@@ -50,6 +50,7 @@ struct TunedSettings {
   int knn_k = kDefaultKnnK;
   int knn_similarity_power = 1;
   double knn_concentration = 0.0;  // knn_term_weights' exponent
+  KnnTf knn_tf = KnnTf::kSublinear;
   double rocchio_gamma = 0.0;
   // The cross-validated objective of each candidate (micro-F1 for any-of
   // models, accuracy for one-of), for the training report.
@@ -100,6 +101,8 @@ const std::vector<double>& rocchio_gamma_candidates();
 // Exponents of the class concentration in kNN's term weights tried when
 // TrainOptions leave it negative (knn_term_weights; 0 = idf alone).
 const std::vector<double>& knn_concentration_candidates();
+// kNN's tf transforms cross-validation tries, each with every concentration.
+const std::vector<KnnTf>& knn_tf_candidates();
 // Naive Bayes' alpha tried when TrainOptions leave it 0.
 const std::vector<double>& nb_alpha_candidates();
 // C tried for svm and logreg (ascending) when TrainOptions leave it 0.

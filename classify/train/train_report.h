@@ -89,7 +89,8 @@ struct TrainReport {
   Decision decision = Decision::kOneOf;  // the model's decision mode
   int knn_k = kDefaultKnnK;              // chosen by cross-validation unless set
   int knn_similarity_power = 1;
-  double knn_concentration = 0.0;  // kNN's term weights: idf x concentration^this
+  double knn_concentration = 0.0;    // kNN's term weights: idf x concentration^this
+  KnnTf knn_tf = KnnTf::kSublinear;  // kNN's tf transform
   double rocchio_gamma = 0.0;
   // C of the linear SVM and of logistic regression (0 = not fitted).
   double svm_c = 0.0;

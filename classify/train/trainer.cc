@@ -138,7 +138,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     // kNN's postings as classification reads them, so that loading the
     // model maps them instead of rebuilding them; written as they are
     // computed, never held in memory beside the corpus.
-    write_knn_index(corpus, model.knn_weights(idf), writer->next().knn_index);
+    write_knn_index(corpus, model.knn_weights(idf), model.knn_tf, writer->next().knn_index);
   }
   writer->install();
   phases->end();
@@ -156,6 +156,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->nb_alpha_objective = model.nb_alpha_objective;
   report->knn_similarity_power = model.knn_similarity_power;
   report->knn_concentration = model.knn_concentration;
+  report->knn_tf = model.knn_tf;
   report->rocchio_gamma = model.rocchio_gamma;
   report->tuned = !model.thresholds.empty();
   report->settings_kept = kept;

@@ -1,5 +1,6 @@
-// kNN's tuner: the term weighting (class concentration), k and vote power,
-// all read off one neighbour list per document and weighting.
+// kNN's tuner: the term weighting (tf transform and class concentration), k
+// and vote power, all read off one neighbour list per document and
+// weighting.
 
 #include <algorithm>
 #include <vector>
@@ -28,6 +29,24 @@ void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbou
   for (double& score : *scores) score = std::min(1.0, score / total);
 }
 
+// A term weighting to try: tf transform and concentration exponent.
+struct KnnWeighting {
+  KnnTf tf;
+  double concentration;
+};
+
+// Every tf transform with every concentration (unless the options fix it).
+std::vector<KnnWeighting> weighting_candidates(const TrainOptions& options) {
+  const std::vector<double> concentrations = options.knn_concentration
+                                                 ? std::vector<double>{*options.knn_concentration}
+                                                 : knn_concentration_candidates();
+  std::vector<KnnWeighting> weightings;
+  for (KnnTf tf : knn_tf_candidates()) {
+    for (double concentration : concentrations) weightings.push_back({tf, concentration});
+  }
+  return weightings;
+}
+
 class KnnTuner : public MethodTuner {
  public:
   explicit KnnTuner(const TuneContext& context)
@@ -35,14 +54,11 @@ class KnnTuner : public MethodTuner {
         corpus_(context.corpus),
         k_candidates_(context.options.knn_k ? std::vector<int>{*context.options.knn_k}
                                             : knn_k_candidates()),
-        concentration_candidates_(context.options.knn_concentration
-                                      ? std::vector<double>{*context.options.knn_concentration}
-                                      : knn_concentration_candidates()),
+        weightings_(weighting_candidates(context.options)),
         max_k_(*std::max_element(k_candidates_.begin(), k_candidates_.end())),
-        neighbours_by_concentration_(
-            concentration_candidates_.size(),
-            std::vector<std::vector<KnnIndex::Neighbour>>(corpus_.num_docs())),
-        in_contention_(concentration_candidates_.size(), 1) {}
+        neighbours_by_weighting_(weightings_.size(),
+                                 std::vector<std::vector<KnnIndex::Neighbour>>(corpus_.num_docs())),
+        in_contention_(weightings_.size(), 1) {}
 
   std::vector<Method> methods() const override { return {Method::kKnn}; }
   std::string name() const override { return "knn"; }
@@ -53,13 +69,14 @@ class KnnTuner : public MethodTuner {
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
     const TrainingCorpus& fitted_on = fold.training.corpus;
     parallel_for(
-        concentration_candidates_.size(),
+        weightings_.size(),
         [&](size_t b) {
           if (!in_contention_[b]) return;
           const KnnIndex knn(fitted_on,
-                             knn_term_weights(fitted_on, fold.idf, concentration_candidates_[b]));
+                             knn_term_weights(fitted_on, fold.idf, weightings_[b].concentration),
+                             weightings_[b].tf);
           for (const auto& [d, doc] : fold.held_out) {
-            std::vector<KnnIndex::Neighbour>& found = neighbours_by_concentration_[b][d];
+            std::vector<KnnIndex::Neighbour>& found = neighbours_by_weighting_[b][d];
             found = knn.neighbours(doc, max_k_);
             for (KnnIndex::Neighbour& neighbour : found)
               neighbour.doc = fold.original[neighbour.doc];
@@ -74,11 +91,11 @@ class KnnTuner : public MethodTuner {
   // any weighting. The others are neither searched on the later folds nor
   // held (their neighbour lists are most of cross-validation's memory).
   void prune() override {
-    if (!context_.compact || concentration_candidates_.size() < 2) return;
+    if (!context_.compact || weightings_.size() < 2) return;
     const std::vector<Setting> grid = settings_grid();
     std::vector<std::vector<uint32_t>> tops(grid.size());
     parallel_for(grid.size(), [&](size_t i) {
-      const auto& neighbours = neighbours_by_concentration_[grid[i].concentration];
+      const auto& neighbours = neighbours_by_weighting_[grid[i].weighting];
       std::vector<double> scores(corpus_.num_categories());
       tops[i].assign(corpus_.num_docs(), kNoCategory);
       for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
@@ -90,12 +107,12 @@ class KnnTuner : public MethodTuner {
     std::vector<const std::vector<uint32_t>*> pointers;
     for (const std::vector<uint32_t>& top : tops) pointers.push_back(&top);
     const std::vector<bool> in = candidates_in_contention(corpus_, context_.scored, pointers);
-    std::vector<uint8_t> keep(concentration_candidates_.size(), 0);
-    for (size_t i = 0; i < grid.size(); ++i) keep[grid[i].concentration] |= in[i] ? 1 : 0;
+    std::vector<uint8_t> keep(weightings_.size(), 0);
+    for (size_t i = 0; i < grid.size(); ++i) keep[grid[i].weighting] |= in[i] ? 1 : 0;
     for (size_t b = 0; b < keep.size(); ++b) {
       if (keep[b]) continue;
       in_contention_[b] = 0;
-      std::vector<std::vector<KnnIndex::Neighbour>>().swap(neighbours_by_concentration_[b]);
+      std::vector<std::vector<KnnIndex::Neighbour>>().swap(neighbours_by_weighting_[b]);
       ++pruned_;
     }
   }
@@ -105,14 +122,14 @@ class KnnTuner : public MethodTuner {
   void choose(TunedSettings* tuned) override {
     const TrainOptions& options = context_.options;
     double best = -1.0;
-    size_t best_concentration = 0;
+    size_t best_weighting = 0;
     // One candidate's out-of-fold objective and thresholds.
     struct Tried {
       double value = -1.0;
       std::vector<double> thresholds;
     };
     const auto evaluate = [&](size_t b, int k, int power) {
-      const auto& neighbours = neighbours_by_concentration_[b];
+      const auto& neighbours = neighbours_by_weighting_[b];
       ScoreLists lists(corpus_.num_docs());
       std::vector<double> scores(corpus_.num_categories());
       for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
@@ -128,13 +145,15 @@ class KnnTuner : public MethodTuner {
       return tried;
     };
     const auto consider = [&](size_t b, int k, int power, Tried&& tried) {
-      tuned->knn_objective.push_back({k, power, tried.value, concentration_candidates_[b]});
+      tuned->knn_objective.push_back(
+          {k, power, tried.value, weightings_[b].concentration, weightings_[b].tf});
       if (tried.value > best) {
         best = tried.value;
-        best_concentration = b;
+        best_weighting = b;
         tuned->knn_k = k;
         tuned->knn_similarity_power = power;
-        tuned->knn_concentration = concentration_candidates_[b];
+        tuned->knn_concentration = weightings_[b].concentration;
+        tuned->knn_tf = weightings_[b].tf;
         tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(tried.thresholds);
       }
     };
@@ -143,10 +162,10 @@ class KnnTuner : public MethodTuner {
     // (ties keep the earlier, as one after another would).
     std::vector<Tried> tried(grid.size());
     parallel_for(grid.size(), [&](size_t i) {
-      tried[i] = evaluate(grid[i].concentration, grid[i].k, grid[i].power);
+      tried[i] = evaluate(grid[i].weighting, grid[i].k, grid[i].power);
     });
     for (size_t i = 0; i < grid.size(); ++i) {
-      consider(grid[i].concentration, grid[i].k, grid[i].power, std::move(tried[i]));
+      consider(grid[i].weighting, grid[i].k, grid[i].power, std::move(tried[i]));
     }
     const auto try_knn = [&](size_t b, int k, int power) {
       consider(b, k, power, evaluate(b, k, power));
@@ -157,11 +176,11 @@ class KnnTuner : public MethodTuner {
     int edge = *std::min_element(k_candidates_.begin(), k_candidates_.end());
     while (!options.knn_k && tuned->knn_k == edge && edge > 1) {
       edge /= 2;
-      try_knn(best_concentration, edge, tuned->knn_similarity_power);
+      try_knn(best_weighting, edge, tuned->knn_similarity_power);
     }
     if (context_.compact) {
       // The winner's thresholds, from its lists made again.
-      const auto& neighbours = neighbours_by_concentration_[best_concentration];
+      const auto& neighbours = neighbours_by_weighting_[best_weighting];
       ScoreLists lists(corpus_.num_docs());
       std::vector<double> scores(corpus_.num_categories());
       for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
@@ -173,9 +192,9 @@ class KnnTuner : public MethodTuner {
       tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(corpus_, lists);
     }
     // The chosen weighting's lists feed combo; the others are dropped.
-    neighbours_ = std::move(neighbours_by_concentration_[best_concentration]);
-    neighbours_by_concentration_.clear();
-    neighbours_by_concentration_.shrink_to_fit();
+    neighbours_ = std::move(neighbours_by_weighting_[best_weighting]);
+    neighbours_by_weighting_.clear();
+    neighbours_by_weighting_.shrink_to_fit();
     tuned->method_objective[static_cast<size_t>(Method::kKnn)] = best;
     tuned->pruned_candidates += pruned_;
   }
@@ -195,7 +214,7 @@ class KnnTuner : public MethodTuner {
 
  private:
   struct Setting {
-    size_t concentration;
+    size_t weighting;
     int power, k;
   };
   // The (weighting, vote power, k) settings of the weightings still in
@@ -206,7 +225,7 @@ class KnnTuner : public MethodTuner {
             ? std::vector<int>{*context_.options.knn_similarity_power}
             : std::vector<int>{1, 2};
     std::vector<Setting> grid;
-    for (size_t b = 0; b < concentration_candidates_.size(); ++b) {
+    for (size_t b = 0; b < weightings_.size(); ++b) {
       if (!in_contention_[b]) continue;
       for (int power : power_candidates) {
         for (int k : k_candidates_) grid.push_back({b, power, k});
@@ -218,12 +237,12 @@ class KnnTuner : public MethodTuner {
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
   const std::vector<int> k_candidates_;
-  const std::vector<double> concentration_candidates_;
+  const std::vector<KnnWeighting> weightings_;
   const int max_k_;
-  // Out-of-fold neighbours of every training document, per concentration
+  // Out-of-fold neighbours of every training document, per weighting
   // candidate; after choose(), the chosen one's alone.
-  std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_concentration_;
-  std::vector<uint8_t> in_contention_;  // per concentration candidate: not pruned
+  std::vector<std::vector<std::vector<KnnIndex::Neighbour>>> neighbours_by_weighting_;
+  std::vector<uint8_t> in_contention_;  // per weighting: not pruned
   uint32_t pruned_ = 0;
   std::vector<std::vector<KnnIndex::Neighbour>> neighbours_;
 };
