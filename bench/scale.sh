@@ -5,7 +5,7 @@
 # and the approximate mode that walks only the top 50 query terms (knn_search:
 # docs/s, recall@50 against the exact neighbours, accuracy change), the k-d
 # tree candidate pass (documents projected to 16 dimensions by truncated SVD,
-# the 1,000 nearest by an exact k-d tree search re-ranked by exact cosine:
+# the 5,000 nearest by an exact k-d tree search re-ranked by exact cosine:
 # docs/s and recall@50; a benchmark option, not a product search), and
 # `autocat index` with the default method against plain Xapian TermGenerator
 # in the same run (index_throughput, one thread each).
@@ -134,7 +134,7 @@ read -r train_seconds train_rss_kb < "$out/train.time"
 
 # 4. kNN at k = 50, one thread: exact default search, the top-50-terms mode
 # and the k-d tree candidate pass.
-kd_dims=16 kd_candidates=1000
+kd_dims=16 kd_candidates=5000
 run knn_search "$out/knn_search.log" "$build/bench/knn_search" --model "$model" \
   --data "$corpus" --k 50 --terms 50 --repeat 3 --kd-projection svd --kd-dims $kd_dims \
   --kd-candidates $kd_candidates --kd-leaves 0
