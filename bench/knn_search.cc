@@ -5,18 +5,39 @@
 // excluded. Needs a model trained on split "train" (newsgroups_eval leaves
 // one in <work>/model).
 //
+// With --kd-dims, also a k-d tree candidate pass: the documents' kNN vectors
+// projected to D dimensions (truncated SVD, i.e. latent semantic indexing,
+// or a seeded sparse random projection) and normalized, the M nearest to the
+// projected query found with a k-d tree (classify/methods/kd_tree.h; exact,
+// or visiting at most L leaves), then exact cosines on those M and the top k
+// of them: docs/s, recall@k against the exact neighbours, accuracy. Not a
+// product search: a measured alternative (BENCHMARKS.md, the scale benchmark).
+//
 // usage: knn_search --model DIR [--data FILE] [--k N,N,...] [--terms N,N,...] [--repeat R]
+//                   [--kd-dims D,D,...] [--kd-candidates M,M,...] [--kd-leaves L,L,...]
+//                   [--kd-projection svd,random]
+//   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
+//   --kd-projection svd unless given
+#include "classify/methods/knn_search.h"
+
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "autocat/error.h"
 #include "bench/bench_util.h"
 #include "classify/corpus/document_reader.h"
+#include "classify/corpus/weighting.h"
 #include "classify/decide/categorizer.h"
+#include "classify/methods/kd_tree.h"
 #include "classify/methods/knn.h"
 
 namespace fs = std::filesystem;
@@ -24,6 +45,8 @@ using autocat::bench::Clock;
 using autocat::bench::parse_list;
 using autocat::bench::since;
 using autocat::internal::DocumentTerms;
+using autocat::internal::KdSearchStats;
+using autocat::internal::KdTree;
 using autocat::internal::KnnIndex;
 using autocat::internal::KnnSearch;
 using autocat::internal::KnnSearchStats;
@@ -67,6 +90,292 @@ double accuracy(const KnnIndex& index, const std::vector<TestDoc>& docs,
   return double(correct) / double(docs.size());
 }
 
+// How KdCandidates projects the documents' kNN vectors.
+enum class Projection {
+  kRandom,  // seeded sparse random projection (Achlioptas 2003)
+  kSvd,     // truncated SVD (latent semantic indexing), by randomized SVD
+};
+
+// The k-d tree candidate pass over a KnnIndex: the projected, normalized
+// training documents in a k-d tree, and a forward copy of the index (per
+// document, its terms and posting weights) for the exact cosines.
+class KdCandidates {
+ public:
+  KdCandidates(const KnnIndex& index, uint32_t dim, Projection projection, uint64_t seed)
+      : index_(index), dim_(dim) {
+    num_terms_ = uint32_t(index.idf().size());
+    const uint32_t num_docs = index.num_docs();
+    doc_start_.assign(num_docs + 1, 0);
+    for (uint32_t t = 0; t < num_terms_; ++t) {
+      const KnnIndex::TermPostings postings = index.postings(t);
+      for (size_t i = 0; i < postings.size; ++i) ++doc_start_[postings.doc[i] + 1];
+    }
+    for (uint32_t d = 0; d < num_docs; ++d) doc_start_[d + 1] += doc_start_[d];
+    doc_term_.resize(doc_start_[num_docs]);
+    doc_weight_.resize(doc_start_[num_docs]);
+    std::vector<uint64_t> next(doc_start_.begin(), doc_start_.end() - 1);
+    for (uint32_t t = 0; t < num_terms_; ++t) {
+      const KnnIndex::TermPostings postings = index.postings(t);
+      for (size_t i = 0; i < postings.size; ++i) {
+        const uint64_t at = next[postings.doc[i]]++;
+        doc_term_[at] = t;
+        doc_weight_[at] = postings.weight[i];
+      }
+    }
+    if (projection == Projection::kRandom) {
+      // Each entry +1 with probability 1/6, 0 with 2/3, -1 with 1/6 (times
+      // sqrt(3), a scale the normalization drops), from a hash of (seed,
+      // term, dimension).
+      rows_.resize(size_t(num_terms_) * dim);
+      for (uint32_t t = 0; t < num_terms_; ++t) {
+        for (uint32_t j = 0; j < dim; ++j) {
+          const uint64_t r = mix(seed ^ mix((uint64_t(t) << 32) | j)) % 6;
+          rows_[size_t(t) * dim + j] = r == 0 ? 1.0f : r == 1 ? -1.0f : 0.0f;
+        }
+      }
+    } else {
+      svd_rows(seed);
+    }
+    std::vector<float> points(size_t(num_docs) * dim, 0.0f);
+    for (uint32_t d = 0; d < num_docs; ++d) {
+      float* point = points.data() + size_t(d) * dim;
+      for (uint64_t p = doc_start_[d]; p < doc_start_[d + 1]; ++p) {
+        const float* row = rows_.data() + size_t(doc_term_[p]) * dim;
+        for (uint32_t j = 0; j < dim; ++j) point[j] += doc_weight_[p] * row[j];
+      }
+      normalize(point);
+    }
+    tree_ = std::make_unique<KdTree>(points, dim, 16);
+    query_weight_.assign(num_terms_, 0.0f);
+  }
+
+  const KdTree& tree() const { return *tree_; }
+
+  // The k most similar training documents among the `candidates` nearest
+  // in the projection (a k-d tree search visiting at most `leaves` leaves,
+  // 0 for all it needs), by exact cosine with KnnIndex's query weights.
+  // *reranked: the candidates the tree returned (fewer than `candidates`
+  // when the leaf budget holds fewer points).
+  Neighbours neighbours(const DocumentTerms& query, int k, size_t candidates, uint32_t leaves,
+                        KdSearchStats* stats, size_t* reranked) {
+    *reranked = 0;
+    const std::vector<float>& idf = index_.idf();
+    terms_.clear();
+    double norm2 = 0.0;
+    for (const auto& tc : query.terms) {
+      if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
+      const double w =
+          (tc.count == 1 ? 1.0 : autocat::internal::sublinear_tf(tc.count)) * double(idf[tc.term]);
+      norm2 += w * w;
+      terms_.push_back({tc.term, float(w)});
+    }
+    if (terms_.empty()) return {};
+    const float inverse_norm = float(1.0 / std::sqrt(norm2));
+    std::vector<float> projected(dim_, 0.0f);
+    for (QueryTerm& term : terms_) {
+      term.weight *= inverse_norm;
+      query_weight_[term.term] = term.weight;
+      const float* row = rows_.data() + size_t(term.term) * dim_;
+      for (uint32_t j = 0; j < dim_; ++j) projected[j] += term.weight * row[j];
+    }
+    normalize(projected.data());
+    Neighbours found;
+    const std::vector<KdTree::Match> matches =
+        tree_->nearest(projected.data(), candidates, leaves, stats);
+    *reranked = matches.size();
+    for (const KdTree::Match& match : matches) {
+      float similarity = 0.0f;
+      for (uint64_t p = doc_start_[match.point]; p < doc_start_[match.point + 1]; ++p) {
+        similarity += query_weight_[doc_term_[p]] * doc_weight_[p];
+      }
+      if (similarity > 0.0f) found.push_back({match.point, similarity});
+    }
+    for (const QueryTerm& term : terms_) query_weight_[term.term] = 0.0f;
+    const size_t keep = std::min(found.size(), size_t(k));
+    std::partial_sort(found.begin(), found.begin() + keep, found.end(), autocat::internal::better);
+    found.resize(keep);
+    return found;
+  }
+
+ private:
+  struct QueryTerm {
+    uint32_t term;
+    float weight;
+  };
+  static uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+  // rows_ = the top `dim_` right singular vectors of the document-term
+  // matrix A (documents' kNN vectors as rows), by randomized SVD (Halko,
+  // Martinsson & Tropp 2011): a Gaussian sketch of rank dim_ + 8, two power
+  // iterations, then the small matrix's eigenvectors (Jacobi). A query q
+  // then projects to q V, a document to its row of A V = U S: LSI.
+  void svd_rows(uint64_t seed) {
+    const uint32_t num_docs = index_.num_docs();
+    const uint32_t rank = std::min<uint32_t>(dim_ + 8, std::max<uint32_t>(num_terms_, 1));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal;
+    std::vector<double> z(size_t(num_terms_) * rank);  // terms x rank
+    for (double& x : z) x = normal(rng);
+    std::vector<double> y(size_t(num_docs) * rank);  // docs x rank
+    auto times_a = [&]() {                           // y = A z
+      std::fill(y.begin(), y.end(), 0.0);
+      for (uint32_t d = 0; d < num_docs; ++d) {
+        double* out = y.data() + size_t(d) * rank;
+        for (uint64_t p = doc_start_[d]; p < doc_start_[d + 1]; ++p) {
+          const double* in = z.data() + size_t(doc_term_[p]) * rank;
+          for (uint32_t c = 0; c < rank; ++c) out[c] += doc_weight_[p] * in[c];
+        }
+      }
+    };
+    auto times_a_transposed = [&]() {  // z = A^T y
+      std::fill(z.begin(), z.end(), 0.0);
+      for (uint32_t d = 0; d < num_docs; ++d) {
+        const double* in = y.data() + size_t(d) * rank;
+        for (uint64_t p = doc_start_[d]; p < doc_start_[d + 1]; ++p) {
+          double* out = z.data() + size_t(doc_term_[p]) * rank;
+          for (uint32_t c = 0; c < rank; ++c) out[c] += doc_weight_[p] * in[c];
+        }
+      }
+    };
+    times_a();
+    orthonormalize_columns(y, num_docs, rank);
+    for (int iteration = 0; iteration < 2; ++iteration) {
+      times_a_transposed();
+      orthonormalize_columns(z, num_terms_, rank);
+      times_a();
+      orthonormalize_columns(y, num_docs, rank);
+    }
+    times_a_transposed();  // z = A^T Q = B^T, with A ~ Q B
+    // B B^T = W L W^T; A's right singular vectors are B^T W L^-1/2.
+    std::vector<double> gram(size_t(rank) * rank, 0.0);
+    for (uint32_t t = 0; t < num_terms_; ++t) {
+      const double* row = z.data() + size_t(t) * rank;
+      for (uint32_t a = 0; a < rank; ++a) {
+        for (uint32_t b = 0; b < rank; ++b) gram[a * rank + b] += row[a] * row[b];
+      }
+    }
+    std::vector<double> vectors, values;
+    symmetric_eigen(gram, rank, &vectors, &values);
+    std::vector<uint32_t> order(rank);
+    for (uint32_t i = 0; i < rank; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return values[a] > values[b] || (values[a] == values[b] && a < b);
+    });
+    rows_.assign(size_t(num_terms_) * dim_, 0.0f);
+    for (uint32_t j = 0; j < dim_ && j < rank; ++j) {
+      const uint32_t e = order[j];
+      if (!(values[e] > 0.0)) continue;
+      const double scale = 1.0 / std::sqrt(values[e]);
+      for (uint32_t t = 0; t < num_terms_; ++t) {
+        double v = 0.0;
+        for (uint32_t a = 0; a < rank; ++a) v += z[size_t(t) * rank + a] * vectors[a * rank + e];
+        rows_[size_t(t) * dim_ + j] = float(v * scale);
+      }
+    }
+  }
+  // Modified Gram-Schmidt on the columns of the rows x cols matrix m
+  // (row-major); a column that vanishes is left zero.
+  static void orthonormalize_columns(std::vector<double>& m, size_t rows, uint32_t cols) {
+    for (uint32_t c = 0; c < cols; ++c) {
+      for (uint32_t b = 0; b < c; ++b) {
+        double dot = 0.0;
+        for (size_t r = 0; r < rows; ++r) dot += m[r * cols + b] * m[r * cols + c];
+        for (size_t r = 0; r < rows; ++r) m[r * cols + c] -= dot * m[r * cols + b];
+      }
+      double norm2 = 0.0;
+      for (size_t r = 0; r < rows; ++r) norm2 += m[r * cols + c] * m[r * cols + c];
+      const double inverse = norm2 > 1e-300 ? 1.0 / std::sqrt(norm2) : 0.0;
+      for (size_t r = 0; r < rows; ++r) m[r * cols + c] *= inverse;
+    }
+  }
+  // Eigenvalues and eigenvectors (columns of *vectors, n x n row-major) of
+  // the symmetric n x n matrix a, by cyclic Jacobi rotations.
+  static void symmetric_eigen(std::vector<double> a, uint32_t n, std::vector<double>* vectors,
+                              std::vector<double>* values) {
+    std::vector<double>& v = *vectors;
+    v.assign(size_t(n) * n, 0.0);
+    for (uint32_t i = 0; i < n; ++i) v[i * n + i] = 1.0;
+    for (int sweep = 0; sweep < 100; ++sweep) {
+      double off = 0.0, total = 0.0;
+      for (uint32_t i = 0; i < n; ++i) {
+        for (uint32_t j = 0; j < n; ++j) {
+          total += a[i * n + j] * a[i * n + j];
+          if (i != j) off += a[i * n + j] * a[i * n + j];
+        }
+      }
+      if (off <= 1e-24 * total) break;
+      for (uint32_t p = 0; p < n; ++p) {
+        for (uint32_t q = p + 1; q < n; ++q) {
+          const double apq = a[p * n + q];
+          if (std::fabs(apq) < 1e-300) continue;
+          const double theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+          const double t =
+              (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
+          const double c = 1.0 / std::sqrt(t * t + 1.0), s = t * c;
+          for (uint32_t k = 0; k < n; ++k) {  // a = a J (columns p, q)
+            const double akp = a[k * n + p], akq = a[k * n + q];
+            a[k * n + p] = c * akp - s * akq;
+            a[k * n + q] = s * akp + c * akq;
+          }
+          for (uint32_t k = 0; k < n; ++k) {  // a = J^T a (rows p, q)
+            const double apk = a[p * n + k], aqk = a[q * n + k];
+            a[p * n + k] = c * apk - s * aqk;
+            a[q * n + k] = s * apk + c * aqk;
+          }
+          for (uint32_t k = 0; k < n; ++k) {  // v = v J
+            const double vkp = v[k * n + p], vkq = v[k * n + q];
+            v[k * n + p] = c * vkp - s * vkq;
+            v[k * n + q] = s * vkp + c * vkq;
+          }
+        }
+      }
+    }
+    values->resize(n);
+    for (uint32_t i = 0; i < n; ++i) (*values)[i] = a[i * n + i];
+  }
+  void normalize(float* v) const {
+    double norm2 = 0.0;
+    for (uint32_t j = 0; j < dim_; ++j) norm2 += double(v[j]) * v[j];
+    if (norm2 > 0.0) {
+      const float inverse = float(1.0 / std::sqrt(norm2));
+      for (uint32_t j = 0; j < dim_; ++j) v[j] *= inverse;
+    }
+  }
+
+  const KnnIndex& index_;
+  uint32_t dim_;
+  uint32_t num_terms_;
+  // The projection: per term, its D coordinates (a document's projection
+  // is the sum of its terms' rows times their weights).
+  std::vector<float> rows_;
+  std::vector<uint64_t> doc_start_;
+  std::vector<uint32_t> doc_term_;
+  std::vector<float> doc_weight_;
+  std::unique_ptr<KdTree> tree_;
+  std::vector<QueryTerm> terms_;
+  std::vector<float> query_weight_;  // zero but for the current query's terms
+};
+
+// Share of the exact neighbours that `found` holds, over every document.
+double recall(const std::vector<Neighbours>& exact, const std::vector<Neighbours>& found) {
+  double hits = 0, wanted = 0;
+  for (size_t d = 0; d < exact.size(); ++d) {
+    std::vector<uint32_t> truth;
+    for (const auto& neighbour : exact[d]) truth.push_back(neighbour.doc);
+    std::sort(truth.begin(), truth.end());
+    for (const auto& neighbour : found[d]) {
+      hits += std::binary_search(truth.begin(), truth.end(), neighbour.doc);
+    }
+    wanted += double(truth.size());
+  }
+  return wanted > 0 ? hits / wanted : 1.0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -75,6 +384,8 @@ int main(int argc, char** argv) try {
   std::vector<int> ks = {50, 300};
   std::vector<int> term_limits = {50, 30, 20, 10};
   int repeat = 5;
+  std::vector<int> kd_dims, kd_candidates = {1000}, kd_leaves = {0};
+  std::vector<std::string> kd_projections = {"svd"};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -91,9 +402,26 @@ int main(int argc, char** argv) try {
       term_limits = parse_list(value());
     else if (arg == "--repeat")
       repeat = std::max(1, std::stoi(value()));
-    else {
+    else if (arg == "--kd-dims")
+      kd_dims = parse_list(value());
+    else if (arg == "--kd-candidates")
+      kd_candidates = parse_list(value());
+    else if (arg == "--kd-leaves")
+      kd_leaves = parse_list(value());
+    else if (arg == "--kd-projection") {
+      kd_projections.clear();
+      std::stringstream list(value());
+      for (std::string name; std::getline(list, name, ',');) {
+        if (name != "svd" && name != "random") {
+          throw autocat::InvalidArgumentError("--kd-projection takes svd or random, not '" + name +
+                                              "'");
+        }
+        kd_projections.push_back(name);
+      }
+    } else {
       std::cerr << "usage: knn_search --model DIR [--data FILE] [--k N,N] [--terms N,N] "
-                   "[--repeat R]\n";
+                   "[--repeat R] [--kd-dims D,D] [--kd-candidates M,M] [--kd-leaves L,L] "
+                   "[--kd-projection svd,random]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -106,6 +434,16 @@ int main(int argc, char** argv) try {
   const KnnIndex& index = categorizer.knn_index();
   const int power = categorizer.model().knn_similarity_power;
 
+  for (int dim : kd_dims) {
+    if (dim < 1 || dim > 64) throw autocat::InvalidArgumentError("--kd-dims takes 1 to 64");
+  }
+  for (int m : kd_candidates) {
+    if (m < 1) throw autocat::InvalidArgumentError("--kd-candidates takes 1 or more");
+  }
+  for (int leaves : kd_leaves) {
+    if (leaves < 0) throw autocat::InvalidArgumentError("--kd-leaves takes 0 (all) or more");
+  }
+
   std::vector<TestDoc> docs;
   for (const auto& doc : autocat::bench::read_split(data, "test", nullptr)) {
     docs.push_back(autocat::bench::analyzed(categorizer, doc));
@@ -115,6 +453,25 @@ int main(int argc, char** argv) try {
       "similarity^%d\n\n",
       index.num_docs(), static_cast<unsigned long long>(index.num_postings()), docs.size(),
       categorizer.knn_k(), power);
+  // The k-d trees, one per projection and dimension (seed 1).
+  struct Kd {
+    std::string projection;
+    int dim;
+    std::unique_ptr<KdCandidates> candidates;
+  };
+  std::vector<Kd> kd;
+  for (const std::string& projection : kd_projections) {
+    for (int dim : kd_dims) {
+      const auto start = Clock::now();
+      kd.push_back({projection, dim,
+                    std::make_unique<KdCandidates>(
+                        index, uint32_t(dim),
+                        projection == "svd" ? Projection::kSvd : Projection::kRandom, 1)});
+      std::printf("k-d tree, %s D=%d: projected and built in %.2f s (%u leaves of at most 16)\n",
+                  projection.c_str(), dim, since(start), kd.back().candidates->tree().num_leaves());
+    }
+  }
+  if (!kd.empty()) std::printf("\n");
   std::printf(
       "| k | search | docs/s (median of %d) | postings walked/doc | candidates/doc | "
       "identical to the reference | recall@k | accuracy |\n",
@@ -180,6 +537,42 @@ int main(int argc, char** argv) try {
           "%.4f | %.4f |\n",
           k, terms, n / seconds, walked / n, wanted > 0 ? found / wanted : 1.0,
           accuracy(index, docs, approximate, power));
+    }
+    // The k-d tree candidate pass: "postings walked" is the points whose
+    // projected distance was computed, "candidates" the exact cosines (at
+    // most M).
+    for (size_t i = 0; i < kd.size(); ++i) {
+      for (int m : kd_candidates) {
+        for (int leaves : kd_leaves) {
+          std::vector<Neighbours> found;
+          std::vector<double> times;
+          double compared = 0, reranked = 0;
+          for (int r = 0; r < repeat; ++r) {
+            found.clear();
+            compared = reranked = 0;
+            KdSearchStats kd_stats;
+            size_t doc_reranked = 0;
+            const auto start = Clock::now();
+            for (const TestDoc& doc : docs) {
+              found.push_back(kd[i].candidates->neighbours(
+                  doc.terms, k, size_t(m), uint32_t(leaves), &kd_stats, &doc_reranked));
+              compared += double(kd_stats.points);
+              reranked += double(doc_reranked);
+            }
+            times.push_back(since(start));
+          }
+          std::sort(times.begin(), times.end());
+          const std::string visit =
+              leaves == 0 ? std::string("exact") : "at most " + std::to_string(leaves) + " leaves";
+          std::printf(
+              "| %d | k-d tree candidates: %s D=%d, M=%d, %s | %.0f | %.0f | %.0f | - | %.4f | "
+              "%.4f "
+              "|\n",
+              k, kd[i].projection.c_str(), kd[i].dim, m, visit.c_str(), n / times[times.size() / 2],
+              compared / n, reranked / n, recall(exact, found),
+              accuracy(index, docs, found, power));
+        }
+      }
     }
   }
   return 0;
