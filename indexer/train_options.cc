@@ -54,7 +54,7 @@ void add_train_options(OptionSet& options, const std::string& heading) {
                 "cross-validation (default 5; 0 = do not tune)");
   options.value("--tuning-sample", "N",
                 "cross-validate on a stratified sample of about N documents when there are more "
-                "(default 50000; 0 = all documents)");
+                "(default 20000; 0 = all documents)");
   options.group("options");
 }
 

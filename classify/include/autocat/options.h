@@ -115,7 +115,7 @@ struct TrainOptions {
   // every document. 0 = always all documents. Cross-validation fits every
   // method threshold_folds times and runs kNN for every held-out document,
   // hours at a million documents.
-  int tuning_sample = 50000;
+  int tuning_sample = 20000;
   // A JSONL record with "labels": [] is always an example of "no category"
   // (any-of collections such as Reuters-21578). This also keeps documents
   // that give no labels at all (no "labels" key, a plain file, a file at a
