@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+
 #include "classify/decide/categorizer.h"
 #include "classify/train/trainer.h"
 #include "classify/train/tune_scores.h"
@@ -252,6 +255,81 @@ TEST(TuneSettingsOneOfTest, PrunesClearlyWorseCandidates) {
     EXPECT_EQ(alone.method_objective[slot], grid.method_objective[slot]) << method_name(method);
     EXPECT_EQ(alone.thresholds[slot], grid.thresholds[slot]) << method_name(method);
   }
+}
+
+}  // namespace
+}  // namespace autocat::internal
+
+namespace autocat::internal {
+namespace {
+
+// Documents of three categories, each one of its own words among six drawn
+// from words every category uses alike, about as rare: idf alone lets the
+// shared words pick the neighbours, relevance frequency (rf) weighs them
+// down.
+TrainingCorpus shared_words_corpus() {
+  std::vector<LabelledTerms> docs;
+  const std::vector<std::string> labels = {"sport", "politics", "tech"};
+  uint32_t state = 7;
+  const auto next = [&](uint32_t n) {
+    state = state * 1103515245u + 12345u;
+    return (state >> 16) % n;
+  };
+  for (int d = 0; d < 900; ++d) {
+    const uint32_t label = static_cast<uint32_t>(d) % 3;
+    std::vector<std::string> terms;
+    terms.push_back(labels[label] + std::to_string(next(30)));
+    for (int i = 0; i < 6; ++i) terms.push_back("shared" + std::to_string(next(300)));
+    docs.push_back({terms, {labels[label]}});
+  }
+  return make_training_corpus(docs);
+}
+
+// kNN's term weightings clearly behind after the first folds are neither
+// searched again nor listed, and the winner is the one chosen when the
+// weighting is given.
+TEST(TuneSettingsOneOfTest, PrunesKnnWeightingsClearlyBehind) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  const TunedSettings grid = tune_settings(corpus, TrainOptions(), Decision::kOneOf);
+  std::set<std::pair<int, double>> listed;
+  for (const KnnCandidate& candidate : grid.knn_objective) {
+    listed.insert({static_cast<int>(candidate.tf), candidate.concentration});
+    EXPECT_LE(candidate.objective, grid.method_objective[static_cast<size_t>(Method::kKnn)]);
+  }
+  EXPECT_LT(listed.size(), knn_tf_candidates().size() * knn_concentration_candidates().size());
+  // Idf alone is clearly behind here, under either tf form.
+  for (KnnTf tf : knn_tf_candidates()) {
+    EXPECT_EQ(listed.count({static_cast<int>(tf), 0.0}), 0u) << static_cast<int>(tf);
+  }
+  EXPECT_GT(grid.knn_concentration, 0.0);
+  TrainOptions given = TrainOptions();
+  given.knn_concentration = grid.knn_concentration;
+  const TunedSettings alone = tune_settings(corpus, given, Decision::kOneOf);
+  EXPECT_EQ(alone.knn_k, grid.knn_k);
+  EXPECT_EQ(alone.knn_tf, grid.knn_tf);
+  EXPECT_EQ(alone.method_objective[static_cast<size_t>(Method::kKnn)],
+            grid.method_objective[static_cast<size_t>(Method::kKnn)]);
+}
+
+// The analyses' judge: svm cross-validated exactly as among every method,
+// and nothing else tuned or calibrated.
+TEST(TuneSettingsScopeTest, SvmScopeTunesSvmAsEveryMethodDoes) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  const TunedSettings every = tune_settings(corpus, TrainOptions(), Decision::kOneOf);
+  const TunedSettings svm =
+      tune_settings(corpus, TrainOptions(), Decision::kOneOf, {}, TuneScope::kSvm);
+  const auto slot = [](Method m) { return static_cast<size_t>(m); };
+  EXPECT_EQ(svm.svm_c, every.svm_c);
+  EXPECT_EQ(svm.svm_c_objective, every.svm_c_objective);
+  EXPECT_EQ(svm.method_objective[slot(Method::kSvm)], every.method_objective[slot(Method::kSvm)]);
+  for (Method method : all_methods()) {
+    if (method == Method::kSvm) continue;
+    EXPECT_EQ(svm.method_objective[slot(method)], -1.0) << method_name(method);
+    EXPECT_GE(every.method_objective[slot(method)], 0.0) << method_name(method);
+  }
+  EXPECT_TRUE(svm.logreg_c_objective.empty());
+  EXPECT_TRUE(svm.calibration.empty());
+  EXPECT_TRUE(svm.combo.empty());
 }
 
 }  // namespace
