@@ -164,8 +164,8 @@ class KdCandidates {
     double norm2 = 0.0;
     for (const auto& tc : query.terms) {
       if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
-      const double w =
-          (tc.count == 1 ? 1.0 : autocat::internal::sublinear_tf(tc.count)) * double(idf[tc.term]);
+      const double w = (tc.count == 1 ? 1.0 : autocat::internal::knn_tf(tc.count, index_.tf())) *
+                       double(idf[tc.term]);
       norm2 += w * w;
       terms_.push_back({tc.term, float(w)});
     }
@@ -519,23 +519,15 @@ int main(int argc, char** argv) try {
       std::vector<Neighbours> approximate;
       const double seconds =
           time_search(index, docs, k, terms, KnnSearch::kExhaustive, repeat, &approximate);
-      double found = 0, wanted = 0;
       walked = 0;
       for (size_t d = 0; d < docs.size(); ++d) {
         index.neighbours(docs[d].terms, k, terms, 1.0, KnnSearch::kExhaustive, &stats);
         walked += double(stats.postings_walked);
-        std::vector<uint32_t> truth;
-        for (const auto& neighbour : exact[d]) truth.push_back(neighbour.doc);
-        std::sort(truth.begin(), truth.end());
-        for (const auto& neighbour : approximate[d]) {
-          found += std::binary_search(truth.begin(), truth.end(), neighbour.doc);
-        }
-        wanted += double(truth.size());
       }
       std::printf(
           "| %d | approximate: top %d query terms | %.0f | %.0f | - | - | "
           "%.4f | %.4f |\n",
-          k, terms, n / seconds, walked / n, wanted > 0 ? found / wanted : 1.0,
+          k, terms, n / seconds, walked / n, recall(exact, approximate),
           accuracy(index, docs, approximate, power));
     }
     // The k-d tree candidate pass: "postings walked" is the points whose
