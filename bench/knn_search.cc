@@ -164,8 +164,7 @@ class KdCandidates {
     double norm2 = 0.0;
     for (const auto& tc : query.terms) {
       if (tc.term >= idf.size() || tc.count == 0 || !(idf[tc.term] > 0.0f)) continue;
-      const double w = (tc.count == 1 ? 1.0 : autocat::internal::knn_tf(tc.count, index_.tf())) *
-                       double(idf[tc.term]);
+      const double w = autocat::internal::knn_tf(tc.count, index_.tf()) * double(idf[tc.term]);
       norm2 += w * w;
       terms_.push_back({tc.term, float(w)});
     }

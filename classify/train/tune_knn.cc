@@ -129,14 +129,7 @@ class KnnTuner : public MethodTuner {
       std::vector<double> thresholds;
     };
     const auto evaluate = [&](size_t b, int k, int power) {
-      const auto& neighbours = neighbours_by_weighting_[b];
-      ScoreLists lists(corpus_.num_docs());
-      std::vector<double> scores(corpus_.num_categories());
-      for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
-        if (neighbours[d].empty()) continue;
-        knn_vote(corpus_, neighbours[d], static_cast<size_t>(k), power, &scores);
-        keep_best(scores, &lists[d]);
-      }
+      const ScoreLists lists = vote_lists(b, k, power);
       Tried tried;
       // One-of compares top categories alone: only the winner's thresholds
       // are needed (made below).
@@ -180,16 +173,8 @@ class KnnTuner : public MethodTuner {
     }
     if (context_.compact) {
       // The winner's thresholds, from its lists made again.
-      const auto& neighbours = neighbours_by_weighting_[best_weighting];
-      ScoreLists lists(corpus_.num_docs());
-      std::vector<double> scores(corpus_.num_categories());
-      for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
-        if (neighbours[d].empty()) continue;
-        knn_vote(corpus_, neighbours[d], static_cast<size_t>(tuned->knn_k),
-                 tuned->knn_similarity_power, &scores);
-        keep_best(scores, &lists[d]);
-      }
-      tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(corpus_, lists);
+      tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(
+          corpus_, vote_lists(best_weighting, tuned->knn_k, tuned->knn_similarity_power));
     }
     // The chosen weighting's lists feed combo; the others are dropped.
     neighbours_ = std::move(neighbours_by_weighting_[best_weighting]);
@@ -213,6 +198,19 @@ class KnnTuner : public MethodTuner {
   }
 
  private:
+  // Every document's out-of-fold vote with weighting b's neighbours.
+  ScoreLists vote_lists(size_t b, int k, int power) const {
+    const auto& neighbours = neighbours_by_weighting_[b];
+    ScoreLists lists(corpus_.num_docs());
+    std::vector<double> scores(corpus_.num_categories());
+    for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+      if (neighbours[d].empty()) continue;
+      knn_vote(corpus_, neighbours[d], static_cast<size_t>(k), power, &scores);
+      keep_best(scores, &lists[d]);
+    }
+    return lists;
+  }
+
   struct Setting {
     size_t weighting;
     int power, k;
