@@ -2,6 +2,7 @@
 #include <xapian.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 
 #include "autocat/error.h"
@@ -187,6 +188,12 @@ std::string default_method_text(const internal::TrainReport& report) {
     text += std::string(" (cross-validated: ") +
             (report.decision == Decision::kOneOf ? "accuracy " : "micro-F1 ") +
             format_fixed(report.method_objective[slot], 3) + ")";
+  }
+  if (report.tuned && !report.knn_keeps_up) {
+    text += "; kNN left out of combo and of this choice: at this size its search walks about " +
+            format_number(std::round(report.knn_postings_per_token)) +
+            " postings per token of a document, past --knn-cost-limit " +
+            format_number(report.knn_cost_limit) + ", and would slow indexing";
   }
   return text;
 }
@@ -424,6 +431,9 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["svm_c"] = report.svm_c;
     json["logreg_c"] = report.logreg_c;
     json["default_method_cross_validated"] = report.default_method_chosen;
+    json["knn_postings_per_token"] = report.knn_postings_per_token;
+    json["knn_cost_limit"] = report.knn_cost_limit;
+    json["knn_keeps_up_with_indexing"] = report.knn_keeps_up;
     internal::Json method_objectives = internal::Json::object();
     for (size_t m = 0; m < report.method_objective.size() && m < all_methods().size(); ++m) {
       if (report.method_objective[m] < 0) continue;

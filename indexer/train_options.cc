@@ -55,6 +55,10 @@ void add_train_options(OptionSet& options, const std::string& heading) {
   options.value("--tuning-sample", "N",
                 "cross-validate on a stratified sample of about N documents when there are more "
                 "(default 20000; 0 = all documents)");
+  options.value("--knn-cost-limit", "P",
+                "leave kNN out of combo and of the default-method choice when its search "
+                "would walk more than P postings per token of a document: at that size it "
+                "cannot keep up with indexing (default 1000; 0 = no limit)");
   options.group("options");
 }
 
@@ -118,6 +122,7 @@ TrainOptions train_options(const ParsedArgs& args) {
   options.tune_thresholds = options.threshold_folds != 0;
   options.tuning_sample = static_cast<int>(
       args.integer("tuning-sample", options.tuning_sample, 0, std::numeric_limits<int>::max()));
+  options.knn_cost_limit = args.number("knn-cost-limit", options.knn_cost_limit, 0.0, 1e12);
   if (args.has("features")) {
     options.num_features = static_cast<int>(args.integer("features", 0, 1, 100000000));
     options.feature_selection = parse_selection(args.value("select", "mi"));

@@ -155,7 +155,49 @@ TEST_F(CliTest, TrainPrintsJsonSummary) {
   EXPECT_EQ(number_at((*phases)[2], "count"), 5 * 5 + 5 + 1);
   EXPECT_EQ(number_at((*phases)[3], "count"), 6);
   EXPECT_EQ(number_at(summary, "cross_validations"), 1);
+  // A small collection: kNN keeps up with indexing and is stacked.
+  EXPECT_GT(number_at(summary, "knn_postings_per_token"), 0);
+  EXPECT_EQ(number_at(summary, "knn_cost_limit"), 1000);
+  EXPECT_TRUE(summary.at("knn_keeps_up_with_indexing").get<bool>());
   EXPECT_EQ(train_result_->err, "");
+}
+
+// kNN's search past --knn-cost-limit: the summary says kNN was left out of
+// combo and of the default's choice, and why; combo classifies without it.
+TEST_F(CliTest, TrainLeavesKnnTooSlowForIndexingOutOfTheDefault) {
+  TempDir dir;
+  const CliResult result = run_autocat({"train", "--model", dir.file("m"), "--knn-cost-limit",
+                                        "0.5", test_data("fixture_train.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(std::regex_search(
+      result.out, std::regex("default method  [a-z]+ \\(cross-validated: accuracy [0-9.]+\\); "
+                             "kNN left out of combo and of this choice: at this size its "
+                             "search walks about [0-9]+ postings per token of a document, past "
+                             "--knn-cost-limit 0.5, and would slow indexing\n")))
+      << result.out;
+  EXPECT_EQ(result.out.find("default method  knn"), std::string::npos) << result.out;
+  const std::string input = dir.file("in.jsonl");
+  write_file(input,
+             "{\"id\": \"x\", \"text\": \"The striker scored as the home team won the match\"}\n");
+  const CliResult explained =
+      run_autocat({"explain", "--model", dir.file("m"), "--method", "combo", "--json", input});
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_EQ(explained.out.find("\"knn\""), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("\"svm\""), std::string::npos) << explained.out;
+  // A refit keeps the settings: kNN stays out, and the summary says so.
+  const std::string more = dir.file("more.jsonl");
+  write_file(more,
+             "{\"id\": \"sp-new\", \"labels\": [\"sports\"], \"text\": \"The keeper saved "
+             "a penalty in the final match\"}\n");
+  const CliResult refit = run_autocat({"train", "--model", dir.file("m"), "--add", more});
+  ASSERT_EQ(refit.exit_code, 0) << refit.err;
+  EXPECT_NE(refit.out.find("; kNN left out of combo and of this choice"), std::string::npos)
+      << refit.out;
+  EXPECT_EQ(refit.out.find("default method  knn"), std::string::npos) << refit.out;
+  EXPECT_NE(run_autocat({"train", "--model", dir.file("n"), "--knn-cost-limit", "-1",
+                         test_data("fixture_train.jsonl")})
+                .exit_code,
+            0);
 }
 
 // --progress: a line as each phase ends, then the collection's size.

@@ -191,6 +191,8 @@ TEST(ModelIoCompatibilityTest, ModelsFromBeforeKnnConcentrationLoad) {
   EXPECT_EQ(old.knn_tf, KnnTf::kSublinear);  // as it was trained
   EXPECT_TRUE(old.knn_term_weight.empty());
   EXPECT_EQ(old.training.knn_concentration, 0.0);
+  // kNN was stacked at any size then: `train --add` keeps that.
+  EXPECT_EQ(old.training.knn_cost_limit, 0.0);
   ASSERT_FALSE(old.knn_objective.empty());
   for (const KnnCandidate& candidate : old.knn_objective) {
     EXPECT_EQ(candidate.concentration, 0.0);
@@ -754,12 +756,14 @@ TEST_F(ModelIoTest, RoundTripKeepsUnsetSettingsApartFromZero) {
   model_.training.knn_concentration = 0.0;
   model_.training.svm_c = 0.3;
   model_.training.logreg_c.reset();
+  model_.training.knn_cost_limit = 2500;
   write_model_file(path_, model_);
   const TrainOptions loaded = read_model_file(path_).training;
   EXPECT_EQ(loaded.rocchio_gamma, std::nullopt);
   EXPECT_EQ(loaded.knn_concentration, 0.0);
   EXPECT_EQ(loaded.svm_c, 0.3);
   EXPECT_EQ(loaded.logreg_c, std::nullopt);
+  EXPECT_EQ(loaded.knn_cost_limit, 2500);
 }
 
 TEST_F(ModelIoTest, MissingFileIsNotFound) {

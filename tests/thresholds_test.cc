@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
 #include "classify/decide/categorizer.h"
+#include "classify/train/fit.h"
 #include "classify/train/trainer.h"
 #include "classify/train/tune_scores.h"
 #include "test_util.h"
@@ -309,6 +311,60 @@ TEST(TuneSettingsOneOfTest, PrunesKnnWeightingsClearlyBehind) {
   EXPECT_EQ(alone.knn_tf, grid.knn_tf);
   EXPECT_EQ(alone.method_objective[static_cast<size_t>(Method::kKnn)],
             grid.method_objective[static_cast<size_t>(Method::kKnn)]);
+}
+
+// kNN's cost: each document as a query walks the postings of its distinct
+// terms, sum_t df(t)^2 over all of them, per token of the collection; a
+// uniform sample of a larger model scales it by their sizes.
+TEST(KnnCostTest, PostingsPerTokenOfTheCollectionsDocumentsAsQueries) {
+  const TrainingCorpus corpus =
+      make_training_corpus({{{"a", "b"}, {"x"}}, {{"a", "c", "c"}, {"y"}}, {{"a"}, {"x"}}});
+  // df: a 3, b 1, c 1. Queries walk 3 + 1, 3 + 1 and 3 postings; 6 tokens.
+  EXPECT_DOUBLE_EQ(knn_postings_per_token(corpus, 0), 11.0 / 6.0);
+  EXPECT_DOUBLE_EQ(knn_postings_per_token(corpus, 3), 11.0 / 6.0);
+  EXPECT_DOUBLE_EQ(knn_postings_per_token(corpus, 30), 110.0 / 6.0);
+}
+
+// kNN past the cost limit is still cross-validated, but combo stacks the
+// other members and the default is one of them; without a limit kNN is
+// stacked.
+TEST(KnnCostTest, KnnPastTheLimitIsLeftOutOfComboAndTheDefault) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  const double cost = knn_postings_per_token(corpus, 0);
+  TrainOptions options;
+  options.choose_default_method = true;
+  options.knn_cost_limit = 0;  // none
+  const TunedSettings stacked = tune_settings(corpus, options, Decision::kOneOf);
+  EXPECT_TRUE(stacked.knn_keeps_up);
+  EXPECT_DOUBLE_EQ(stacked.knn_postings_per_token, cost);
+  const auto has_knn = [](const ComboModel& combo) {
+    return std::count(combo.members.begin(), combo.members.end(),
+                      static_cast<int32_t>(Method::kKnn)) == 1;
+  };
+  EXPECT_TRUE(has_knn(stacked.combo));
+
+  options.knn_cost_limit = cost / 2;
+  const TunedSettings left_out = tune_settings(corpus, options, Decision::kOneOf);
+  EXPECT_FALSE(left_out.knn_keeps_up);
+  EXPECT_FALSE(has_knn(left_out.combo));
+  EXPECT_EQ(left_out.combo.members.size() + 1, stacked.combo.members.size());
+  const auto knn = static_cast<size_t>(Method::kKnn);
+  EXPECT_EQ(left_out.method_objective[knn], stacked.method_objective[knn]);
+  EXPECT_GE(left_out.method_objective[static_cast<size_t>(Method::kCombo)], 0.0);
+
+  // The default: the best of the other methods.
+  const AnalyzerSettings analyzer = resolve_analyzer_options(AnalyzerOptions());
+  const ModelState model = fit_model(corpus, analyzer, options);
+  EXPECT_FALSE(model.knn_keeps_up);
+  EXPECT_NE(model.training.default_method, Method::kKnn);
+  double best_other = -1;
+  for (size_t m = 0; m < model.method_objective.size(); ++m) {
+    if (m != knn) best_other = std::max(best_other, model.method_objective[m]);
+  }
+  EXPECT_EQ(model.method_objective[static_cast<size_t>(model.training.default_method)], best_other);
+  // A limit the collection keeps within changes nothing.
+  options.knn_cost_limit = cost * 2;
+  EXPECT_TRUE(tune_settings(corpus, options, Decision::kOneOf).knn_keeps_up);
 }
 
 // The analyses' judge: svm cross-validated exactly as among every method,

@@ -122,6 +122,8 @@ void check_model_core(const std::string& path, const ModelState& m) {
   check.require(
       t.num_features >= 0 && t.threshold_folds >= 0 && t.commit_batch >= 0 && t.tuning_sample >= 0,
       "negative training counts");
+  check.require(std::isfinite(t.knn_cost_limit) && t.knn_cost_limit >= 0,
+                "kNN cost limit out of range");
 
   check.require(cats > 0, "no categories");
   check.require_sorted_unique(m.categories, "categories");

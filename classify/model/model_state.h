@@ -85,6 +85,11 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
   } else if (Archive::is_loading::value) {
     options.knn_concentration = 0.0;  // kNN weighed terms by idf alone
   }
+  if (version >= 7) {
+    ar& options.knn_cost_limit;
+  } else if (Archive::is_loading::value) {
+    options.knn_cost_limit = 0;  // kNN was always stacked
+  }
 }
 
 }  // namespace boost::serialization
@@ -100,7 +105,9 @@ void serialize(Archive& ar, autocat::TrainOptions& options, const unsigned int v
 // logreg_c and knn_concentration are std::optional, written as a flag and a
 // value (serialize_setting); older files' 0 or negative ("cross-validate")
 // load as unset.
-BOOST_CLASS_VERSION(autocat::TrainOptions, 6)
+// Version 7: knn_cost_limit (older files: 0, no limit, as they were
+// trained; `train --add` keeps that).
+BOOST_CLASS_VERSION(autocat::TrainOptions, 7)
 // Version 1 (2026-11): ngrams. Older files load with single words only.
 BOOST_CLASS_VERSION(autocat::AnalyzerOptions, 1)
 BOOST_CLASS_VERSION(autocat::internal::AnalyzerSettings, 1)
@@ -210,6 +217,8 @@ struct ModelState {
   uint64_t tuned_on_documents = 0;
   uint32_t tuned_copied_documents = 0;   // TunedSettings::copied_documents
   uint32_t tuned_pruned_candidates = 0;  // TunedSettings::pruned_candidates
+  double knn_postings_per_token = 0;     // TunedSettings::knn_postings_per_token
+  bool knn_keeps_up = true;              // TunedSettings::knn_keeps_up
 
   template <class Archive>
   void serialize(Archive& ar, const unsigned int version) {

@@ -38,6 +38,9 @@ void check_train_settings(const TrainOptions& options) {
       *options.knn_similarity_power != 2) {
     throw InvalidArgumentError("kNN similarity power must be 1 or 2 (unset: cross-validate)");
   }
+  if (!(std::isfinite(options.knn_cost_limit) && options.knn_cost_limit >= 0)) {
+    throw InvalidArgumentError("kNN cost limit must be 0 (none) or more");
+  }
   if (options.knn_k && *options.knn_k < 1) {
     throw InvalidArgumentError("kNN k must be at least 1 (unset: cross-validate)");
   }
@@ -88,7 +91,8 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
     const FoldCorpus sample = fold_corpus(
         corpus, tuning_sample(corpus, static_cast<uint32_t>(options.tuning_sample), /*seed=*/1));
     model.tuned_on_documents = sample.corpus.num_docs();
-    tuned = tune_settings(sample.corpus, options, model.decision);
+    tuned = tune_settings(sample.corpus, options, model.decision, {}, TuneScope::kEveryMethod,
+                          corpus.num_docs());
   } else {
     model.tuned_on_documents = options.tune_thresholds ? corpus.num_docs() : 0;
     tuned = tune_settings(corpus, options, model.decision);
@@ -105,13 +109,20 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.rocchio_gamma_objective = std::move(tuned.rocchio_gamma_objective);
   model.nb_alpha_objective = std::move(tuned.nb_alpha_objective);
   model.method_objective = std::move(tuned.method_objective);
+  // The whole collection's figure (a sample's was scaled to it for the
+  // decision; kept settings carry none).
+  model.knn_postings_per_token = knn_postings_per_token(corpus, 0);
+  model.knn_keeps_up = tuned.knn_keeps_up;
   if (options.choose_default_method && !model.thresholds.empty()) {
-    // Ties keep the earlier method in all_methods() order.
-    const auto best =
-        std::max_element(model.method_objective.begin(), model.method_objective.end());
-    if (best != model.method_objective.end() && *best >= 0) {
-      model.training.default_method =
-          all_methods()[static_cast<size_t>(best - model.method_objective.begin())];
+    // The best objective; ties keep the earlier method in all_methods()
+    // order. kNN too slow for indexing at this size is not chosen.
+    double best = -1;
+    for (size_t m = 0; m < model.method_objective.size() && m < all_methods().size(); ++m) {
+      if (!model.knn_keeps_up && all_methods()[m] == Method::kKnn) continue;
+      if (model.method_objective[m] > best) {
+        best = model.method_objective[m];
+        if (best >= 0) model.training.default_method = all_methods()[m];
+      }
     }
   }
 

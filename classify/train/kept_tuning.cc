@@ -98,6 +98,11 @@ std::optional<SampleTuning> kept_tuning(const ModelFile& file, ModelState* model
   tuned.method_objective = model->method_objective;
   tuned.calibration = model->calibration;
   tuned.combo = model->combo;
+  // kNN left out of the stack for its cost stays out of the default too.
+  const std::vector<int32_t>& members = tuned.combo.members;
+  tuned.knn_keeps_up =
+      tuned.combo.empty() || std::find(members.begin(), members.end(),
+                                       static_cast<int32_t>(Method::kKnn)) != members.end();
   return kept;
 }
 

@@ -90,7 +90,20 @@ struct TunedSettings {
   // text; holding copies together did not choose better settings (see
   // BENCHMARKS.md), so it is only reported.
   uint32_t copied_documents = 0;
+  // kNN's estimated search cost at the size of the model (postings walked
+  // per token of a document; knn_postings_per_token()) and whether it is
+  // within TrainOptions::knn_cost_limit. If not, combo is stacked without
+  // kNN and the default method is chosen among the others.
+  double knn_postings_per_token = 0;
+  bool knn_keeps_up = true;
 };
+
+// The postings a kNN search walks per token of a document, averaged over
+// the collection's documents as queries, for a model of `model_documents`
+// documents of which `corpus` is a uniform sample (or all): a document's
+// search walks the posting list of each of its terms, sum of df(t), so the
+// mean is sum_t df(t)^2 / N; a sample of n documents scales it by N / n.
+double knn_postings_per_token(const TrainingCorpus& corpus, uint64_t model_documents);
 
 // The Naive Bayes methods, in the order of TunedSettings::nb_alpha.
 const std::vector<Method>& naive_bayes_methods();
@@ -128,9 +141,12 @@ enum class TuneScope { kEveryMethod, kSvm };
 // options' values or the defaults are returned with no thresholds.
 // TuneScope::kSvm tunes svm alone; the other methods' objectives stay -1
 // and nothing is calibrated.
+// `model_documents`: the documents of the model these settings are for,
+// when `corpus` is a sample of them (0 = the corpus's own), for kNN's cost.
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
                             Decision decision, const TuneProgressCallback& on_progress = {},
-                            TuneScope scope = TuneScope::kEveryMethod);
+                            TuneScope scope = TuneScope::kEveryMethod,
+                            uint64_t model_documents = 0);
 
 // Folds over the out-of-fold scores on which combo's own objective is
 // cross-fitted (TunedSettings::method_objective).
@@ -143,7 +159,8 @@ inline constexpr uint32_t kComboObjectiveFolds = 5;
 // through its category's sigmoid, the same decisions; one-of: re-tuned on
 // the calibrated scores), and fits combo, its thresholds and its objective
 // (cross-fitted over kComboObjectiveFolds). Fills tuned->calibration,
-// combo, thresholds and method_objective[kCombo].
+// combo, thresholds and method_objective[kCombo]. Combo stacks every member
+// but kNN when tuned->knn_keeps_up is false.
 void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& scored,
                       Decision decision, const std::vector<std::vector<float>>& member_scores,
                       TunedSettings* tuned);

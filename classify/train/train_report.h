@@ -117,6 +117,13 @@ struct TrainReport {
   // Candidate settings dropped after the first folds as unable to win
   // (TunedSettings::pruned_candidates).
   uint32_t tuned_pruned_candidates = 0;
+  // kNN's search cost at this size (knn_postings_per_token() of the
+  // collection), the limit it was held to, and whether cross-validation
+  // found it within: if not, combo was stacked without kNN and the default
+  // chosen among the others.
+  double knn_postings_per_token = 0;
+  double knn_cost_limit = 0;
+  bool knn_keeps_up = true;
   int threshold_folds = 0;                  // folds of that cross-validation
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;

@@ -51,8 +51,10 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       const auto max_docs = static_cast<uint32_t>(options.tuning_sample);
       std::vector<uint8_t> keep;
       Decision decision = Decision::kOneOf;
+      uint32_t labels_documents = 0;  // the whole collection's, for kNN's cost
       {
         const TrainingCorpus labels = load_training_labels(db);
+        labels_documents = labels.num_docs();
         if (labels.num_docs() > max_docs) {
           keep = tuning_sample(labels, max_docs, /*seed=*/1);
           decision = model_decision(labels, options);
@@ -66,7 +68,8 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         phases->begin("cross-validate", "fits", 0, sample_of);
         const TrainingCorpus sample = load_training_corpus(db, keep);
         sample_tuning =
-            SampleTuning{tune_settings(sample, options, decision, phases->tune_progress(sample_of)),
+            SampleTuning{tune_settings(sample, options, decision, phases->tune_progress(sample_of),
+                                       TuneScope::kEveryMethod, labels_documents),
                          sample.num_docs()};
         if (!sample_tuning->settings.thresholds.empty()) ++report->cross_validations;
       }
@@ -164,6 +167,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->tuned_on_sample = report->tuned && !kept && model.tuned_on_documents < model.num_docs;
   report->tuned_copied_documents = report->tuned ? model.tuned_copied_documents : 0;
   report->tuned_pruned_candidates = report->tuned ? model.tuned_pruned_candidates : 0;
+  report->knn_postings_per_token = model.knn_postings_per_token;
+  report->knn_keeps_up = model.knn_keeps_up;
+  report->knn_cost_limit = model.training.knn_cost_limit;
   report->threshold_folds = std::max(model.training.threshold_folds, 2);
   report->knn_objective = model.knn_objective;
   report->rocchio_gamma_objective = model.rocchio_gamma_objective;

@@ -2,6 +2,7 @@
 // its thresholds moved onto the calibrated scale, and combo stacked on the
 // calibrated members.
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -87,7 +88,17 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
       tuned->thresholds[slot] = thresholds_from(corpus, lists);
     }
   });
-  tuned->combo = fit_combo(combo_members(), logits, scored, positive, num_categories);
+  // The members stacked: all of them, or all but kNN when its search at
+  // the model's size cannot keep up with indexing.
+  std::vector<Method> stacked = combo_members();
+  if (!tuned->knn_keeps_up) {
+    const auto knn = std::find(stacked.begin(), stacked.end(), Method::kKnn);
+    if (knn != stacked.end()) {
+      logits.erase(logits.begin() + (knn - stacked.begin()));
+      stacked.erase(knn);
+    }
+  }
+  tuned->combo = fit_combo(stacked, logits, scored, positive, num_categories);
   // combo's thresholds on its own out-of-fold scores (fitted on these same
   // documents: a few weights per category, so little optimism).
   ScoreLists lists(corpus.num_docs());
@@ -97,7 +108,7 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
                                std::vector<double>* scores) {
     lists[d] = DocScores();
     if (!scored[d]) return;
-    for (size_t m = 0; m < combo_members().size(); ++m) {
+    for (size_t m = 0; m < stacked.size(); ++m) {
       for (uint32_t c = 0; c < num_categories; ++c) {
         (*document_logits)[m][c] = logits[m][size_t(d) * num_categories + c];
       }
@@ -106,8 +117,7 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
     keep_best(*scores, &lists[d]);
   };
   const auto document_buffers = [&] {
-    return std::vector<std::vector<double>>(combo_members().size(),
-                                            std::vector<double>(num_categories));
+    return std::vector<std::vector<double>>(stacked.size(), std::vector<double>(num_categories));
   };
   {
     std::vector<std::vector<double>> document_logits = document_buffers();
@@ -127,8 +137,7 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
   parallel_for(kComboObjectiveFolds, [&](size_t held_out) {
     std::vector<uint8_t> fit_on(scored.size());
     for (uint32_t d = 0; d < corpus.num_docs(); ++d) fit_on[d] = scored[d] && fold[d] != held_out;
-    const ComboModel fold_combo =
-        fit_combo(combo_members(), logits, fit_on, positive, num_categories);
+    const ComboModel fold_combo = fit_combo(stacked, logits, fit_on, positive, num_categories);
     std::vector<std::vector<double>> document_logits = document_buffers();
     std::vector<double> scores(num_categories);
     for (auto d = static_cast<uint32_t>(held_out); d < corpus.num_docs();

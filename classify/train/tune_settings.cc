@@ -21,10 +21,23 @@
 
 namespace autocat::internal {
 
+double knn_postings_per_token(const TrainingCorpus& corpus, uint64_t model_documents) {
+  double squared_df = 0, tokens = 0;
+  for (uint32_t df : corpus.df) squared_df += double(df) * df;
+  for (uint32_t length : corpus.doc_length) tokens += length;
+  if (tokens == 0) return 0;
+  const double scale =
+      model_documents > corpus.num_docs() ? double(model_documents) / corpus.num_docs() : 1.0;
+  return squared_df / tokens * scale;
+}
+
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
                             Decision decision, const TuneProgressCallback& on_progress,
-                            TuneScope scope) {
+                            TuneScope scope, uint64_t model_documents) {
   TunedSettings tuned;
+  tuned.knn_postings_per_token = knn_postings_per_token(corpus, model_documents);
+  tuned.knn_keeps_up =
+      options.knn_cost_limit <= 0 || tuned.knn_postings_per_token <= options.knn_cost_limit;
   // Without cross-validation, unset settings take these defaults.
   tuned.knn_k = options.knn_k.value_or(kDefaultKnnK);
   tuned.knn_similarity_power = options.knn_similarity_power.value_or(1);

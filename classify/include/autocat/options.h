@@ -116,6 +116,16 @@ struct TrainOptions {
   // method threshold_folds times and runs kNN for every held-out document,
   // hours at a million documents.
   int tuning_sample = 20000;
+  // kNN's search walks the posting lists of a document's terms through the
+  // whole training collection, so its cost grows with the collection while
+  // indexing a document does not. Past this many postings per token of a
+  // document (estimated from the training collection's document
+  // frequencies), kNN cannot keep up with indexing: it is left out of
+  // combo's stack and of the default-method choice (it is still trained and
+  // cross-validated for --method knn). At 1,000, kNN's search costs a sixth
+  // to a quarter of what analysing and indexing the document does (measured
+  // at 20,000 and 100,000 generated documents, BENCHMARKS.md). 0 = no limit.
+  double knn_cost_limit = 1000;
   // A JSONL record with "labels": [] is always an example of "no category"
   // (any-of collections such as Reuters-21578). This also keeps documents
   // that give no labels at all (no "labels" key, a plain file, a file at a
