@@ -114,14 +114,15 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.knn_postings_per_token = knn_postings_per_token(corpus, 0);
   model.knn_keeps_up = tuned.knn_keeps_up;
   if (options.choose_default_method && !model.thresholds.empty()) {
-    // The best objective; ties keep the earlier method in all_methods()
-    // order. kNN too slow for indexing at this size is not chosen.
+    // The best objective (-1 = not tuned, never chosen); ties keep the
+    // earlier method in all_methods() order. kNN too slow for indexing at
+    // this size is not chosen.
     double best = -1;
     for (size_t m = 0; m < model.method_objective.size() && m < all_methods().size(); ++m) {
       if (!model.knn_keeps_up && all_methods()[m] == Method::kKnn) continue;
       if (model.method_objective[m] > best) {
         best = model.method_objective[m];
-        if (best >= 0) model.training.default_method = all_methods()[m];
+        model.training.default_method = all_methods()[m];
       }
     }
   }
