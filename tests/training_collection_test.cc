@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "autocat/error.h"
 #include "classify/train/cross_validation.h"
@@ -157,6 +158,41 @@ TEST_F(TrainingCollectionTest, SameIdReplaces) {
   EXPECT_EQ(db.get_doccount(), 1u);
   EXPECT_EQ(db.get_termfreq("two"), 1u);
   EXPECT_EQ(db.get_termfreq("one"), 0u);
+}
+
+// The builder gives what a collection written with the same documents
+// reads back as: replaced ids in their first place, their old terms and
+// labels gone, labels given twice once, unlabelled documents kept.
+TEST_F(TrainingCollectionTest, BuilderMatchesTheCollectionWrittenAndReadBack) {
+  const std::vector<std::tuple<std::string, std::vector<std::string>, std::vector<std::string>>>
+      documents = {
+          {"a", {"zeta", "alpha", "zeta"}, {"z", "x"}},
+          {"b", {"only", "in", "b"}, {"gone"}},
+          {"c", {"alpha", "beta"}, {}},
+          {"b", {"beta", "beta", "omega"}, {"x", "x"}},
+          {"d", {"alpha"}, {"y"}},
+      };
+  TrainingCorpusBuilder builder;
+  {
+    TrainingCollectionWriter writer(dir_.file("replaced"));
+    for (const auto& [id, terms, labels] : documents) {
+      writer.add(id, tokens_of(terms), labels);
+      builder.add(id, tokens_of(terms), labels);
+    }
+    writer.commit();
+  }
+  const TrainingCorpus from_db = load_training_corpus(Xapian::Database(dir_.file("replaced")));
+  const TrainingCorpus built = builder.build();
+  EXPECT_EQ(built.terms, (std::vector<std::string>{"alpha", "beta", "omega", "zeta"}));
+  EXPECT_EQ(built.categories, (std::vector<std::string>{"x", "y", "z"}));
+  EXPECT_EQ(from_db.terms, built.terms);
+  EXPECT_EQ(from_db.df, built.df);
+  EXPECT_EQ(from_db.postings_start, built.postings_start);
+  EXPECT_EQ(from_db.posting_doc, built.posting_doc);
+  EXPECT_EQ(from_db.posting_wdf, built.posting_wdf);
+  EXPECT_EQ(from_db.categories, built.categories);
+  EXPECT_EQ(from_db.doc_categories, built.doc_categories);
+  EXPECT_EQ(from_db.doc_length, built.doc_length);
 }
 
 TEST_F(TrainingCollectionTest, SecondWriterIsRefused) {

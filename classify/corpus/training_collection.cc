@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <map>
 
 #include "autocat/error.h"
 #include "autocat/types.h"
@@ -118,37 +117,108 @@ TrainingCorpus load_training_labels(const Xapian::Database& db) {
   return load_corpus(db, /*with_terms=*/false, nullptr);
 }
 
-TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents) {
-  std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> postings;  // term -> (doc, wdf)
-  std::map<std::string, std::vector<uint32_t>> label_docs;
+TermId TrainingCorpusBuilder::term_id(const std::string& term) {
+  const auto [it, inserted] = term_ids_.try_emplace(term, TermId(term_names_.size()));
+  if (inserted) term_names_.push_back(&it->first);  // node keys stay put
+  return it->second;
+}
+
+void TrainingCorpusBuilder::add(const std::string& id, const std::vector<Token>& tokens,
+                                const std::vector<std::string>& labels) {
+  scratch_.clear();
+  for (const Token& token : tokens) scratch_.push_back(term_id(token.term));
+  add_document(id, &scratch_, labels);
+}
+
+void TrainingCorpusBuilder::add(const std::string& id, const std::vector<std::string>& terms,
+                                const std::vector<std::string>& labels) {
+  scratch_.clear();
+  for (const std::string& term : terms) scratch_.push_back(term_id(term));
+  add_document(id, &scratch_, labels);
+}
+
+void TrainingCorpusBuilder::add_document(const std::string& id, std::vector<TermId>* ids,
+                                         const std::vector<std::string>& labels) {
+  Document doc;
+  doc.length = static_cast<uint32_t>(ids->size());
+  std::sort(ids->begin(), ids->end());
+  for (TermId t : *ids) {
+    if (doc.terms.empty() || doc.terms.back().first != t) {
+      doc.terms.emplace_back(t, 1);
+    } else {
+      ++doc.terms.back().second;
+    }
+  }
+  doc.labels = labels;
+  std::sort(doc.labels.begin(), doc.labels.end());
+  doc.labels.erase(std::unique(doc.labels.begin(), doc.labels.end()), doc.labels.end());
+  const auto [slot, inserted] = slot_of_id_.try_emplace(id, uint32_t(documents_.size()));
+  if (inserted) {
+    documents_.push_back(std::move(doc));
+  } else {
+    documents_[slot->second] = std::move(doc);
+  }
+}
+
+TrainingCorpus TrainingCorpusBuilder::build() {
   TrainingCorpus corpus;
-  for (uint32_t d = 0; d < documents.size(); ++d) {
-    std::map<std::string, uint32_t> counts;
-    for (const std::string& term : documents[d].terms) ++counts[term];
-    for (const auto& [term, count] : counts) postings[term].emplace_back(d, count);
-    for (const std::string& label : documents[d].labels) label_docs[label].push_back(d);
-    corpus.doc_length.push_back(static_cast<uint32_t>(documents[d].terms.size()));
+  const auto num_docs = static_cast<uint32_t>(documents_.size());
+  // Terms by name, as Xapian lists them; a replaced document's terms may
+  // have no posting left and are not listed.
+  std::vector<uint32_t> df(term_names_.size(), 0);
+  for (const Document& doc : documents_) {
+    for (const auto& [t, wdf] : doc.terms) ++df[t];
   }
-  corpus.doc_categories.resize(documents.size());
-  for (const auto& [label, docs] : label_docs) {
-    const auto category = static_cast<uint32_t>(corpus.categories.size());
-    corpus.categories.push_back(label);
-    for (uint32_t d : docs) {
-      auto& cats = corpus.doc_categories[d];
-      if (cats.empty() || cats.back() != category) cats.push_back(category);
+  std::vector<TermId> by_name;
+  for (TermId t = 0; t < term_names_.size(); ++t) {
+    if (df[t] > 0) by_name.push_back(t);
+  }
+  std::sort(by_name.begin(), by_name.end(),
+            [&](TermId a, TermId b) { return *term_names_[a] < *term_names_[b]; });
+  constexpr TermId kUnlisted = UINT32_MAX;
+  std::vector<TermId> sorted_id(term_names_.size(), kUnlisted);
+  corpus.terms.reserve(by_name.size());
+  corpus.df.reserve(by_name.size());
+  corpus.postings_start.assign(by_name.size() + 1, 0);
+  for (TermId s = 0; s < by_name.size(); ++s) {
+    sorted_id[by_name[s]] = s;
+    corpus.terms.push_back(*term_names_[by_name[s]]);
+    corpus.df.push_back(df[by_name[s]]);
+    corpus.postings_start[s + 1] = corpus.postings_start[s] + df[by_name[s]];
+  }
+  corpus.posting_doc.resize(corpus.postings_start.back());
+  corpus.posting_wdf.resize(corpus.postings_start.back());
+  std::vector<uint64_t> next(corpus.postings_start.begin(), corpus.postings_start.end() - 1);
+  std::vector<std::string> labels;
+  for (uint32_t d = 0; d < num_docs; ++d) {
+    for (const auto& [t, wdf] : documents_[d].terms) {
+      const uint64_t at = next[sorted_id[t]]++;
+      corpus.posting_doc[at] = d;
+      corpus.posting_wdf[at] = wdf;
+    }
+    corpus.doc_length.push_back(documents_[d].length);
+    labels.insert(labels.end(), documents_[d].labels.begin(), documents_[d].labels.end());
+  }
+  std::sort(labels.begin(), labels.end());
+  labels.erase(std::unique(labels.begin(), labels.end()), labels.end());
+  corpus.categories = labels;
+  corpus.doc_categories.resize(num_docs);
+  for (uint32_t d = 0; d < num_docs; ++d) {
+    for (const std::string& label : documents_[d].labels) {
+      corpus.doc_categories[d].push_back(static_cast<uint32_t>(
+          std::lower_bound(labels.begin(), labels.end(), label) - labels.begin()));
     }
   }
-  corpus.postings_start.push_back(0);
-  for (const auto& [term, list] : postings) {
-    corpus.terms.push_back(term);
-    corpus.df.push_back(static_cast<uint32_t>(list.size()));
-    for (const auto& [doc, wdf] : list) {
-      corpus.posting_doc.push_back(doc);
-      corpus.posting_wdf.push_back(wdf);
-    }
-    corpus.postings_start.push_back(corpus.posting_doc.size());
-  }
+  *this = TrainingCorpusBuilder();
   return corpus;
+}
+
+TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents) {
+  TrainingCorpusBuilder builder;
+  for (size_t d = 0; d < documents.size(); ++d) {
+    builder.add(std::to_string(d), documents[d].terms, documents[d].labels);
+  }
+  return builder.build();
 }
 
 namespace {
@@ -268,11 +338,20 @@ TrainingCollectionWriter::TrainingCollectionWriter(const std::string& path, int 
       db_(open_training_db(path, overwrite)),
       commit_batch_(commit_batch > 0 ? commit_batch : 2000) {}
 
-void TrainingCollectionWriter::add(const std::string& id, const std::vector<Token>& tokens,
-                                   const std::vector<std::string>& labels) {
+Xapian::Document text_terms_document(const std::vector<Token>& tokens) {
   Xapian::Document doc;
   for (const Token& token : tokens) doc.add_term(token.term);
-  add_document(id, labels, &doc);
+  return doc;
+}
+
+void TrainingCollectionWriter::add(const std::string& id, const std::vector<Token>& tokens,
+                                   const std::vector<std::string>& labels) {
+  add(id, text_terms_document(tokens), labels);
+}
+
+void TrainingCollectionWriter::add(const std::string& id, Xapian::Document terms,
+                                   const std::vector<std::string>& labels) {
+  add_document(id, labels, &terms);
 }
 
 void TrainingCollectionWriter::add(const std::string& id, const std::vector<std::string>& terms,

@@ -98,12 +98,47 @@ class SpilledPostings {
   size_t block_;
 };
 
+// Builds in memory the corpus that load_training_corpus would read from a
+// collection TrainingCollectionWriter::add wrote the same documents to, in
+// the same order: a document whose id was added before replaces it in its
+// place. Comparing analyses this way skips a database written and read
+// back per analysis.
+class TrainingCorpusBuilder {
+ public:
+  void add(const std::string& id, const std::vector<Token>& tokens,
+           const std::vector<std::string>& labels);
+  void add(const std::string& id, const std::vector<std::string>& terms,
+           const std::vector<std::string>& labels);
+  // The corpus (categories empty if no document is labelled); the builder
+  // is left empty.
+  TrainingCorpus build();
+
+ private:
+  struct Document {
+    std::vector<std::pair<TermId, uint32_t>> terms;  // (first-seen id, wdf), by id
+    std::vector<std::string> labels;
+    uint32_t length = 0;
+  };
+  TermId term_id(const std::string& term);
+  void add_document(const std::string& id, std::vector<TermId>* ids,
+                    const std::vector<std::string>& labels);
+  std::unordered_map<std::string, TermId> term_ids_;
+  std::vector<const std::string*> term_names_;  // keys of term_ids_, by id
+  std::unordered_map<std::string, uint32_t> slot_of_id_;
+  std::vector<Document> documents_;
+  std::vector<TermId> scratch_;
+};
+
 // Builds a TrainingCorpus directly from analyzed documents (tests, benchmarks).
 struct LabelledTerms {
   std::vector<std::string> terms;  // token sequence
   std::vector<std::string> labels;
 };
 TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents);
+
+// A document holding the tokens' terms, each with its count as wdf: the
+// text part of what TrainingCollectionWriter::add writes.
+Xapian::Document text_terms_document(const std::vector<Token>& tokens);
 
 // Writes analyzed, labelled documents into a training database.
 class TrainingCollectionWriter {
@@ -118,6 +153,9 @@ class TrainingCollectionWriter {
   // REQUIRES: labels are non-empty strings without control characters.
   void add(const std::string& id, const std::vector<Token>& tokens,
            const std::vector<std::string>& labels);
+  // The same with the text terms already in `terms` (text_terms_document),
+  // which another thread may have built.
+  void add(const std::string& id, Xapian::Document terms, const std::vector<std::string>& labels);
   // The same document given as its distinct terms and how often each
   // occurs (as a journal holds it), without spelling out every occurrence.
   // REQUIRES: terms.size() == counts.size(); labels as above.

@@ -26,11 +26,20 @@ constexpr int kMaxEpochs = 1000;
 constexpr double kBiasValue = 1.0;
 
 double dot(const LinearProblem& p, uint32_t row, const std::vector<double>& w) {
-  double sum = w[p.num_features] * kBiasValue;
-  for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
-    sum += w[p.column[k]] * p.value[k];
+  const uint32_t* column = p.column.data();
+  const float* value = p.value.data();
+  const double* weight = w.data();
+  uint64_t k = p.row_start[row];
+  const uint64_t end = p.row_start[row + 1];
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (; k + 4 <= end; k += 4) {
+    s0 += weight[column[k]] * value[k];
+    s1 += weight[column[k + 1]] * value[k + 1];
+    s2 += weight[column[k + 2]] * value[k + 2];
+    s3 += weight[column[k + 3]] * value[k + 3];
   }
-  return sum;
+  for (; k < end; ++k) s0 += weight[column[k]] * value[k];
+  return w[p.num_features] * kBiasValue + ((s0 + s1) + (s2 + s3));
 }
 
 void add_row(const LinearProblem& p, uint32_t row, double scale, std::vector<double>* w) {
@@ -177,14 +186,25 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
   const uint32_t n = num_docs;
   std::vector<uint64_t> count(n, 0);
   std::vector<double> norm2(n, 0.0);
+  std::vector<uint32_t> df(idf.size(), 0);
   for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
     if (!(idf[t] > 0.0f)) return;
+    df[t] = static_cast<uint32_t>(postings);
     for (size_t k = 0; k < postings; ++k) {
       const double w = sublinear_tf(wdf[k]) * idf[t];
       ++count[doc[k]];
       norm2[doc[k]] += w * w;
     }
   });
+  // Features by falling df (ties by term id). A row's entries stay in term
+  // order, so every dot product sums in the same order as with term ids.
+  p.term_of_feature.resize(idf.size());
+  std::iota(p.term_of_feature.begin(), p.term_of_feature.end(), 0u);
+  std::stable_sort(p.term_of_feature.begin(), p.term_of_feature.end(),
+                   [&](uint32_t a, uint32_t b) { return df[a] > df[b]; });
+  std::vector<uint32_t> feature_of_term(idf.size());
+  for (uint32_t f = 0; f < p.term_of_feature.size(); ++f) feature_of_term[p.term_of_feature[f]] = f;
+  std::vector<uint32_t>().swap(df);
   p.row_start.assign(size_t(n) + 1, 0);
   for (uint32_t d = 0; d < n; ++d) p.row_start[d + 1] = p.row_start[d] + count[d];
   std::vector<uint64_t>().swap(count);
@@ -197,7 +217,7 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
     for (size_t k = 0; k < postings; ++k) {
       const uint32_t d = doc[k];
       const double w = sublinear_tf(wdf[k]) * idf[t];
-      p.column[next[d]] = t;
+      p.column[next[d]] = feature_of_term[t];
       p.value[next[d]] = static_cast<float>(w / std::sqrt(norm2[d]));
       ++next[d];
     }
@@ -324,7 +344,10 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
         alpha[cat].assign(given.begin(), given.end());
       }
       BinarySolution s = solve_binary(problem, *y, loss, cs[k], 0.1, alpha[cat]);
-      weights[cat].assign(s.w.begin(), s.w.begin() + num_terms);
+      weights[cat].resize(num_terms);
+      for (uint32_t f = 0; f < num_terms; ++f) {
+        weights[cat][problem.term_of(f)] = static_cast<float>(s.w[f]);
+      }
       model.bias[cat] = static_cast<float>(s.w[num_terms]);
       if (duals) (*duals)[k][cat].assign(s.alpha.begin(), s.alpha.end());
       alpha[cat] = warm_start_next && !start ? std::move(s.alpha) : std::vector<double>();

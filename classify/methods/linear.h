@@ -80,12 +80,19 @@ struct LinearModel {
 
 // Rows of a training problem: each document's L2-normalized tf-idf vector
 // over the terms with idf > 0 (document-major), the bias feature implicit.
+// make_linear_problem numbers the features by falling document frequency,
+// so the weights most rows touch share a few cache lines; `term_of_feature`
+// maps them back (empty: feature f is term f).
 struct LinearProblem {
   std::vector<uint64_t> row_start;
   std::vector<uint32_t> column;
   std::vector<float> value;
+  std::vector<uint32_t> term_of_feature;
   uint32_t num_features = 0;  // terms; the bias is feature num_features
   uint32_t num_rows() const { return static_cast<uint32_t>(row_start.size() - 1); }
+  uint32_t term_of(uint32_t feature) const {
+    return term_of_feature.empty() ? feature : term_of_feature[feature];
+  }
 };
 LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf);
 // The same from postings visited in term order (SpilledPostings), for

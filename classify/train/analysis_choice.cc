@@ -37,14 +37,29 @@ bool same_analysis(const AnalyzerSettings& a, const AnalyzerSettings& b) {
   return a.stemmer == b.stemmer && a.ngrams == b.ngrams && a.stopwords == b.stopwords;
 }
 
-// The collection at `training_db` cross-validated for the comparison.
-double compare_collection(const std::string& training_db, const TrainOptions& options,
-                          TrainReport* report, PhaseTracker* phases, const std::string& analysis) {
-  const TrainingCorpus corpus = load_training_corpus(Xapian::Database(training_db));
+// A collection cross-validated for the comparison; -1 if no document
+// under this analysis is labelled.
+double compare_corpus(const TrainingCorpus& corpus, const TrainOptions& options,
+                      TrainReport* report, PhaseTracker* phases, const std::string& analysis) {
+  if (corpus.categories.empty()) return -1.0;
   const TunedSettings tuned = tune_settings(corpus, options, model_decision(corpus, options),
                                             phases->tune_progress(analysis), TuneScope::kSvm);
   if (!tuned.thresholds.empty()) ++report->cross_validations;
   return analysis_objective(tuned);
+}
+
+// The kept texts under `settings`, in memory, as a collection written and
+// read back would hold them.
+TrainingCorpus kept_corpus(const KeptTexts& kept, const AnalyzerSettings& settings) {
+  const Analyzer analyzer(settings);
+  TrainingCorpusBuilder builder;
+  std::vector<Token> tokens;
+  for (const KeptTexts::Text& text : kept.texts) {
+    tokens.clear();
+    analyzer.analyze(text.text, &tokens);
+    if (!tokens.empty()) builder.add(text.id, tokens, text.labels);
+  }
+  return builder.build();
 }
 
 }  // namespace
@@ -54,32 +69,12 @@ double compare_collection(const std::string& training_db, const TrainOptions& op
 AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
                                const TrainOptions& options, const std::string& training_db,
                                TrainReport* report, PhaseTracker* phases) {
-  const std::string candidate_db =
-      (fs::path(training_db).parent_path() / kCandidateDbName).string();
-  const auto write_kept = [&](const AnalyzerSettings& settings) {
-    const Analyzer analyzer(settings);
-    TrainingCollectionWriter writer(candidate_db, options.commit_batch);
-    std::vector<Token> tokens;
-    for (const KeptTexts::Text& text : kept.texts) {
-      tokens.clear();
-      analyzer.analyze(text.text, &tokens);
-      if (!tokens.empty()) writer.add(text.id, tokens, text.labels);
-    }
-    writer.commit();
-  };
   AnalysisChoice best{given, false};
   phases->begin("compare analyses", "fits", 0, analysis_name(given));
-  double given_objective = -1.0;
-  if (kept.sampled) {
-    // The whole collection is at training_db; the sample is compared.
-    write_kept(given);
-    given_objective =
-        compare_collection(candidate_db, options, report, phases, analysis_name(given));
-    fs::remove_all(candidate_db);
-  } else {
-    given_objective =
-        compare_collection(training_db, options, report, phases, analysis_name(given));
-  }
+  // The whole collection is at training_db already; a sample is compared.
+  const double given_objective = compare_corpus(
+      kept.sampled ? kept_corpus(kept, given) : load_training_corpus(Xapian::Database(training_db)),
+      options, report, phases, analysis_name(given));
   double best_objective = given_objective;
   report->analysis_objective.emplace_back(analysis_name(given), given_objective);
   std::vector<AnalyzerSettings> candidates;
@@ -99,19 +94,31 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
   }
   for (const AnalyzerSettings& settings : candidates) {
     phases->begin("compare analyses", "fits", 0, analysis_name(settings));
-    write_kept(settings);
-    const double objective =
-        compare_collection(candidate_db, options, report, phases, analysis_name(settings));
+    const double objective = compare_corpus(kept_corpus(kept, settings), options, report, phases,
+                                            analysis_name(settings));
     report->analysis_objective.emplace_back(analysis_name(settings), objective);
     if (objective > best_objective && objective > given_objective + kMinAnalysisGain) {
       best = AnalysisChoice{settings, kept.sampled};
       best_objective = objective;
-      if (!kept.sampled) {
-        fs::remove_all(training_db);
-        fs::rename(candidate_db, training_db);
-      }
     }
-    fs::remove_all(candidate_db);
+  }
+  if (!kept.sampled && !same_analysis(best.settings, given)) {
+    // Every text was kept: the winner's collection is written from them.
+    const std::string candidate_db =
+        (fs::path(training_db).parent_path() / kCandidateDbName).string();
+    const Analyzer analyzer(best.settings);
+    {
+      TrainingCollectionWriter writer(candidate_db, options.commit_batch);
+      std::vector<Token> tokens;
+      for (const KeptTexts::Text& text : kept.texts) {
+        tokens.clear();
+        analyzer.analyze(text.text, &tokens);
+        if (!tokens.empty()) writer.add(text.id, tokens, text.labels);
+      }
+      writer.commit();
+    }
+    fs::remove_all(training_db);
+    fs::rename(candidate_db, training_db);
   }
   phases->end();
   report->analysis_chosen = true;

@@ -28,16 +28,25 @@ void check_label(const std::string& label, const std::string& source) {
   }
 }
 
-// Documents read and checked, waiting to be analyzed, then their tokens.
+// Documents read and checked, waiting to be analyzed, then their terms.
 struct TrainingChunk {
   std::vector<InputDocument> documents;
-  std::vector<std::vector<Token>> tokens;  // per document, filled by analyze_chunk
+  // Per document, filled by analyze_chunk: its tokens' count and their
+  // terms as the collection's document will hold them (built here, off the
+  // thread that writes the collection).
+  std::vector<size_t> num_tokens;
+  std::vector<Xapian::Document> terms;
 };
 
 void analyze_chunk(const Analyzer& analyzer, TrainingChunk* chunk) {
-  chunk->tokens.resize(chunk->documents.size());
+  chunk->num_tokens.resize(chunk->documents.size());
+  chunk->terms.resize(chunk->documents.size());
+  std::vector<Token> tokens;
   for (size_t i = 0; i < chunk->documents.size(); ++i) {
-    analyzer.analyze(chunk->documents[i].text, &chunk->tokens[i]);
+    tokens.clear();
+    analyzer.analyze(chunk->documents[i].text, &tokens);
+    chunk->num_tokens[i] = tokens.size();
+    chunk->terms[i] = text_terms_document(tokens);
     // The text is not needed any more; drop it so a chunk in flight holds
     // only its terms.
     std::string().swap(chunk->documents[i].text);
@@ -92,18 +101,18 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
   std::future<TrainingChunk> pending;
   auto write_pending = [&]() {
     if (!pending.valid()) return;
-    const TrainingChunk analyzed = pending.get();
+    TrainingChunk analyzed = pending.get();
     for (size_t i = 0; i < analyzed.documents.size(); ++i) {
       const InputDocument& doc = analyzed.documents[i];
-      if (analyzed.tokens[i].empty()) {
+      if (analyzed.num_tokens[i] == 0) {
         ++report->skipped_empty;
         if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
         continue;
       }
-      writer->add(doc.id, analyzed.tokens[i], doc.labels);
+      writer->add(doc.id, std::move(analyzed.terms[i]), doc.labels);
       if (kept) {
         ++kept->written;
-        kept->tokens += analyzed.tokens[i].size();
+        kept->tokens += analyzed.num_tokens[i];
       }
       ++report->added;
       if (!doc.labels.empty()) ++labelled;
