@@ -47,10 +47,10 @@ struct KeptTexts {
 
 // Reads, analyzes and adds the documents of `inputs` to `writer`. Returns
 // the number of labelled documents added. Reading and writing the training
-// database run on this thread while another thread analyzes the next chunk:
-// on 2 cores the Xapian writes and the ICU analysis take about the same
-// time, so this overlaps them. Documents are written in input order, so the
-// collection is the same as with one thread.
+// database run on this thread while another thread analyzes the next chunk
+// and builds its documents' terms (the writes are the larger share, so the
+// analysis thread takes all it can). Documents are written in input order,
+// so the collection is the same as with one thread.
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
