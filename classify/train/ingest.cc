@@ -1,13 +1,6 @@
 #include "classify/train/ingest.h"
 
-#include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <exception>
 #include <future>
-#include <mutex>
-#include <optional>
-#include <thread>
 #include <utility>
 
 #include "autocat/error.h"
@@ -98,142 +91,61 @@ void KeptTexts::keep(const InputDocument& doc) {
   }
 }
 
-// The analyzed chunks on their way to the writing thread, in input order.
-// At most kChunksInFlight wait, so reading stays a few chunks ahead.
-class ChunkQueue {
- public:
-  void push(std::future<TrainingChunk> chunk) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return chunks_.size() < kChunksInFlight || stopped_; });
-    if (stopped_) return;  // the writer has given up: the chunk is dropped
-    chunks_.push_back(std::move(chunk));
-    changed_.notify_all();
-  }
-  // No more chunks will come.
-  void close() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
-  // The writer gives up: pushes are dropped from now on.
-  void stop() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    stopped_ = true;
-    chunks_.clear();
-    changed_.notify_all();
-  }
-  // The next chunk, or nothing once closed and empty (or stopped).
-  std::optional<std::future<TrainingChunk>> pop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return !chunks_.empty() || closed_ || stopped_; });
-    if (chunks_.empty() || stopped_) return std::nullopt;
-    std::future<TrainingChunk> chunk = std::move(chunks_.front());
-    chunks_.pop_front();
-    changed_.notify_all();
-    return chunk;
-  }
-
- private:
-  static constexpr size_t kChunksInFlight = 4;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<std::future<TrainingChunk>> chunks_;
-  bool closed_ = false;
-  bool stopped_ = false;
-};
-
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
                        const WarningCallback& on_warning, PhaseTracker* phases, KeptTexts* kept) {
-  // Warnings come from this thread (reading) and the writing one.
-  std::mutex warning_mutex;
-  const auto warn = [&](const std::string& message) {
-    if (!on_warning) return;
-    const std::lock_guard<std::mutex> lock(warning_mutex);
-    on_warning(message);
-  };
-  // Written by the writing thread only (kept->written and kept->tokens too;
-  // this thread keeps texts in other members of *kept).
   uint64_t labelled = 0;
-  std::exception_ptr write_failure;
-  std::atomic<bool> write_failed{false};
-  ChunkQueue queue;
-  std::thread writing([&] {
-    try {
-      while (std::optional<std::future<TrainingChunk>> next = queue.pop()) {
-        TrainingChunk analyzed = next->get();
-        for (size_t i = 0; i < analyzed.documents.size(); ++i) {
-          const InputDocument& doc = analyzed.documents[i];
-          if (analyzed.num_tokens[i] == 0) {
-            ++report->skipped_empty;
-            warn(doc.source + ": skipped: no terms after analysis");
-            continue;
-          }
-          writer->add(doc.id, std::move(analyzed.terms[i]), doc.labels);
-          if (kept) {
-            ++kept->written;
-            kept->tokens += analyzed.num_tokens[i];
-          }
-          ++report->added;
-          if (!doc.labels.empty()) ++labelled;
-        }
-      }
-    } catch (...) {
-      write_failure = std::current_exception();
-      write_failed = true;
-      queue.stop();
-    }
-  });
-  // Stops the writing thread and waits for it, however reading ends.
-  struct JoinWriting {
-    ChunkQueue& queue;
-    std::thread& writing;
-    bool abandon = true;
-    ~JoinWriting() {
-      if (abandon) queue.stop();  // reading failed: what is queued is not written
-      queue.close();
-      if (writing.joinable()) writing.join();
-    }
-  } join_writing{queue, writing};
-
   uint64_t read = 0;
   TrainingChunk chunk;
-  const auto submit_chunk = [&]() {
+  std::future<TrainingChunk> pending;
+  auto write_pending = [&]() {
+    if (!pending.valid()) return;
+    TrainingChunk analyzed = pending.get();
+    for (size_t i = 0; i < analyzed.documents.size(); ++i) {
+      const InputDocument& doc = analyzed.documents[i];
+      if (analyzed.num_tokens[i] == 0) {
+        ++report->skipped_empty;
+        if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
+        continue;
+      }
+      writer->add(doc.id, std::move(analyzed.terms[i]), doc.labels);
+      if (kept) {
+        ++kept->written;
+        kept->tokens += analyzed.num_tokens[i];
+      }
+      ++report->added;
+      if (!doc.labels.empty()) ++labelled;
+    }
+  };
+  auto submit_chunk = [&]() {
     if (chunk.documents.empty()) return;
-    queue.push(std::async(std::launch::async, [&analyzer, taken = std::move(chunk)]() mutable {
+    auto next = std::async(std::launch::async, [&analyzer, taken = std::move(chunk)]() mutable {
       analyze_chunk(analyzer, &taken);
       return std::move(taken);
-    }));
+    });
     chunk = TrainingChunk();
+    write_pending();
+    pending = std::move(next);
   };
-  // Thrown to stop reading once the writing thread has failed.
-  struct WritingFailed {};
-  try {
-    read_documents(
-        inputs, read_options,
-        [&](InputDocument&& doc) {
-          if (write_failed) throw WritingFailed();
-          phases->advance(++read);
-          // "labels": [] says "none of these categories"; no labels at all
-          // says nothing, unless keep_unlabelled reads it the same way.
-          if (doc.labels.empty() && !doc.labels_given && !keep_unlabelled) {
-            ++report->skipped_unlabelled;
-            return;
-          }
-          for (const std::string& label : doc.labels) check_label(label, doc.source);
-          if (kept) kept->keep(doc);
-          chunk.documents.push_back(std::move(doc));
-          if (chunk.documents.size() >= kTrainingChunkDocuments) submit_chunk();
-        },
-        warn);
-    submit_chunk();
-  } catch (const WritingFailed&) {
-  }
-  join_writing.abandon = false;
-  queue.close();
-  writing.join();
-  if (write_failure) std::rethrow_exception(write_failure);
+  read_documents(
+      inputs, read_options,
+      [&](InputDocument&& doc) {
+        phases->advance(++read);
+        // "labels": [] says "none of these categories"; no labels at all
+        // says nothing, unless keep_unlabelled reads it the same way.
+        if (doc.labels.empty() && !doc.labels_given && !keep_unlabelled) {
+          ++report->skipped_unlabelled;
+          return;
+        }
+        for (const std::string& label : doc.labels) check_label(label, doc.source);
+        if (kept) kept->keep(doc);
+        chunk.documents.push_back(std::move(doc));
+        if (chunk.documents.size() >= kTrainingChunkDocuments) submit_chunk();
+      },
+      on_warning);
+  submit_chunk();
+  write_pending();
   writer->commit();
   return labelled;
 }

@@ -2,7 +2,7 @@
 // thread) and written to the training collection, and the short texts kept
 // for the choice of analysis.
 //
-// Thread safety: add_documents() analyzes and writes on threads of its own;
+// Thread safety: add_documents() analyzes on one helper thread of its own;
 // call it from one thread at a time per collection writer.
 #pragma once
 
@@ -46,12 +46,11 @@ struct KeptTexts {
 };
 
 // Reads, analyzes and adds the documents of `inputs` to `writer`. Returns
-// the number of labelled documents added. Three stages overlap: this thread
-// reads and checks the input, other threads analyze each chunk of it and
-// build its documents' terms, and one more writes them to the collection
-// (the largest share), in input order, so the collection is the same as
-// with one thread. An error reading stops the writes; an error writing
-// stops the reading, and is thrown here.
+// the number of labelled documents added. Reading and writing the training
+// database run on this thread while another thread analyzes the next chunk
+// and builds its documents' terms (the writes are the larger share, so the
+// analysis thread takes all it can). Documents are written in input order,
+// so the collection is the same as with one thread.
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
