@@ -313,7 +313,7 @@ void set_weights(const std::vector<std::vector<float>>& weights, uint32_t num_te
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
                                 const std::function<void(size_t, LinearModel&&)>& fitted,
-                                const LinearPathDuals* start, LinearPathDuals* duals) {
+                                const LinearPathDuals* start, LinearPathDuals* duals, double eps) {
   const uint32_t num_categories = corpus.num_categories();
   if (duals) duals->assign(cs.size(), std::vector<std::vector<float>>(num_categories));
   const uint32_t num_terms = problem.num_features;
@@ -343,7 +343,7 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
         const std::vector<float>& given = (*start)[k][cat];
         alpha[cat].assign(given.begin(), given.end());
       }
-      BinarySolution s = solve_binary(problem, *y, loss, cs[k], 0.1, alpha[cat]);
+      BinarySolution s = solve_binary(problem, *y, loss, cs[k], eps, alpha[cat]);
       weights[cat].resize(num_terms);
       for (uint32_t f = 0; f < num_terms; ++f) {
         weights[cat][problem.term_of(f)] = static_cast<float>(s.w[f]);

@@ -149,12 +149,13 @@ using LinearPathDuals = std::vector<std::vector<std::vector<float>>>;
 // `start`, if given, holds each (C, category)'s starting dual variables for
 // this problem's rows (e.g. a solution on a superset of the rows: a fold's
 // fit starts from the whole collection's), used instead of the previous
-// C's solution; `duals`, if given, receives every solution's.
+// C's solution; `duals`, if given, receives every solution's. Each fit
+// stops at the projected-gradient tolerance `eps` (solve_binary's).
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
                                 const std::function<void(size_t, LinearModel&&)>& fitted,
                                 const LinearPathDuals* start = nullptr,
-                                LinearPathDuals* duals = nullptr);
+                                LinearPathDuals* duals = nullptr, double eps = 0.1);
 
 // Platt's sigmoid p = 1 / (1 + exp(-(slope * f + intercept))) fitted by
 // Newton's method with backtracking (Lin, Lin and Weng 2007) to decision
