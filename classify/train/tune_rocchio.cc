@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "classify/base/parallel.h"
+#include "classify/corpus/category_sums.h"
 #include "classify/methods/rocchio.h"
 #include "classify/train/method_tuner.h"
 #include "classify/train/tune_scores.h"
@@ -27,12 +28,14 @@ class RocchioTuner : public MethodTuner {
   std::string name() const override { return "rocchio"; }
 
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
+    // One pass over the fold's postings serves every gamma.
+    const CategorySums sums = fold_sums(fold);
     // Side by side on the threads other folds left idle.
     parallel_for(
         gamma_candidates_.size(),
         [&](size_t g) {
           if (!in_contention_[g]) return;
-          score_held_out(fold, g, [&](uint32_t d, const std::vector<double>& scores) {
+          score_held_out(fold, sums, g, [&](uint32_t d, const std::vector<double>& scores) {
             keep_scores(scores, compact_, compact_ ? &top_[g][d] : nullptr,
                         compact_ ? nullptr : &lists_[g][d]);
           });
@@ -82,9 +85,10 @@ class RocchioTuner : public MethodTuner {
   bool refits_winner() const override { return compact_; }
 
   void refit_fold(const TuneFold& fold) override {
-    score_held_out(fold, best_gamma_, [&](uint32_t d, const std::vector<double>& scores) {
-      keep_best(scores, &lists_[best_gamma_][d]);
-    });
+    score_held_out(fold, fold_sums(fold), best_gamma_,
+                   [&](uint32_t d, const std::vector<double>& scores) {
+                     keep_best(scores, &lists_[best_gamma_][d]);
+                   });
   }
 
   void finish_refit(TunedSettings* tuned) override {
@@ -97,13 +101,18 @@ class RocchioTuner : public MethodTuner {
   }
 
  private:
-  // Rocchio with gamma candidate g fitted on the fold, each held-out
-  // document's scores handed to keep(d, scores).
+  // The fold's category sums of tf-idf vectors, as train_rocchio makes them.
+  static CategorySums fold_sums(const TuneFold& fold) {
+    return sum_categories(fold.training.corpus, TermAmount::kTfidf, {}, fold.idf);
+  }
+
+  // Rocchio with gamma candidate g fitted on the fold (from its `sums`),
+  // each held-out document's scores handed to keep(d, scores).
   template <typename Keep>
-  void score_held_out(const TuneFold& fold, size_t g, const Keep& keep) const {
+  void score_held_out(const TuneFold& fold, const CategorySums& sums, size_t g,
+                      const Keep& keep) const {
     std::vector<double> fold_scores(corpus_.num_categories());
-    const RocchioModel centroids =
-        train_rocchio(fold.training.corpus, fold.idf, gamma_candidates_[g]);
+    const RocchioModel centroids = rocchio_from_sums(sums, gamma_candidates_[g]);
     const RocchioClassifier rocchio_classifier(centroids, fold.idf);
     for (const auto& [d, doc] : fold.held_out) {
       rocchio_classifier.score(doc, classify_, &fold_scores);
