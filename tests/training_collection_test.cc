@@ -18,6 +18,17 @@ std::vector<Token> tokens_of(const std::vector<std::string>& terms) {
   return tokens;
 }
 
+void expect_same_corpus(const TrainingCorpus& a, const TrainingCorpus& b) {
+  EXPECT_EQ(a.terms, b.terms);
+  EXPECT_EQ(a.df, b.df);
+  EXPECT_EQ(a.postings_start, b.postings_start);
+  EXPECT_EQ(a.posting_doc, b.posting_doc);
+  EXPECT_EQ(a.posting_wdf, b.posting_wdf);
+  EXPECT_EQ(a.categories, b.categories);
+  EXPECT_EQ(a.doc_categories, b.doc_categories);
+  EXPECT_EQ(a.doc_length, b.doc_length);
+}
+
 class TrainingCollectionTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -139,12 +150,7 @@ TEST_F(TrainingCollectionTest, SameAsInMemoryCorpus) {
       {{"chinese", "macao"}, {"china", "asia"}},
       {{"tokyo", "japan", "chinese"}, {"japan"}},
   });
-  EXPECT_EQ(from_db.terms, direct.terms);
-  EXPECT_EQ(from_db.df, direct.df);
-  EXPECT_EQ(from_db.postings_start, direct.postings_start);
-  EXPECT_EQ(from_db.posting_doc, direct.posting_doc);
-  EXPECT_EQ(from_db.posting_wdf, direct.posting_wdf);
-  EXPECT_EQ(from_db.doc_categories, direct.doc_categories);
+  expect_same_corpus(from_db, direct);
 }
 
 TEST_F(TrainingCollectionTest, SameIdReplaces) {
@@ -185,14 +191,7 @@ TEST_F(TrainingCollectionTest, BuilderMatchesTheCollectionWrittenAndReadBack) {
   const TrainingCorpus built = builder.build();
   EXPECT_EQ(built.terms, (std::vector<std::string>{"alpha", "beta", "omega", "zeta"}));
   EXPECT_EQ(built.categories, (std::vector<std::string>{"x", "y", "z"}));
-  EXPECT_EQ(from_db.terms, built.terms);
-  EXPECT_EQ(from_db.df, built.df);
-  EXPECT_EQ(from_db.postings_start, built.postings_start);
-  EXPECT_EQ(from_db.posting_doc, built.posting_doc);
-  EXPECT_EQ(from_db.posting_wdf, built.posting_wdf);
-  EXPECT_EQ(from_db.categories, built.categories);
-  EXPECT_EQ(from_db.doc_categories, built.doc_categories);
-  EXPECT_EQ(from_db.doc_length, built.doc_length);
+  expect_same_corpus(from_db, built);
 }
 
 TEST_F(TrainingCollectionTest, SecondWriterIsRefused) {
