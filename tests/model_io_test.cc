@@ -37,6 +37,15 @@ void* operator new(size_t bytes) {
   if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
   throw std::bad_alloc();
 }
+// The non-throwing form (std::stable_sort's buffer) too, so that every
+// allocation the deletes below free is one of ours.
+void* operator new(size_t bytes, const std::nothrow_t& /*tag*/) noexcept {
+  try {
+    return operator new(bytes);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
 // GCC flags free() of what its own operator new allocated; here both are ours.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
