@@ -29,6 +29,33 @@ void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbou
   for (double& score : *scores) score = std::min(1.0, score / total);
 }
 
+// knn_vote() at every k of `ks` (increasing) in one pass over the list:
+// the votes of the k nearest are those of the previous k plus the next
+// neighbours', added in the same order, so each k's shares are exactly
+// knn_vote()'s. `use(i, scores)` receives ks[i]'s.
+template <typename Use>
+void knn_votes_at_every_k(const TrainingCorpus& corpus,
+                          const std::vector<KnnIndex::Neighbour>& neighbours,
+                          const std::vector<int>& ks, int power, std::vector<double>* sums,
+                          std::vector<double>* scores, const Use& use) {
+  std::fill(sums->begin(), sums->end(), 0.0);
+  double total = 0.0;
+  size_t counted = 0;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    const size_t k = std::min(static_cast<size_t>(ks[i]), neighbours.size());
+    for (; counted < k; ++counted) {
+      const double w = knn_vote_weight(neighbours[counted].similarity, power);
+      total += w;
+      for (uint32_t c : corpus.doc_categories[neighbours[counted].doc]) (*sums)[c] += w;
+    }
+    *scores = *sums;
+    if (total > 0.0) {
+      for (double& score : *scores) score = std::min(1.0, score / total);
+    }
+    use(i, *scores);
+  }
+}
+
 // A term weighting to try: tf transform and concentration exponent.
 struct KnnWeighting {
   KnnTf tf;
@@ -93,17 +120,7 @@ class KnnTuner : public MethodTuner {
   void prune() override {
     if (!context_.compact || weightings_.size() < 2) return;
     const std::vector<Setting> grid = settings_grid();
-    std::vector<std::vector<uint32_t>> tops(grid.size());
-    parallel_for(grid.size(), [&](size_t i) {
-      const auto& neighbours = neighbours_by_weighting_[grid[i].weighting];
-      std::vector<double> scores(corpus_.num_categories());
-      tops[i].assign(corpus_.num_docs(), kNoCategory);
-      for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
-        if (!context_.scored[d] || neighbours[d].empty()) continue;
-        knn_vote(corpus_, neighbours[d], static_cast<size_t>(grid[i].k), grid[i].power, &scores);
-        keep_scores(scores, /*top_only=*/true, &tops[i][d], nullptr);
-      }
-    });
+    const std::vector<std::vector<uint32_t>> tops = grid_tops(grid);
     std::vector<const std::vector<uint32_t>*> pointers;
     for (const std::vector<uint32_t>& top : tops) pointers.push_back(&top);
     const std::vector<bool> in = candidates_in_contention(corpus_, context_.scored, pointers);
@@ -154,9 +171,15 @@ class KnnTuner : public MethodTuner {
     // Every setting on its own thread, then the best taken in grid order
     // (ties keep the earlier, as one after another would).
     std::vector<Tried> tried(grid.size());
-    parallel_for(grid.size(), [&](size_t i) {
-      tried[i] = evaluate(grid[i].weighting, grid[i].k, grid[i].power);
-    });
+    if (context_.compact) {
+      // One-of's objective is the top categories' accuracy.
+      const std::vector<std::vector<uint32_t>> tops = grid_tops(grid);
+      for (size_t i = 0; i < grid.size(); ++i) tried[i].value = top_accuracy(corpus_, tops[i]);
+    } else {
+      parallel_for(grid.size(), [&](size_t i) {
+        tried[i] = evaluate(grid[i].weighting, grid[i].k, grid[i].power);
+      });
+    }
     for (size_t i = 0; i < grid.size(); ++i) {
       consider(grid[i].weighting, grid[i].k, grid[i].power, std::move(tried[i]));
     }
@@ -216,7 +239,8 @@ class KnnTuner : public MethodTuner {
     int power, k;
   };
   // The (weighting, vote power, k) settings of the weightings still in
-  // contention, in the order ties are broken.
+  // contention, in the order ties are broken: runs of every k candidate
+  // (increasing) at one weighting and power.
   std::vector<Setting> settings_grid() const {
     const std::vector<int> power_candidates =
         context_.options.knn_similarity_power
@@ -232,9 +256,32 @@ class KnnTuner : public MethodTuner {
     return grid;
   }
 
+  // Each grid setting's top category per document scored so far (else
+  // kNoCategory): a run's k's from one pass over each neighbour list, the
+  // runs on every core.
+  std::vector<std::vector<uint32_t>> grid_tops(const std::vector<Setting>& grid) const {
+    std::vector<std::vector<uint32_t>> tops(grid.size());
+    parallel_for(grid.size() / k_candidates_.size(), [&](size_t run) {
+      const size_t first = run * k_candidates_.size();
+      const auto& neighbours = neighbours_by_weighting_[grid[first].weighting];
+      std::vector<double> sums(corpus_.num_categories()), scores(corpus_.num_categories());
+      for (size_t i = first; i < first + k_candidates_.size(); ++i) {
+        tops[i].assign(corpus_.num_docs(), kNoCategory);
+      }
+      for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
+        if (!context_.scored[d] || neighbours[d].empty()) continue;
+        knn_votes_at_every_k(corpus_, neighbours[d], k_candidates_, grid[first].power, &sums,
+                             &scores, [&](size_t i, const std::vector<double>& votes) {
+                               keep_scores(votes, /*top_only=*/true, &tops[first + i][d], nullptr);
+                             });
+      }
+    });
+    return tops;
+  }
+
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
-  const std::vector<int> k_candidates_;
+  const std::vector<int> k_candidates_;  // increasing
   const std::vector<KnnWeighting> weightings_;
   const int max_k_;
   // Out-of-fold neighbours of every training document, per weighting
