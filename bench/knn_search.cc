@@ -15,9 +15,10 @@
 //
 // usage: knn_search --model DIR [--data FILE] [--k N,N,...] [--terms N,N,...] [--repeat R]
 //                   [--kd-dims D,D,...] [--kd-candidates M,M,...] [--kd-leaves L,L,...]
-//                   [--kd-projection svd,random]
+//                   [--kd-projection svd,random] [--queries N]
 //   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
-//   --kd-projection svd unless given
+//   --kd-projection svd unless given; --queries N searches with the first N
+//   test documents only (all unless given)
 #include "classify/methods/knn_search.h"
 
 #include <algorithm>
@@ -383,6 +384,7 @@ int main(int argc, char** argv) try {
   std::vector<int> ks = {50, 300};
   std::vector<int> term_limits = {50, 30, 20, 10};
   int repeat = 5;
+  size_t max_queries = 0;  // 0: every test document
   std::vector<int> kd_dims, kd_candidates = {1000}, kd_leaves = {0};
   std::vector<std::string> kd_projections = {"svd"};
   for (int i = 1; i < argc; ++i) {
@@ -401,6 +403,8 @@ int main(int argc, char** argv) try {
       term_limits = parse_list(value());
     else if (arg == "--repeat")
       repeat = std::max(1, std::stoi(value()));
+    else if (arg == "--queries")
+      max_queries = size_t(std::max(0, std::stoi(value())));
     else if (arg == "--kd-dims")
       kd_dims = parse_list(value());
     else if (arg == "--kd-candidates")
@@ -420,7 +424,7 @@ int main(int argc, char** argv) try {
     } else {
       std::cerr << "usage: knn_search --model DIR [--data FILE] [--k N,N] [--terms N,N] "
                    "[--repeat R] [--kd-dims D,D] [--kd-candidates M,M] [--kd-leaves L,L] "
-                   "[--kd-projection svd,random]\n";
+                   "[--kd-projection svd,random] [--queries N]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -445,6 +449,7 @@ int main(int argc, char** argv) try {
 
   std::vector<TestDoc> docs;
   for (const auto& doc : autocat::bench::read_split(data, "test", nullptr)) {
+    if (max_queries > 0 && docs.size() == max_queries) break;
     docs.push_back(autocat::bench::analyzed(categorizer, doc));
   }
   std::printf(

@@ -103,6 +103,52 @@ inline void accumulate_dense(float* acc, const float* column, size_t n, float q)
   for (; i < n; ++i) acc[i] += q * column[i];
 }
 
+// How many of acc[0, n) are above `limit` (strictly, or at least it with
+// `inclusive`), four at a time: max-score's checks make these passes over
+// the whole accumulator.
+inline uint32_t count_above(const float* acc, uint32_t n, float limit, bool inclusive) {
+  uint32_t d = 0;
+  uint32_t count = 0;
+#if defined(__SSE2__)
+  const __m128 lv = _mm_set1_ps(limit);
+  __m128i lanes = _mm_setzero_si128();  // a hit is -1 (all bits set): subtracted, it counts
+  for (; d + 4 <= n; d += 4) {
+    const __m128 a = _mm_loadu_ps(acc + d);
+    lanes = _mm_sub_epi32(lanes,
+                          _mm_castps_si128(inclusive ? _mm_cmpge_ps(a, lv) : _mm_cmpgt_ps(a, lv)));
+  }
+  alignas(16) uint32_t lane[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lane), lanes);
+  count = lane[0] + lane[1] + lane[2] + lane[3];
+#endif
+  for (; d < n; ++d) count += inclusive ? acc[d] >= limit : acc[d] > limit;
+  return count;
+}
+
+// Calls visit(d) for every d in [0, n) whose acc[d] is above `limit`
+// (strictly, or at least it with `inclusive`), in document order. Few
+// pass: four are compared at a time, and only a group with a hit is looked
+// at one by one.
+template <typename Visit>
+inline void for_each_above(const float* acc, uint32_t n, float limit, bool inclusive,
+                           const Visit& visit) {
+  uint32_t d = 0;
+#if defined(__SSE2__)
+  const __m128 lv = _mm_set1_ps(limit);
+  for (; d + 4 <= n; d += 4) {
+    const __m128 a = _mm_loadu_ps(acc + d);
+    const int hits = _mm_movemask_ps(inclusive ? _mm_cmpge_ps(a, lv) : _mm_cmpgt_ps(a, lv));
+    if (hits == 0) continue;
+    for (uint32_t j = 0; j < 4; ++j) {
+      if (hits & (1 << j)) visit(d + j);
+    }
+  }
+#endif
+  for (; d < n; ++d) {
+    if (inclusive ? acc[d] >= limit : acc[d] > limit) visit(d);
+  }
+}
+
 // The `keep` best documents of a dense accumulator (similarity > 0; ties by
 // lower doc), most similar first; zeroes the accumulator. Rather than
 // offering every document to a heap (at large k, thousands of heap
@@ -306,7 +352,8 @@ std::vector<Neighbour> max_score_top_k(const PostingsView& postings,
   // The k-th best partial similarity once known: a lower bound of the k-th
   // similarity.
   float threshold = 0.0f;
-  double bound_at_last_check = std::numeric_limits<double>::infinity();
+  // The next check waits for the bounds left to fall below this.
+  double check_below = std::numeric_limits<double>::infinity();
   // Each check costs passes over the accumulator.
   constexpr int kMaxChecks = 3;
   int num_checks = 0;
@@ -318,30 +365,27 @@ std::vector<Neighbour> max_score_top_k(const PostingsView& postings,
     // Before a long list: are there k documents that no document first met
     // from here on can beat, and do the candidates' look-ups (about
     // kLookupCost postings each) cost less than the postings left? A check
-    // costs passes over the accumulator: at most kMaxChecks, and again only
-    // once the bounds have dropped by a fifth.
+    // costs passes over the accumulator: at most kMaxChecks that find k
+    // documents, each once the bounds have dropped by a fifth since the
+    // last; after one that finds fewer, not before they have halved (at a
+    // million documents, such checks cost more than the postings
+    // max-score skipped).
     constexpr uint64_t kLookupCost = 16;
-    if (i > 0 && n * 16 >= num_docs && remaining[i] < 0.8 * bound_at_last_check &&
-        num_checks < kMaxChecks && remaining_postings[i] >= kLookupCost * keep * (num_terms - i)) {
+    if (i > 0 && n * 16 >= num_docs && remaining[i] < check_below && num_checks < kMaxChecks &&
+        remaining_postings[i] >= kLookupCost * keep * (num_terms - i)) {
       const float limit = new_document_limit(i);
-      uint32_t above = 0;
-      for (uint32_t d = 0; d < num_docs; ++d) above += acc[d] > limit;
-      if (above >= keep) {
+      const uint32_t above = count_above(acc, num_docs, limit, /*inclusive=*/false);
+      if (above < keep) {
+        check_below = 0.5 * remaining[i];
+      } else {
         ++num_checks;
-        bound_at_last_check = remaining[i];
-        // Branch-free selection writes one slot past the last one kept.
-        selection.resize(size_t(above) + 1);
-        float* const selected = selection.data();
-        uint32_t num_selected = 0;
-        for (uint32_t d = 0; d < num_docs; ++d) {
-          selected[num_selected] = acc[d];
-          num_selected += acc[d] > limit;
-        }
-        selection.resize(above);
+        check_below = 0.8 * remaining[i];
+        selection.clear();  // reserved for every document
+        for_each_above(acc, num_docs, limit, /*inclusive=*/false,
+                       [&](uint32_t d) { selection.push_back(acc[d]); });
         threshold = kth_largest(selection, keep);
         const float cutoff = candidate_cutoff(threshold, remaining[i]);
-        uint32_t num_candidates = 0;
-        for (uint32_t d = 0; d < num_docs; ++d) num_candidates += acc[d] >= cutoff;
+        const uint32_t num_candidates = count_above(acc, num_docs, cutoff, /*inclusive=*/true);
         if (kLookupCost * num_candidates * (num_terms - i) < remaining_postings[i]) {
           first_skipped = i;
           break;
@@ -366,9 +410,9 @@ std::vector<Neighbour> max_score_top_k(const PostingsView& postings,
   // document order.
   candidates.clear();
   const float cutoff = candidate_cutoff(threshold, remaining[first_skipped]);
-  for (uint32_t d = 0; d < num_docs; ++d) {
-    if (acc[d] >= cutoff) candidates.push_back({d, acc[d]});
-  }
+  for_each_above(acc, num_docs, cutoff, /*inclusive=*/true, [&](uint32_t d) {
+    candidates.push_back({d, acc[d]});
+  });
   std::fill(acc, acc + num_docs, 0.0f);
   if (stats != nullptr) stats->candidates = uint32_t(candidates.size());
 
