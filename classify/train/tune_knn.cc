@@ -168,8 +168,9 @@ class KnnTuner : public MethodTuner {
       }
     };
     const std::vector<Setting> grid = settings_grid();
-    // Every setting on its own thread, then the best taken in grid order
-    // (ties keep the earlier, as one after another would).
+    // The settings on every core (one-of: each run of k's from one pass),
+    // then the best taken in grid order (ties keep the earlier, as one
+    // after another would).
     std::vector<Tried> tried(grid.size());
     if (context_.compact) {
       // One-of's objective is the top categories' accuracy.
