@@ -13,26 +13,11 @@
 namespace autocat::internal {
 namespace {
 
-// kNN's vote shares from the k nearest of a neighbour list (nearest first).
-void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbour>& neighbours,
-              size_t k, int power, std::vector<double>* scores) {
-  std::fill(scores->begin(), scores->end(), 0.0);
-  double total = 0.0;
-  for (size_t i = 0; i < std::min(k, neighbours.size()); ++i) {
-    const double w = knn_vote_weight(neighbours[i].similarity, power);
-    total += w;
-    for (uint32_t c : corpus.doc_categories[neighbours[i].doc]) {
-      (*scores)[c] += w;
-    }
-  }
-  if (!(total > 0.0)) return;
-  for (double& score : *scores) score = std::min(1.0, score / total);
-}
-
-// knn_vote() at every k of `ks` (increasing) in one pass over the list:
-// the votes of the k nearest are those of the previous k plus the next
-// neighbours', added in the same order, so each k's shares are exactly
-// knn_vote()'s. `use(i, scores)` receives ks[i]'s.
+// kNN's vote shares at every k of `ks` (increasing) from a neighbour list
+// (nearest first), in one pass: the votes of the k nearest are those of the
+// previous k plus the next neighbours', added in the same order, so each
+// k's shares are the same floats as when counted alone. `use(i, scores)`
+// receives ks[i]'s. With one k, `sums` may be `scores`.
 template <typename Use>
 void knn_votes_at_every_k(const TrainingCorpus& corpus,
                           const std::vector<KnnIndex::Neighbour>& neighbours,
@@ -48,12 +33,19 @@ void knn_votes_at_every_k(const TrainingCorpus& corpus,
       total += w;
       for (uint32_t c : corpus.doc_categories[neighbours[counted].doc]) (*sums)[c] += w;
     }
-    *scores = *sums;
+    if (scores != sums) *scores = *sums;
     if (total > 0.0) {
       for (double& score : *scores) score = std::min(1.0, score / total);
     }
     use(i, *scores);
   }
+}
+
+// kNN's vote shares from the k nearest of a neighbour list (nearest first).
+void knn_vote(const TrainingCorpus& corpus, const std::vector<KnnIndex::Neighbour>& neighbours,
+              size_t k, int power, std::vector<double>* scores) {
+  knn_votes_at_every_k(corpus, neighbours, {static_cast<int>(k)}, power, scores, scores,
+                       [](size_t, const std::vector<double>&) {});
 }
 
 // A term weighting to try: tf transform and concentration exponent.
