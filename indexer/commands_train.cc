@@ -406,6 +406,8 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["analysis_cross_validated"] = report.analysis_chosen;
     json["analysis_sample"] = internal::Json(static_cast<double>(report.analysis_sample));
     json["analysis_not_compared"] = report.analysis_not_compared;
+    json["analysis_svm_c"] =
+        report.analysis_chosen ? internal::Json(report.analysis_svm_c) : internal::Json();
     internal::Json analyses = internal::Json::object();
     for (const auto& [name, objective] : report.analysis_objective) {
       analyses[name] = objective;
@@ -553,7 +555,8 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
         " (short texts, but analyses were not compared: " + report.analysis_not_compared + ")";
   }
   if (report.analysis_chosen) {
-    analysis = "the best for short texts by svm's cross-validation";
+    analysis = "the best for short texts by svm's cross-validation at C = " +
+               format_number(report.analysis_svm_c);
     if (report.analysis_sample != 0) {
       analysis +=
           " (on a uniform sample of " + std::to_string(report.analysis_sample) + " documents)";

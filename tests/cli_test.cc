@@ -324,6 +324,10 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   // method is then cross-validated once, under the winner.
   EXPECT_EQ(number_at(summary, "cross_validations"), 6);
   EXPECT_EQ(number_at(summary, "analysis_sample"), 0);
+  // The others are compared at the C the given analysis chose among svm's
+  // candidates.
+  const double compared_at = number_at(summary, "analysis_svm_c");
+  EXPECT_TRUE(compared_at == 0.3 || compared_at == 1.0 || compared_at == 3.0) << compared_at;
   std::vector<std::string> phases;
   for (const Json& phase : summary.at("phases")) {
     const std::string detail = string_at(phase, "detail");
@@ -347,8 +351,9 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_EQ(category_names(json(lines[1]).at("categories")), std::vector<std::string>{"falling"});
   const CliResult human = run_autocat({"train", "--model", scratch_.file("ordered-human"), input});
   ASSERT_EQ(human.exit_code, 0) << human.err;
-  EXPECT_NE(human.out.find("  analysis        the best for short texts by svm's cross-validation: "
-                           "words "),
+  EXPECT_NE(human.out.find("  analysis        the best for short texts by svm's cross-validation "
+                           "at C = " +
+                           cli::format_number(compared_at) + ": words "),
             std::string::npos)
       << human.out;
 
@@ -379,6 +384,7 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
   const Json piped_summary = json(lines_of(piped.out).at(0));
   EXPECT_FALSE(piped_summary.at("analysis_cross_validated").get<bool>());
+  EXPECT_TRUE(piped_summary.at("analysis_svm_c").is_null());
   EXPECT_EQ(number_at(piped_summary, "ngrams"), 1);
   EXPECT_NE(string_at(piped_summary, "analysis_not_compared").find("standard input"),
             std::string::npos);

@@ -1,10 +1,10 @@
 // The analysis of short texts (TrainOptions::choose_short_text_analysis):
 // the kept texts (all, or a uniform sample of a large collection) are
-// cross-validated, by svm alone (TuneScope::kSvm), under the
-// given analysis and under bigrams, English stemming or both, and without
-// the stopword list, and the best one is kept when it beats the given one
-// clearly. Every method is cross-validated afterwards under the analysis
-// chosen, as without a choice.
+// cross-validated, by svm alone (TuneScope::kSvm), under the given analysis
+// (over svm's C candidates) and, at the C it chose, under bigrams, English
+// stemming or both, and without the stopword list; the best one is kept
+// when it beats the given one clearly. Every method is cross-validated
+// afterwards under the analysis chosen, as without a choice.
 //
 // Thread safety: one choice at a time per model directory (it writes the
 // new generation's training collection).

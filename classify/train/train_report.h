@@ -74,6 +74,10 @@ struct TrainReport {
   uint64_t analysis_sample = 0;
   // Short texts whose analyses were not compared: why (empty otherwise).
   std::string analysis_not_compared;
+  // The svm C the analyses were compared at: the one the given analysis's
+  // cross-validation chose, or TrainOptions::svm_c (0 when no analysis was
+  // compared).
+  double analysis_svm_c = 0;
   std::vector<std::pair<std::string, double>> analysis_objective;
   Method default_method = Method::kKnn;
   // True if default_method is the best of method_objective (indexed by
