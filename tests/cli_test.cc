@@ -358,8 +358,8 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
       << human.out;
 
   // A collection larger than --tuning-sample: the analyses are compared on
-  // a uniform sample, and the whole collection is read again under the
-  // one chosen.
+  // a uniform sample, and the whole collection, held back meanwhile, is
+  // written under the one chosen.
   const CliResult sampled = run_autocat({"train", "--model", scratch_.file("ordered-sampled"),
                                          "--tuning-sample", "1000", "--json", input});
   ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
@@ -369,13 +369,13 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_EQ(number_at(sampled_summary, "ngrams"), 2);
   EXPECT_EQ(number_at(sampled_summary, "documents"), 1200);
   EXPECT_EQ(number_at(sampled_summary, "tuned_on_documents"), 1000);
-  bool read_again = false;
+  bool written_as_chosen = false;
   for (const Json& phase : sampled_summary.at("phases")) {
-    read_again = read_again || (string_at(phase, "phase") == "read" &&
-                                string_at(phase, "detail") == "again, analyzed as chosen" &&
-                                number_at(phase, "count") == 1200);
+    written_as_chosen = written_as_chosen || (string_at(phase, "phase") == "write collection" &&
+                                              string_at(phase, "detail") == "analyzed as chosen" &&
+                                              number_at(phase, "count") == 1200);
   }
-  EXPECT_TRUE(read_again) << sampled.out;
+  EXPECT_TRUE(written_as_chosen) << sampled.out;
   // From standard input the collection cannot be read again: the analysis
   // given is kept, and the summary says why.
   const CliResult piped = run_autocat({"train", "--model", scratch_.file("ordered-piped"),
@@ -408,6 +408,34 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_GT(number_at(long_summary, "mean_terms_per_document"), 30);
   EXPECT_FALSE(long_summary.at("analysis_cross_validated").get<bool>());
   EXPECT_EQ(number_at(long_summary, "ngrams"), 1);
+
+  // Long texts first, then short ones: the documents are written as they
+  // come once the first thousand look long, yet the whole collection is
+  // short texts. Its analyses are still compared, on a sample, and the
+  // winner's collection is read again from the input.
+  std::string mixed = ordered_words_corpus(1100, 40);
+  for (size_t at = mixed.find("\"id\": \"d"); at != std::string::npos;
+       at = mixed.find("\"id\": \"d", at)) {
+    mixed.replace(at, 8, "\"id\": \"long-");
+  }
+  mixed += ordered_words_corpus(4000, 0);
+  const std::string mixed_input = scratch_.file("ordered-mixed.jsonl");
+  write_file(mixed_input, mixed);
+  const CliResult mixed_run = run_autocat({"train", "--model", scratch_.file("ordered-mixed"),
+                                           "--tuning-sample", "1000", "--json", mixed_input});
+  ASSERT_EQ(mixed_run.exit_code, 0) << mixed_run.err;
+  const Json mixed_summary = json(lines_of(mixed_run.out).at(0));
+  EXPECT_LE(number_at(mixed_summary, "mean_terms_per_document"), 30);
+  EXPECT_TRUE(mixed_summary.at("analysis_cross_validated").get<bool>());
+  EXPECT_EQ(number_at(mixed_summary, "ngrams"), 2);
+  EXPECT_EQ(number_at(mixed_summary, "documents"), 5100);
+  bool read_again = false;
+  for (const Json& phase : mixed_summary.at("phases")) {
+    read_again = read_again || (string_at(phase, "phase") == "read" &&
+                                string_at(phase, "detail") == "again, analyzed as chosen" &&
+                                number_at(phase, "count") == 5100);
+  }
+  EXPECT_TRUE(read_again) << mixed_run.out;
 }
 
 TEST_F(CliTest, BigramModelClassifiesShortMessages) {

@@ -72,12 +72,14 @@ TrainingCorpus kept_corpus(const KeptTexts& kept, const AnalyzerSettings& settin
 // candidates (see the header).
 AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
                                const TrainOptions& options, const std::string& training_db,
-                               TrainReport* report, PhaseTracker* phases) {
+                               TrainReport* report, PhaseTracker* phases, HeldDocuments* held) {
   AnalysisChoice best{given, false};
   phases->begin("compare analyses", "fits", 0, analysis_name(given));
-  // The whole collection is at training_db already; a sample is compared.
+  // A sample, or the documents held back, are compared in memory; else the
+  // whole collection is at training_db already.
   const Compared given_compared = compare_corpus(
-      kept.sampled ? kept_corpus(kept, given) : load_training_corpus(Xapian::Database(training_db)),
+      kept.sampled || held->holding ? kept_corpus(kept, given)
+                                    : load_training_corpus(Xapian::Database(training_db)),
       options, report, phases, analysis_name(given));
   const double given_objective = given_compared.objective;
   double best_objective = given_objective;
@@ -117,7 +119,14 @@ AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& gi
       best_objective = objective;
     }
   }
-  if (!kept.sampled && !same_analysis(best.settings, given)) {
+  const bool given_stays = same_analysis(best.settings, given);
+  if (held->holding && (given_stays || !kept.sampled)) {
+    // The documents held are all the collection's: written once, under the
+    // analysis chosen (a sample's winner is written by the caller).
+    TrainingCollectionWriter writer(training_db, options.commit_batch);
+    write_held(held, Analyzer(best.settings), &writer);
+    writer.commit();
+  } else if (!kept.sampled && !given_stays) {
     // Every text was kept: the winner's collection is written from them.
     const std::string candidate_db =
         (fs::path(training_db).parent_path() / kCandidateDbName).string();

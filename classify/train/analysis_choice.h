@@ -29,11 +29,13 @@ struct AnalysisChoice {
 };
 
 // Cross-validates the kept texts under the given analysis (whose whole
-// collection is at `training_db` already) and under the candidates;
-// leaves the winner's collection at `training_db` unless the texts were a
-// sample (AnalysisChoice::read_again).
+// collection is at `training_db` already, or held in `held`) and under the
+// candidates; leaves the winner's collection at `training_db` unless the
+// texts were a sample and another analysis won (AnalysisChoice::
+// read_again: `held` is left as it was). Documents held under a given
+// analysis that stays are written.
 AnalysisChoice choose_analysis(const KeptTexts& kept, const AnalyzerSettings& given,
                                const TrainOptions& options, const std::string& training_db,
-                               TrainReport* report, PhaseTracker* phases);
+                               TrainReport* report, PhaseTracker* phases, HeldDocuments* held);
 
 }  // namespace autocat::internal

@@ -36,6 +36,9 @@ struct TrainingChunk {
   // thread that writes the collection).
   std::vector<size_t> num_tokens;
   std::vector<Xapian::Document> terms;
+  // The texts are kept for HeldDocuments; otherwise dropped once analyzed,
+  // so a chunk in flight holds only its terms.
+  bool keep_texts = false;
 };
 
 void analyze_chunk(const Analyzer& analyzer, TrainingChunk* chunk) {
@@ -47,15 +50,96 @@ void analyze_chunk(const Analyzer& analyzer, TrainingChunk* chunk) {
     analyzer.analyze(chunk->documents[i].text, &tokens);
     chunk->num_tokens[i] = tokens.size();
     chunk->terms[i] = text_terms_document(tokens);
-    // The text is not needed any more; drop it so a chunk in flight holds
-    // only its terms.
-    std::string().swap(chunk->documents[i].text);
+    if (!chunk->keep_texts) std::string().swap(chunk->documents[i].text);
   }
 }
 
 // Documents per chunk: large enough that handing a chunk between threads
 // costs nothing, small enough that the two chunks in flight stay small.
 constexpr size_t kTrainingChunkDocuments = 256;
+
+// Documents given in order are analyzed on a second thread, a chunk at a
+// time, and written to the collection in the same order; with `report`,
+// counted there (with `kept`, also in it). With `held` holding, they are
+// held back instead, texts and all, until they stop looking like short
+// texts, when the held ones are written and the rest follow.
+class CollectionFeed {
+ public:
+  CollectionFeed(const Analyzer& analyzer, TrainingCollectionWriter* writer, TrainReport* report,
+                 const WarningCallback& on_warning, KeptTexts* kept, HeldDocuments* held)
+      : analyzer_(analyzer),
+        writer_(writer),
+        report_(report),
+        on_warning_(on_warning),
+        kept_(kept),
+        held_(held) {}
+
+  void add(InputDocument&& doc) {
+    chunk_.documents.push_back(std::move(doc));
+    if (chunk_.documents.size() >= kTrainingChunkDocuments) submit_chunk();
+  }
+
+  // Writes what is still in flight; returns the labelled documents.
+  uint64_t finish() {
+    submit_chunk();
+    write_pending();
+    return labelled_;
+  }
+
+ private:
+  bool holding() const { return held_ != nullptr && held_->holding; }
+
+  void submit_chunk() {
+    if (chunk_.documents.empty()) return;
+    chunk_.keep_texts = holding();
+    auto next = std::async(std::launch::async, [this, taken = std::move(chunk_)]() mutable {
+      analyze_chunk(analyzer_, &taken);
+      return std::move(taken);
+    });
+    chunk_ = TrainingChunk();
+    write_pending();
+    pending_ = std::move(next);
+  }
+
+  void write_pending() {
+    if (!pending_.valid()) return;
+    TrainingChunk analyzed = pending_.get();
+    for (size_t i = 0; i < analyzed.documents.size(); ++i) {
+      InputDocument& doc = analyzed.documents[i];
+      const size_t tokens = analyzed.num_tokens[i];
+      if (tokens == 0) {
+        if (report_) ++report_->skipped_empty;
+        if (on_warning_) on_warning_(doc.source + ": skipped: no terms after analysis");
+      } else {
+        if (kept_) {
+          ++kept_->written;
+          kept_->tokens += tokens;
+        }
+        if (report_) ++report_->added;
+        if (!doc.labels.empty()) ++labelled_;
+      }
+      if (holding() && analyzed.keep_texts) {
+        // Held with or without terms: another analysis may find some.
+        held_->tokens += tokens;
+        held_->bytes += doc.text.size();
+        held_->documents.push_back(std::move(doc));
+      } else if (tokens > 0) {
+        writer_->add(doc.id, std::move(analyzed.terms[i]), doc.labels);
+      }
+    }
+    if (holding() && !held_->short_so_far()) write_held(held_, analyzer_, writer_);
+  }
+
+  const Analyzer& analyzer_;
+  TrainingCollectionWriter* writer_;
+  TrainReport* report_;
+  const WarningCallback& on_warning_;
+  KeptTexts* kept_;
+  HeldDocuments* held_;
+  TrainingChunk chunk_;
+  std::future<TrainingChunk> pending_;
+  uint64_t labelled_ = 0;
+};
 
 }  // namespace
 
@@ -91,43 +175,30 @@ void KeptTexts::keep(const InputDocument& doc) {
   }
 }
 
+bool HeldDocuments::short_so_far() const {
+  if (bytes > kMaxHeldTextBytes) return false;
+  return documents.size() < kMinShortTextDocuments ||
+         double(tokens) <= kShortTextMeanTokens * double(documents.size());
+}
+
+void write_held(HeldDocuments* held, const Analyzer& analyzer, TrainingCollectionWriter* writer,
+                TrainReport* report, const WarningCallback& on_warning) {
+  std::vector<InputDocument> documents;
+  documents.swap(held->documents);
+  held->holding = false;
+  held->tokens = held->bytes = 0;
+  CollectionFeed feed(analyzer, writer, report, on_warning, nullptr, nullptr);
+  for (InputDocument& doc : documents) feed.add(std::move(doc));
+  feed.finish();
+}
+
 uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions& read_options,
                        const Analyzer& analyzer, bool keep_unlabelled,
                        TrainingCollectionWriter* writer, TrainReport* report,
-                       const WarningCallback& on_warning, PhaseTracker* phases, KeptTexts* kept) {
-  uint64_t labelled = 0;
+                       const WarningCallback& on_warning, PhaseTracker* phases, KeptTexts* kept,
+                       HeldDocuments* held) {
   uint64_t read = 0;
-  TrainingChunk chunk;
-  std::future<TrainingChunk> pending;
-  auto write_pending = [&]() {
-    if (!pending.valid()) return;
-    TrainingChunk analyzed = pending.get();
-    for (size_t i = 0; i < analyzed.documents.size(); ++i) {
-      const InputDocument& doc = analyzed.documents[i];
-      if (analyzed.num_tokens[i] == 0) {
-        ++report->skipped_empty;
-        if (on_warning) on_warning(doc.source + ": skipped: no terms after analysis");
-        continue;
-      }
-      writer->add(doc.id, std::move(analyzed.terms[i]), doc.labels);
-      if (kept) {
-        ++kept->written;
-        kept->tokens += analyzed.num_tokens[i];
-      }
-      ++report->added;
-      if (!doc.labels.empty()) ++labelled;
-    }
-  };
-  auto submit_chunk = [&]() {
-    if (chunk.documents.empty()) return;
-    auto next = std::async(std::launch::async, [&analyzer, taken = std::move(chunk)]() mutable {
-      analyze_chunk(analyzer, &taken);
-      return std::move(taken);
-    });
-    chunk = TrainingChunk();
-    write_pending();
-    pending = std::move(next);
-  };
+  CollectionFeed feed(analyzer, writer, report, on_warning, kept, held);
   read_documents(
       inputs, read_options,
       [&](InputDocument&& doc) {
@@ -140,12 +211,10 @@ uint64_t add_documents(const std::vector<std::string>& inputs, const ReadOptions
         }
         for (const std::string& label : doc.labels) check_label(label, doc.source);
         if (kept) kept->keep(doc);
-        chunk.documents.push_back(std::move(doc));
-        if (chunk.documents.size() >= kTrainingChunkDocuments) submit_chunk();
+        feed.add(std::move(doc));
       },
       on_warning);
-  submit_chunk();
-  write_pending();
+  const uint64_t labelled = feed.finish();
   writer->commit();
   return labelled;
 }

@@ -228,11 +228,27 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   // up to the default sample's size.
   kept.max_documents = static_cast<size_t>(
       options.tuning_sample > 0 ? options.tuning_sample : TrainOptions().tuning_sample);
+  // A sample's winner is read again from the inputs: standard input cannot be.
+  const bool read_twice =
+      std::none_of(inputs.begin(), inputs.end(), [](const std::string& in) { return in == "-"; });
+  // Documents that may take another analysis are held back rather than
+  // written under the given one first.
+  HeldDocuments held;
+  held.holding = may_choose_analysis;
+  bool short_texts = false, compare_analyses = false;
   {
     phases.begin("read", "documents");
     TrainingCollectionWriter writer(model_writer.next().training_db, options.commit_batch);
-    labelled = add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer,
-                             &report, on_warning, &phases, may_choose_analysis ? &kept : nullptr);
+    labelled =
+        add_documents(inputs, read_options, analyzer, options.keep_unlabelled, &writer, &report,
+                      on_warning, &phases, may_choose_analysis ? &kept : nullptr, &held);
+    short_texts = may_choose_analysis && kept.written >= kMinShortTextDocuments &&
+                  kept.mean_tokens() <= kShortTextMeanTokens;
+    compare_analyses = short_texts && (kept.complete || (kept.sampled && read_twice));
+    if (held.holding && !compare_analyses) {
+      write_held(&held, analyzer, &writer);
+      writer.commit();
+    }
   }
   phases.end();
   crash_point("collection-written");
@@ -246,11 +262,6 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   // The model's analysis: the given one, or the one short texts chose.
   AnalyzerSettings model_settings = settings;
   double choice_seconds = 0;
-  // A sample's winner is read again from the inputs: standard input cannot be.
-  const bool read_twice =
-      std::none_of(inputs.begin(), inputs.end(), [](const std::string& in) { return in == "-"; });
-  const bool short_texts = may_choose_analysis && kept.written >= kMinShortTextDocuments &&
-                           kept.mean_tokens() <= kShortTextMeanTokens;
   if (short_texts && kept.sampled && !read_twice) {
     report.analysis_not_compared =
         "more than --tuning-sample documents from standard input, which cannot be read again "
@@ -258,21 +269,31 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   } else if (short_texts && !kept.complete && !kept.sampled) {
     report.analysis_not_compared = "the texts are too large to keep for the comparison";
   }
-  if (short_texts && (kept.complete || (kept.sampled && read_twice))) {
+  if (compare_analyses) {
     const auto choice_start = TrainClock::now();
-    AnalysisChoice choice =
-        choose_analysis(kept, settings, options, model_writer.next().training_db, &report, &phases);
+    AnalysisChoice choice = choose_analysis(
+        kept, settings, options, model_writer.next().training_db, &report, &phases, &held);
     model_settings = choice.settings;
     if (choice.read_again) {
-      // Chosen on a sample: the whole collection under the analysis chosen.
+      // Chosen on a sample: the whole collection under the analysis chosen,
+      // from the documents held or else read again.
       std::vector<KeptTexts::Text>().swap(kept.texts);
       const std::string& training_db = model_writer.next().training_db;
       fs::remove_all(training_db);
-      report.added = report.skipped_empty = report.skipped_unlabelled = 0;
-      phases.begin("read", "documents", 0, "again, analyzed as chosen");
+      report.added = report.skipped_empty = 0;
       TrainingCollectionWriter writer(training_db, options.commit_batch);
-      add_documents(inputs, read_options, Analyzer(model_settings), options.keep_unlabelled,
-                    &writer, &report, on_warning, &phases);
+      if (held.holding) {
+        const uint64_t documents = held.documents.size();
+        phases.begin("write collection", "documents", documents, "analyzed as chosen");
+        write_held(&held, Analyzer(model_settings), &writer, &report, on_warning);
+        writer.commit();
+        phases.advance(documents);
+      } else {
+        report.skipped_unlabelled = 0;
+        phases.begin("read", "documents", 0, "again, analyzed as chosen");
+        add_documents(inputs, read_options, Analyzer(model_settings), options.keep_unlabelled,
+                      &writer, &report, on_warning, &phases);
+      }
       phases.end();
     }
     choice_seconds = elapsed_seconds(choice_start);
