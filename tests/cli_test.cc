@@ -304,6 +304,18 @@ std::string ordered_words_corpus(int documents, int padding_words) {
   return out;
 }
 
+// Whether train --json's `summary` lists the phase with this detail and count.
+bool has_phase(const Json& summary, const std::string& name, const std::string& detail,
+               double count) {
+  for (const Json& phase : summary.at("phases")) {
+    if (string_at(phase, "phase") == name && string_at(phase, "detail") == detail &&
+        number_at(phase, "count") == count) {
+      return true;
+    }
+  }
+  return false;
+}
+
 TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   const std::string input = scratch_.file("ordered.jsonl");
   write_file(input, ordered_words_corpus(1200, 0));
@@ -369,13 +381,8 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_EQ(number_at(sampled_summary, "ngrams"), 2);
   EXPECT_EQ(number_at(sampled_summary, "documents"), 1200);
   EXPECT_EQ(number_at(sampled_summary, "tuned_on_documents"), 1000);
-  bool written_as_chosen = false;
-  for (const Json& phase : sampled_summary.at("phases")) {
-    written_as_chosen = written_as_chosen || (string_at(phase, "phase") == "write collection" &&
-                                              string_at(phase, "detail") == "analyzed as chosen" &&
-                                              number_at(phase, "count") == 1200);
-  }
-  EXPECT_TRUE(written_as_chosen) << sampled.out;
+  EXPECT_TRUE(has_phase(sampled_summary, "write collection", "analyzed as chosen", 1200))
+      << sampled.out;
   // From standard input the collection cannot be read again: the analysis
   // given is kept, and the summary says why.
   const CliResult piped = run_autocat({"train", "--model", scratch_.file("ordered-piped"),
@@ -429,13 +436,7 @@ TEST_F(CliTest, ShortTextsGetTheAnalysisThatCrossValidatesBest) {
   EXPECT_TRUE(mixed_summary.at("analysis_cross_validated").get<bool>());
   EXPECT_EQ(number_at(mixed_summary, "ngrams"), 2);
   EXPECT_EQ(number_at(mixed_summary, "documents"), 5100);
-  bool read_again = false;
-  for (const Json& phase : mixed_summary.at("phases")) {
-    read_again = read_again || (string_at(phase, "phase") == "read" &&
-                                string_at(phase, "detail") == "again, analyzed as chosen" &&
-                                number_at(phase, "count") == 5100);
-  }
-  EXPECT_TRUE(read_again) << mixed_run.out;
+  EXPECT_TRUE(has_phase(mixed_summary, "read", "again, analyzed as chosen", 5100)) << mixed_run.out;
 }
 
 TEST_F(CliTest, BigramModelClassifiesShortMessages) {
