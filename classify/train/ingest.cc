@@ -143,9 +143,6 @@ class CollectionFeed {
 
 }  // namespace
 
-// Short texts take little memory: 64 MB is a million tweets.
-constexpr size_t kMaxKeptTextBytes = size_t{64} << 20;
-
 void KeptTexts::keep(const InputDocument& doc) {
   if (!complete && !sampled) return;  // given up
   const auto size_of = [](const Text& text) {
@@ -176,7 +173,7 @@ void KeptTexts::keep(const InputDocument& doc) {
 }
 
 bool HeldDocuments::short_so_far() const {
-  if (bytes > kMaxHeldTextBytes) return false;
+  if (bytes > kMaxKeptTextBytes) return false;
   return documents.size() < kMinShortTextDocuments ||
          double(tokens) <= kShortTextMeanTokens * double(documents.size());
 }

@@ -22,6 +22,11 @@
 
 namespace autocat::internal {
 
+// How much text train keeps in memory for the choice of analysis (kept
+// texts, held documents): short texts take little, 64 MB is a million
+// tweets.
+inline constexpr size_t kMaxKeptTextBytes = size_t{64} << 20;
+
 // The texts train keeps while it reads, to analyze them again for the
 // choice of analysis of short texts (TrainOptions::
 // choose_short_text_analysis): all of them up to `max_documents`, past
@@ -53,7 +58,7 @@ struct KeptTexts {
 // their analysis: then they are written once, under the analysis chosen,
 // instead of twice. Holding stops, and what was held is written, once
 // kMinShortTextDocuments documents average more than kShortTextMeanTokens
-// terms or the texts pass kMaxHeldTextBytes.
+// terms or the texts pass kMaxKeptTextBytes.
 struct HeldDocuments {
   std::vector<InputDocument> documents;
   uint64_t tokens = 0;  // their terms under the analysis given
@@ -62,7 +67,6 @@ struct HeldDocuments {
 
   bool short_so_far() const;
 };
-inline constexpr size_t kMaxHeldTextBytes = size_t{64} << 20;
 
 // Writes the held documents under `analyzer` to `writer` (not committed)
 // and stops holding; with `report`, counts them there as add_documents
