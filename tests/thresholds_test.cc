@@ -80,6 +80,95 @@ TEST(BestF1ThresholdTest, UncalibratedCategoriesAreNeverAssigned) {
   EXPECT_LT(best_f1_threshold(scores, positive, 0.1), 1.0);
 }
 
+TEST(RankCutThresholdTest, AcceptsAboutRatioTimesTheDocumentCount) {
+  const std::vector<double> scores = {0.1, 0.9, 0.5, 0.7, 0.3};
+  // 2 documents x 1.0: the top 2 (0.9, 0.7), cut midway to 0.5.
+  EXPECT_DOUBLE_EQ(rank_cut_threshold(scores, 2, 1.0), 0.6);
+  // 2 x 1.5 = 3: down to 0.5.
+  EXPECT_DOUBLE_EQ(rank_cut_threshold(scores, 2, 1.5), 0.4);
+  // At least one, however small the ratio.
+  EXPECT_DOUBLE_EQ(rank_cut_threshold(scores, 1, 0.1), 0.8);
+  // As many as there are or more: no score below shows where to cut.
+  EXPECT_EQ(rank_cut_threshold(scores, 4, 5.0), kNeverAssign);
+}
+
+TEST(RankCutThresholdTest, TiesGoInTogetherAndZeroNever) {
+  EXPECT_DOUBLE_EQ(rank_cut_threshold({0.9, 0.5, 0.5, 0.2}, 2, 1.0), 0.35);
+  EXPECT_EQ(rank_cut_threshold({0.4, 0.0, 0.0}, 3, 1.0), kNeverAssign);
+  EXPECT_DOUBLE_EQ(rank_cut_threshold({0.4, 0.0, 0.2}, 1, 1.0), 0.3);
+  EXPECT_EQ(rank_cut_threshold({0.0, 0.0}, 2, 1.0), kNeverAssign);
+  EXPECT_EQ(rank_cut_threshold({}, 2, 1.0), kNeverAssign);
+}
+
+// Out-of-fold scores for categories a and b (10 documents each, scored 0.9
+// and 0.8 when labelled, 0.2 otherwise), r (3 documents) and s (1
+// document). r's and s's scores lie far below a's and b's, as a rare
+// category's do.
+struct RareCategories {
+  TrainingCorpus corpus;
+  ScoreLists lists;
+};
+RareCategories rare_categories(double r_positive, double r_negative) {
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 30; ++d) {
+    std::vector<std::string> labels;
+    if (d < 10) labels = {"a"};
+    if (d >= 10 && d < 20) labels = {"b"};
+    if (d >= 20 && d < 23) labels = {"r"};
+    if (d == 23) labels = {"s"};
+    docs.push_back({{"t" + std::to_string(d)}, labels});
+  }
+  RareCategories out{make_training_corpus(docs), ScoreLists(30)};
+  for (int d = 0; d < 30; ++d) {
+    std::vector<double> scores(4, 0.0);  // a, b, r, s
+    scores[0] = d < 10 ? 0.9 : 0.2;
+    scores[1] = d >= 10 && d < 20 ? 0.8 : 0.2;
+    if (d >= 20 && d < 23) scores[2] = r_positive;
+    if (d >= 24) scores[2] = r_negative;
+    if (d >= 24 && d < 26) scores[3] = 0.02;
+    keep_best(scores, &out.lists[d]);
+  }
+  return out;
+}
+
+TEST(ThresholdsFromTest, RareCategoriesGetTheirOwnCutWhenTheFoldsShowItPays) {
+  const RareCategories rare = rare_categories(0.05, 0.01);
+  ASSERT_EQ(rare.corpus.categories, (std::vector<std::string>{"a", "b", "r", "s"}));
+  const std::vector<double> own = thresholds_from(rare.corpus, rare.lists, /*rare_cuts=*/true);
+  // a and b: SCut between their positives and the 0.2s.
+  EXPECT_GT(own[0], 0.2);
+  EXPECT_LT(own[0], 0.9);
+  // r (3 documents) never reaches the others' median cut; its own
+  // proportional cut takes its three documents and none of the 0.01s.
+  EXPECT_LT(own[2], 0.05);
+  EXPECT_GT(own[2], 0.01);
+  // s (1 document) keeps the borrowed cut: no fold could test one of its own.
+  EXPECT_GT(own[3], 0.2);
+  EXPECT_LT(own[3], kNeverAssign);
+  // Without rare_cuts, r borrows the median cut too.
+  EXPECT_GT(thresholds_from(rare.corpus, rare.lists)[2], 0.2);
+}
+
+TEST(ThresholdsFromTest, RareCutsThatCostMicroF1AreNotTaken) {
+  // r's negatives outscore its positives: a proportional cut finds them
+  // only by accepting all six negatives too.
+  const RareCategories rare = rare_categories(0.05, 0.07);
+  EXPECT_GT(thresholds_from(rare.corpus, rare.lists, /*rare_cuts=*/true)[2], 0.2);
+}
+
+TEST(ThresholdsFromTest, OnlyMethodsWhoseHeldOutCutsTransferTakeRareCuts) {
+  for (const Method method : {Method::kKnn, Method::kRocchio, Method::kSvm, Method::kLogreg}) {
+    EXPECT_TRUE(takes_rare_cuts(method, Decision::kAnyOf)) << method_name(method);
+    EXPECT_FALSE(takes_rare_cuts(method, Decision::kOneOf)) << method_name(method);
+  }
+  // Naive Bayes posteriors grow more extreme as the training set grows, and
+  // combo stacks them.
+  for (const Method method : {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
+                              Method::kComplementNaiveBayes, Method::kCombo}) {
+    EXPECT_FALSE(takes_rare_cuts(method, Decision::kAnyOf)) << method_name(method);
+  }
+}
+
 class CorpusDocumentsTest : public testing::Test {
  protected:
   std::vector<LabelledTerms> docs_ = {

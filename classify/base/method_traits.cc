@@ -14,15 +14,15 @@ const std::vector<MethodTraits>& method_table() {
   // written, independent of the enum's order.
   // clang-format off
   static const std::vector<MethodTraits> table = {
-      // method                        name      family                    part  slot  prob   live   combo  presence
-      {Method::kKnn,                   "knn",    MethodFamily::kKnn,        kNoModelPart, -1, false, false, true,  false},
-      {Method::kRocchio,               "rocchio", MethodFamily::kRocchio,   0,    -1,   false, true,  true,  false},
-      {Method::kNaiveBayes,            "nb",     MethodFamily::kNaiveBayes, 1,     0,   true,  true,  true,  false},
-      {Method::kBernoulliNaiveBayes,   "bnb",    MethodFamily::kNaiveBayes, 2,     1,   true,  true,  true,  true},
-      {Method::kComplementNaiveBayes,  "cnb",    MethodFamily::kNaiveBayes, 3,     2,   true,  true,  true,  false},
-      {Method::kSvm,                   "svm",    MethodFamily::kLinear,     4,     0,   true,  true,  true,  false},
-      {Method::kLogreg,                "logreg", MethodFamily::kLinear,     5,     1,   true,  true,  true,  false},
-      {Method::kCombo,                 "combo",  MethodFamily::kCombo,      kNoModelPart, -1, true,  false, false, false},
+      // method                        name      family                    part  slot  prob   live   combo  presence transfer
+      {Method::kKnn,                   "knn",    MethodFamily::kKnn,        kNoModelPart, -1, false, false, true,  false, true},
+      {Method::kRocchio,               "rocchio", MethodFamily::kRocchio,   0,    -1,   false, true,  true,  false, true},
+      {Method::kNaiveBayes,            "nb",     MethodFamily::kNaiveBayes, 1,     0,   true,  true,  true,  false, false},
+      {Method::kBernoulliNaiveBayes,   "bnb",    MethodFamily::kNaiveBayes, 2,     1,   true,  true,  true,  true,  false},
+      {Method::kComplementNaiveBayes,  "cnb",    MethodFamily::kNaiveBayes, 3,     2,   true,  true,  true,  false, false},
+      {Method::kSvm,                   "svm",    MethodFamily::kLinear,     4,     0,   true,  true,  true,  false, true},
+      {Method::kLogreg,                "logreg", MethodFamily::kLinear,     5,     1,   true,  true,  true,  false, true},
+      {Method::kCombo,                 "combo",  MethodFamily::kCombo,      kNoModelPart, -1, true,  false, false, false, false},
   };
   // clang-format on
   return table;

@@ -41,6 +41,13 @@ struct MethodTraits {
   bool combo_member;
   // Terms count as present or absent, not by their frequency (Bernoulli NB).
   bool counts_presence;
+  // A cut placed among the cross-validation folds' scores holds for the
+  // model fitted on every document: kNN's votes, Rocchio's cosines and the
+  // linear margins keep their scale as the training set grows, where Naive
+  // Bayes posteriors grow more extreme with it (and combo stacks them). A
+  // category too rare for its own F1-tuned cut may then get a proportional
+  // cut of its own held-out scores (thresholds_from).
+  bool held_out_cuts_transfer;
 };
 
 inline constexpr int32_t kNoModelPart = -1;

@@ -1,6 +1,8 @@
 #include "classify/train/thresholds.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "classify/base/method_traits.h"
@@ -34,6 +36,24 @@ double best_f1_threshold(const std::vector<double>& scores, const std::vector<ui
   const double lowest_accepted = scores[order[best_accepted - 1]];
   if (best_accepted == n) return lowest_accepted / 2;
   return (lowest_accepted + scores[order[best_accepted]]) / 2;
+}
+
+double rank_cut_threshold(std::vector<double> scores, uint32_t documents, double ratio) {
+  scores.erase(std::remove_if(scores.begin(), scores.end(), [](double s) { return !(s > 0.0); }),
+               scores.end());
+  if (scores.empty()) return kNeverAssign;
+  std::sort(scores.begin(), scores.end(), std::greater<double>());
+  const auto wanted = static_cast<size_t>(std::max(1.0, std::round(ratio * documents)));
+  // Cut between distinct scores only: ties all go in, together.
+  size_t accepted = std::min(wanted, scores.size());
+  while (accepted < scores.size() && scores[accepted] == scores[accepted - 1]) ++accepted;
+  if (accepted == scores.size()) return kNeverAssign;
+  return (scores[accepted - 1] + scores[accepted]) / 2;
+}
+
+const std::vector<double>& rare_cut_ratios() {
+  static const std::vector<double> ratios = {0.5, 1.0, 1.5, 2.0, 3.0, 5.0};
+  return ratios;
 }
 
 const std::vector<int>& knn_k_candidates() {

@@ -3,8 +3,10 @@
 // (Yang's SCut): every classifier is fitted k times, each time without one
 // fold, and scores that fold; each category then gets the score threshold
 // that maximizes its F1 over these out-of-fold scores. Categories too rare to
-// calibrate fall back to the median threshold of the others. kNN's k and
-// vote power and Rocchio's gamma are chosen on the same folds.
+// calibrate fall back to the median threshold of the others, or, for some
+// methods and when the folds show it pays, to a proportional cut of their
+// own scores (rank_cut_threshold). kNN's k and vote power and Rocchio's
+// gamma are chosen on the same folds.
 //
 // tune_settings() (tune_settings.cc) deals the folds and runs one
 // MethodTuner per method family on each (method_tuner.h, tune_*.cc);
@@ -42,6 +44,25 @@ inline constexpr size_t kMinPositives = 5;
 // Bayes span hundreds of orders of magnitude, so any test document clears it.
 double best_f1_threshold(const std::vector<double>& scores, const std::vector<uint8_t>& positive,
                          double min_f1, size_t missed_positives = 0);
+
+// A proportional cut for a category too rare for best_f1_threshold: the
+// threshold that accepts about `ratio` x `documents` of its held-out
+// `scores` (at least one; ties at the cut all accepted; scores of 0 never),
+// midway below the lowest accepted. kNeverAssign when no score is above 0,
+// or when the cut would accept every score above 0 (no held-out score
+// below it shows where to place it). Scale-free, unlike a cut borrowed from
+// other categories, which a rare category's low scores seldom reach.
+double rank_cut_threshold(std::vector<double> scores, uint32_t documents, double ratio);
+// The ratios rank_cut_threshold is tried at (thresholds_from).
+const std::vector<double>& rare_cut_ratios();
+// How much cross-validated micro-F1 the rare categories' own cuts may cost
+// (each wrong guess is a false positive): the margin within which training
+// treats two cross-validated scores as equal (the analysis choice's too).
+inline constexpr double kRareCutMicroTolerance = 0.002;
+// Categories of a single training document keep the borrowed cut: the fold
+// that holds that document out never saw the category, so no held-out
+// score can show a cut of its own to work.
+inline constexpr uint32_t kMinRankCutPositives = 2;
 
 // What cross-validation chose.
 struct TunedSettings {

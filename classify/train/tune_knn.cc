@@ -142,7 +142,10 @@ class KnnTuner : public MethodTuner {
       Tried tried;
       // One-of compares top categories alone: only the winner's thresholds
       // are needed (made below).
-      if (!context_.compact) tried.thresholds = thresholds_from(corpus_, lists);
+      if (!context_.compact) {
+        tried.thresholds =
+            thresholds_from(corpus_, lists, takes_rare_cuts(Method::kKnn, context_.decision));
+      }
       tried.value = objective(corpus_, lists, tried.thresholds, context_.decision);
       return tried;
     };
@@ -190,7 +193,8 @@ class KnnTuner : public MethodTuner {
     if (context_.compact) {
       // The winner's thresholds, from its lists made again.
       tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(
-          corpus_, vote_lists(best_weighting, tuned->knn_k, tuned->knn_similarity_power));
+          corpus_, vote_lists(best_weighting, tuned->knn_k, tuned->knn_similarity_power),
+          takes_rare_cuts(Method::kKnn, context_.decision));
     }
     // The chosen weighting's lists feed combo; the others are dropped.
     neighbours_ = std::move(neighbours_by_weighting_[best_weighting]);

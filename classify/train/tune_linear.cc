@@ -112,7 +112,7 @@ class LinearTuner : public MethodTuner {
       if (count < 2) continue;
       std::vector<std::vector<uint32_t>> tops(count);
       parallel_for(count, [&](size_t k) {
-        const Candidate judged = judge(values_[m][k], methods_[m] == Method::kSvm);
+        const Candidate judged = judge(values_[m][k], methods_[m]);
         tops[k].assign(corpus_.num_docs(), kNoCategory);
         for (uint32_t d = 0; d < corpus_.num_docs(); ++d) {
           if (!context_.scored[d]) continue;
@@ -142,7 +142,7 @@ class LinearTuner : public MethodTuner {
       // own, then the best taken in candidate order (the same choice).
       std::vector<Candidate> judged(c_candidates_[m].size());
       parallel_for(judged.size(), [&](size_t k) {
-        if (in_contention_[m][k]) judged[k] = judge(values_[m][k], platt);
+        if (in_contention_[m][k]) judged[k] = judge(values_[m][k], methods_[m]);
       });
       double best = -1.0;
       size_t best_k = 0;
@@ -186,7 +186,8 @@ class LinearTuner : public MethodTuner {
     std::vector<double> thresholds;
     double value = -1.0;
   };
-  Candidate judge(const std::vector<float>& values, bool platt) const {
+  Candidate judge(const std::vector<float>& values, Method method) const {
+    const bool platt = method == Method::kSvm;
     const uint32_t num_categories = corpus_.num_categories();
     const std::vector<uint8_t>& scored = context_.scored;
     Candidate result;
@@ -221,7 +222,8 @@ class LinearTuner : public MethodTuner {
       std::copy(scores.begin(), scores.end(),
                 result.probabilities.begin() + ptrdiff_t(d) * num_categories);
     }
-    result.thresholds = thresholds_from(corpus_, linear_lists);
+    result.thresholds =
+        thresholds_from(corpus_, linear_lists, takes_rare_cuts(method, context_.decision));
     result.value = objective(corpus_, linear_lists, result.thresholds, context_.decision);
     return result;
   }

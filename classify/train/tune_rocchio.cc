@@ -62,7 +62,7 @@ class RocchioTuner : public MethodTuner {
     for (size_t g = 0; g < gamma_candidates_.size(); ++g) {
       if (!in_contention_[g]) continue;
       std::vector<double> thresholds;
-      if (!compact_) thresholds = thresholds_from(corpus_, lists_[g]);
+      if (!compact_) thresholds = thresholds_from(corpus_, lists_[g], rare_cuts());
       const double value = compact_ ? top_accuracy(corpus_, top_[g])
                                     : objective(corpus_, lists_[g], thresholds, context_.decision);
       tuned->rocchio_gamma_objective.emplace_back(gamma_candidates_[g], value);
@@ -93,7 +93,7 @@ class RocchioTuner : public MethodTuner {
 
   void finish_refit(TunedSettings* tuned) override {
     tuned->thresholds[static_cast<size_t>(Method::kRocchio)] =
-        thresholds_from(corpus_, lists_[best_gamma_]);
+        thresholds_from(corpus_, lists_[best_gamma_], rare_cuts());
   }
 
   std::vector<float> member_scores(Method /*method*/, const TunedSettings& /*tuned*/) override {
@@ -101,6 +101,8 @@ class RocchioTuner : public MethodTuner {
   }
 
  private:
+  bool rare_cuts() const { return takes_rare_cuts(Method::kRocchio, context_.decision); }
+
   // The fold's category sums of tf-idf vectors, as train_rocchio makes them.
   static CategorySums fold_sums(const TuneFold& fold) {
     return sum_categories(fold.training.corpus, TermAmount::kTfidf, {}, fold.idf);

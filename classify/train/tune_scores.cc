@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <utility>
 
+#include "classify/base/method_traits.h"
 #include "classify/train/thresholds.h"
 
 namespace autocat::internal {
@@ -37,9 +40,97 @@ bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category) {
   return std::find(labels.begin(), labels.end(), category) != labels.end();
 }
 
+namespace {
+
+// One category's held-out decisions at a cut (accepting scores at or above
+// it).
+struct CutCounts {
+  size_t accepted = 0, true_positives = 0;
+};
+CutCounts counts_at(const std::vector<double>& scores, const std::vector<uint8_t>& positive,
+                    double cut) {
+  CutCounts counts;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i] < cut) continue;
+    ++counts.accepted;
+    counts.true_positives += positive[i];
+  }
+  return counts;
+}
+
+double f1_of(const CutCounts& counts, size_t positives) {
+  const size_t denominator = counts.accepted + positives;
+  return denominator ? 2.0 * double(counts.true_positives) / double(denominator) : 0.0;
+}
+
+// Categories too rare for SCut (kMinRankCutPositives to kMinPositives - 1
+// documents): either all keep the borrowed cut already in *thresholds, or
+// all get a proportional cut (rank_cut_threshold) admitting about `ratio`
+// times their document count of their own held-out scores. Chosen on the
+// held-out scores: the best summed F1 of these categories among the
+// choices that keep the micro-F1 of all categories within
+// kRareCutMicroTolerance of the borrowed cuts', since every wrong guess for
+// a rare category is a false positive that micro-F1 pays for. One ratio is
+// fitted for all of them, and a cut reads no label beyond the count, so
+// the held-out F1 stays nearly unbiased even for two or three documents.
+void choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
+                      const std::vector<std::vector<uint8_t>>& category_positive,
+                      const std::vector<uint32_t>& doc_counts, std::vector<double>* thresholds) {
+  std::vector<uint32_t> rare;
+  size_t labels = 0, other_accepted = 0, other_true = 0;
+  for (uint32_t c = 0; c < doc_counts.size(); ++c) {
+    labels += doc_counts[c];
+    if (doc_counts[c] >= kMinRankCutPositives && doc_counts[c] < kMinPositives) {
+      rare.push_back(c);
+    } else {
+      const CutCounts counts =
+          counts_at(category_scores[c], category_positive[c], (*thresholds)[c]);
+      other_accepted += counts.accepted;
+      other_true += counts.true_positives;
+    }
+  }
+  if (rare.empty() || labels == 0) return;
+  // The rare categories' summed F1, and all categories' micro-F1, at `cut`.
+  const auto evaluate = [&](const std::function<double(uint32_t)>& cut) {
+    double f1_sum = 0.0;
+    size_t accepted = other_accepted, true_positives = other_true;
+    for (uint32_t c : rare) {
+      const CutCounts counts = counts_at(category_scores[c], category_positive[c], cut(c));
+      f1_sum += f1_of(counts, doc_counts[c]);
+      accepted += counts.accepted;
+      true_positives += counts.true_positives;
+    }
+    return std::make_pair(f1_sum, 2.0 * double(true_positives) / double(accepted + labels));
+  };
+  const auto [borrowed_sum, borrowed_micro] =
+      evaluate([&](uint32_t c) { return (*thresholds)[c]; });
+  double best_sum = borrowed_sum;
+  double best_ratio = 0.0;  // 0: keep the borrowed cuts
+  for (double ratio : rare_cut_ratios()) {
+    const auto [sum, micro] = evaluate(
+        [&](uint32_t c) { return rank_cut_threshold(category_scores[c], doc_counts[c], ratio); });
+    if (sum > best_sum && micro >= borrowed_micro - kRareCutMicroTolerance) {
+      best_sum = sum;
+      best_ratio = ratio;
+    }
+  }
+  if (best_ratio == 0.0) return;
+  for (uint32_t c : rare) {
+    (*thresholds)[c] = rank_cut_threshold(category_scores[c], doc_counts[c], best_ratio);
+  }
+}
+
+}  // namespace
+
+bool takes_rare_cuts(Method method, Decision decision) {
+  return decision == Decision::kAnyOf && method_traits(method).held_out_cuts_transfer;
+}
+
 // Per-category SCut thresholds from out-of-fold scores; categories with too
-// few documents get the median cut of the others.
-std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists) {
+// few documents get the median cut of the others, or with `rare_cuts`
+// proportional cuts of their own (choose_rare_cuts).
+std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists,
+                                    bool rare_cuts) {
   const uint32_t num_categories = corpus.num_categories();
   const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
   std::vector<std::vector<double>> category_scores(num_categories);
@@ -74,6 +165,7 @@ std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLis
   for (uint32_t c = 0; c < num_categories; ++c) {
     if (doc_counts[c] < kMinPositives) thresholds[c] = fallback;
   }
+  if (rare_cuts) choose_rare_cuts(category_scores, category_positive, doc_counts, &thresholds);
   // Scores left out of the lists were not seen by the cuts above: a cut at
   // or below one of them would accept documents it never counted. Raise
   // each cut above the largest score left out for its category.

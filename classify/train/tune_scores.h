@@ -52,7 +52,14 @@ bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category);
 
 // Per-category SCut thresholds from out-of-fold scores; categories with too
 // few documents get the median cut of the others.
-std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists);
+// With `rare_cuts` (methods whose held_out_cuts_transfer, any-of decisions),
+// categories of 2-4 documents may instead get proportional cuts of their
+// own held-out scores, when the folds show those raise their F1 without
+// costing micro-F1 (choose_rare_cuts in tune_scores.cc).
+std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists,
+                                    bool rare_cuts = false);
+// Whether `method`'s thresholds_from takes rare_cuts under `decision`.
+bool takes_rare_cuts(Method method, Decision decision);
 
 // How well out-of-fold decisions match the labels: micro-F1 of any-of
 // decisions with `thresholds`, or the accuracy of one-of decisions.
