@@ -321,6 +321,44 @@ std::string nb_alpha_text(const internal::TrainReport& report) {
   return text;
 }
 
+// "23 categories of 2-4 documents: own cuts accepting about 1x their count
+// of out-of-fold scores with knn, svm, 1.5x with logreg; the others' median
+// cut with rocchio, nb, bnb, cnb, combo (cross-validated)", or "" when no
+// category is that rare or nothing was tuned.
+std::string rare_categories_text(const internal::TrainReport& report) {
+  if (report.rare_categories == 0 || report.rare_cut_ratio.empty()) return "";
+  // The methods by ratio, in the order the ratios first appear.
+  std::vector<std::pair<double, std::string>> own;
+  std::string borrowed;
+  for (size_t m = 0; m < report.rare_cut_ratio.size() && m < all_methods().size(); ++m) {
+    const double ratio = report.rare_cut_ratio[m];
+    const std::string name = method_name(all_methods()[m]);
+    if (!(ratio > 0)) {
+      borrowed += (borrowed.empty() ? "" : ", ") + name;
+      continue;
+    }
+    const auto same = std::find_if(own.begin(), own.end(),
+                                   [&](const auto& group) { return group.first == ratio; });
+    if (same == own.end()) {
+      own.push_back({ratio, name});
+    } else {
+      same->second += ", " + name;
+    }
+  }
+  std::string text = std::to_string(report.rare_categories) + " categories of " +
+                     std::to_string(internal::kMinRankCutPositives) + "-" +
+                     std::to_string(internal::kMinPositives - 1) + " documents: ";
+  for (size_t i = 0; i < own.size(); ++i) {
+    text += i == 0 ? "own cuts accepting about " : ", ";
+    text += format_number(own[i].first) + "x" +
+            (i == 0 ? " their count of out-of-fold scores" : std::string()) + " with " +
+            own[i].second;
+  }
+  if (!own.empty() && !borrowed.empty()) text += "; ";
+  if (!borrowed.empty()) text += "the others' median cut with " + borrowed;
+  return text + " (cross-validated)";
+}
+
 int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   apply_progress_options(args, messages, stderr_is_terminal());
   const Stopwatch clock;
@@ -485,6 +523,14 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       gamma_tried.push_back(std::move(entry));
     }
     json["rocchio_cross_validation"] = std::move(gamma_tried);
+    json["rare_categories"] = report.rare_categories;
+    internal::Json rare_cuts = internal::Json::object();
+    for (size_t m = 0; m < report.rare_cut_ratio.size() && m < all_methods().size(); ++m) {
+      if (report.rare_cut_ratio[m] >= 0) {
+        rare_cuts[method_name(all_methods()[m])] = report.rare_cut_ratio[m];
+      }
+    }
+    json["rare_cut_ratio"] = std::move(rare_cuts);
     internal::Json never = internal::Json::object(), details = internal::Json::object();
     for (size_t method = 0; method < report.never_assigned.size(); ++method) {
       internal::Json names = internal::Json::array();
@@ -567,24 +613,25 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
                   format_fixed(report.analysis_objective[i].second, 3);
     }
   }
-  print_table(
-      out,
-      {{"  documents", std::to_string(report.documents) + skipped},
-       {"  categories", std::to_string(report.categories)},
-       {"  terms", terms},
-       {"  analysis", analysis},
-       {"  default method", default_method_text(report)},
-       {"  decision", decision_name(report.decision)},
-       {"  knn", knn_text(report)},
-       {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) + tuned_suffix(report)},
-       {"  naive bayes", nb_alpha_text(report)},
-       {"  linear", "svm C = " + format_number(report.svm_c) +
-                        ", logreg C = " + format_number(report.logreg_c) + tuned_suffix(report)},
-       {"  tuning", tuning_text(report)},
-       {"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
-                         format_fixed(report.analyze_seconds, 3) + ", fit " +
-                         format_fixed(report.fit_seconds, 3) + ")"}},
-      {});
+  std::vector<std::vector<std::string>> rows = {
+      {"  documents", std::to_string(report.documents) + skipped},
+      {"  categories", std::to_string(report.categories)},
+      {"  terms", terms},
+      {"  analysis", analysis},
+      {"  default method", default_method_text(report)},
+      {"  decision", decision_name(report.decision)},
+      {"  knn", knn_text(report)},
+      {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) + tuned_suffix(report)},
+      {"  naive bayes", nb_alpha_text(report)},
+      {"  linear", "svm C = " + format_number(report.svm_c) +
+                       ", logreg C = " + format_number(report.logreg_c) + tuned_suffix(report)},
+      {"  tuning", tuning_text(report)}};
+  const std::string rare = rare_categories_text(report);
+  if (!rare.empty()) rows.push_back({"  rare categories", rare});
+  rows.push_back({"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
+                                   format_fixed(report.analyze_seconds, 3) + ", fit " +
+                                   format_fixed(report.fit_seconds, 3) + ")"});
+  print_table(out, rows, {});
   if (!unlabelled.empty()) print_em(out, report);
   // Categories the thresholds shut out deserve a word: any-of will never
   // assign them with the default method.

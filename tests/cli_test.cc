@@ -783,6 +783,22 @@ TEST_F(CliTest, TrainNamesNeverAssignedCategories) {
   EXPECT_NE(result.err.find("Too few documents to calibrate a threshold: alpha (3 documents), "),
             std::string::npos)
       << result.err;
+  // svm scores every held-out document, its positives highest: the folds
+  // give these categories cuts of their own, and the summary says so.
+  result = run_autocat({"train", "--model", model, "--method", "svm", "--any-of", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err.find("get no threshold"), std::string::npos) << result.err;
+  EXPECT_NE(result.out.find("rare categories  4 categories of 2-4 documents: own cuts accepting "
+                            "about 1x their count of out-of-fold scores with svm, logreg; the "
+                            "others' median cut with knn, rocchio, nb, bnb, cnb, combo"),
+            std::string::npos)
+      << result.out;
+  result = run_autocat({"train", "--model", model, "--method", "svm", "--any-of", "--json", input});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const Json summary = json(lines_of(result.out).at(0));
+  EXPECT_EQ(number_at(summary, "rare_categories"), 4);
+  EXPECT_GT(number_at(summary.at("rare_cut_ratio"), "svm"), 0.0) << result.out;
+  EXPECT_EQ(testing_util::member(summary.at("rare_cut_ratio"), "nb"), nullptr) << result.out;
 }
 
 // Each category any-of never assigns is named in the summary with why, and

@@ -109,6 +109,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.rocchio_gamma_objective = std::move(tuned.rocchio_gamma_objective);
   model.nb_alpha_objective = std::move(tuned.nb_alpha_objective);
   model.method_objective = std::move(tuned.method_objective);
+  model.rare_cut_ratio = std::move(tuned.rare_cut_ratio);
   // The whole collection's figure (a sample's was scaled to it for the
   // decision; kept settings carry none).
   model.knn_postings_per_token = knn_postings_per_token(corpus, 0);

@@ -99,6 +99,10 @@ struct TunedSettings {
   // Per Method: the best cross-validated objective (-1 = not tuned), to
   // choose the default method.
   std::vector<double> method_objective;
+  // Per Method: the ratio of the rare categories' own cuts chosen at its
+  // settings (rank_cut_threshold; 0 = they borrow the others' median cut),
+  // or -1 where the method does not try them (takes_rare_cuts).
+  std::vector<double> rare_cut_ratio;
   // Each method's calibration (by method, combo's empty) and combo's
   // stacked model, fitted on the out-of-fold scores at the settings chosen;
   // the thresholds above are on the calibrated scale. Empty without

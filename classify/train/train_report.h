@@ -121,6 +121,12 @@ struct TrainReport {
   // Candidate settings dropped after the first folds as unable to win
   // (TunedSettings::pruned_candidates).
   uint32_t tuned_pruned_candidates = 0;
+  // Categories of 2-4 training documents (too few for cuts of their own
+  // by F1), and per Method the ratio of the proportional cuts
+  // cross-validation gave them (TunedSettings::rare_cut_ratio: 0 = the
+  // others' median cut, -1 = not tried); empty when not tuned here.
+  uint32_t rare_categories = 0;
+  std::vector<double> rare_cut_ratio;
   // kNN's search cost at this size (knn_postings_per_token() of the
   // collection), the limit it was held to, and whether cross-validation
   // found it within: if not, combo was stacked without kNN and the default

@@ -167,6 +167,12 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->tuned_on_sample = report->tuned && !kept && model.tuned_on_documents < model.num_docs;
   report->tuned_copied_documents = report->tuned ? model.tuned_copied_documents : 0;
   report->tuned_pruned_candidates = report->tuned ? model.tuned_pruned_candidates : 0;
+  if (report->tuned && !kept) {
+    report->rare_cut_ratio = model.rare_cut_ratio;
+    report->rare_categories = static_cast<uint32_t>(std::count_if(
+        model.category_doc_counts.begin(), model.category_doc_counts.end(),
+        [](uint32_t count) { return count >= kMinRankCutPositives && count < kMinPositives; }));
+  }
   report->knn_postings_per_token = model.knn_postings_per_token;
   report->knn_keeps_up = model.knn_keeps_up;
   report->knn_cost_limit = model.training.knn_cost_limit;

@@ -136,15 +136,16 @@ class KnnTuner : public MethodTuner {
     struct Tried {
       double value = -1.0;
       std::vector<double> thresholds;
+      double rare_cut_ratio = 0.0;
     };
+    const bool rare_cuts = takes_rare_cuts(Method::kKnn, context_.decision);
     const auto evaluate = [&](size_t b, int k, int power) {
       const ScoreLists lists = vote_lists(b, k, power);
       Tried tried;
       // One-of compares top categories alone: only the winner's thresholds
       // are needed (made below).
       if (!context_.compact) {
-        tried.thresholds =
-            thresholds_from(corpus_, lists, takes_rare_cuts(Method::kKnn, context_.decision));
+        tried.thresholds = thresholds_from(corpus_, lists, rare_cuts, &tried.rare_cut_ratio);
       }
       tried.value = objective(corpus_, lists, tried.thresholds, context_.decision);
       return tried;
@@ -160,6 +161,8 @@ class KnnTuner : public MethodTuner {
         tuned->knn_concentration = weightings_[b].concentration;
         tuned->knn_tf = weightings_[b].tf;
         tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(tried.thresholds);
+        if (rare_cuts)
+          tuned->rare_cut_ratio[static_cast<size_t>(Method::kKnn)] = tried.rare_cut_ratio;
       }
     };
     const std::vector<Setting> grid = settings_grid();
@@ -194,7 +197,7 @@ class KnnTuner : public MethodTuner {
       // The winner's thresholds, from its lists made again.
       tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(
           corpus_, vote_lists(best_weighting, tuned->knn_k, tuned->knn_similarity_power),
-          takes_rare_cuts(Method::kKnn, context_.decision));
+          rare_cuts);
     }
     // The chosen weighting's lists feed combo; the others are dropped.
     neighbours_ = std::move(neighbours_by_weighting_[best_weighting]);

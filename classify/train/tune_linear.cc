@@ -157,6 +157,9 @@ class LinearTuner : public MethodTuner {
           best_k = k;
           (platt ? tuned->svm_c : tuned->logreg_c) = c_value;
           tuned->thresholds[static_cast<size_t>(methods_[m])] = std::move(candidate.thresholds);
+          if (takes_rare_cuts(methods_[m], context_.decision)) {
+            tuned->rare_cut_ratio[static_cast<size_t>(methods_[m])] = candidate.rare_cut_ratio;
+          }
           chosen_[m] = std::move(candidate.probabilities);
           if (platt) {
             tuned->svm_slope = candidate.calibration.slope;
@@ -184,6 +187,7 @@ class LinearTuner : public MethodTuner {
     LinearModel calibration;  // only the sigmoids
     std::vector<float> probabilities;
     std::vector<double> thresholds;
+    double rare_cut_ratio = 0.0;
     double value = -1.0;
   };
   Candidate judge(const std::vector<float>& values, Method method) const {
@@ -222,8 +226,8 @@ class LinearTuner : public MethodTuner {
       std::copy(scores.begin(), scores.end(),
                 result.probabilities.begin() + ptrdiff_t(d) * num_categories);
     }
-    result.thresholds =
-        thresholds_from(corpus_, linear_lists, takes_rare_cuts(method, context_.decision));
+    result.thresholds = thresholds_from(
+        corpus_, linear_lists, takes_rare_cuts(method, context_.decision), &result.rare_cut_ratio);
     result.value = objective(corpus_, linear_lists, result.thresholds, context_.decision);
     return result;
   }

@@ -62,7 +62,8 @@ class RocchioTuner : public MethodTuner {
     for (size_t g = 0; g < gamma_candidates_.size(); ++g) {
       if (!in_contention_[g]) continue;
       std::vector<double> thresholds;
-      if (!compact_) thresholds = thresholds_from(corpus_, lists_[g], rare_cuts());
+      double rare_cut_ratio = 0.0;
+      if (!compact_) thresholds = thresholds_from(corpus_, lists_[g], rare_cuts(), &rare_cut_ratio);
       const double value = compact_ ? top_accuracy(corpus_, top_[g])
                                     : objective(corpus_, lists_[g], thresholds, context_.decision);
       tuned->rocchio_gamma_objective.emplace_back(gamma_candidates_[g], value);
@@ -71,6 +72,9 @@ class RocchioTuner : public MethodTuner {
         best_gamma_ = g;
         tuned->rocchio_gamma = gamma_candidates_[g];
         tuned->thresholds[static_cast<size_t>(Method::kRocchio)] = std::move(thresholds);
+        if (rare_cuts()) {
+          tuned->rare_cut_ratio[static_cast<size_t>(Method::kRocchio)] = rare_cut_ratio;
+        }
       }
     }
     tuned->method_objective[static_cast<size_t>(Method::kRocchio)] = best;

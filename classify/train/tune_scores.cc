@@ -73,9 +73,10 @@ double f1_of(const CutCounts& counts, size_t positives) {
 // a rare category is a false positive that micro-F1 pays for. One ratio is
 // fitted for all of them, and a cut reads no label beyond the count, so
 // the held-out F1 stays nearly unbiased even for two or three documents.
-void choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
-                      const std::vector<std::vector<uint8_t>>& category_positive,
-                      const std::vector<uint32_t>& doc_counts, std::vector<double>* thresholds) {
+// Returns the ratio chosen, 0 for the borrowed cuts.
+double choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
+                        const std::vector<std::vector<uint8_t>>& category_positive,
+                        const std::vector<uint32_t>& doc_counts, std::vector<double>* thresholds) {
   std::vector<uint32_t> rare;
   size_t labels = 0, other_accepted = 0, other_true = 0;
   for (uint32_t c = 0; c < doc_counts.size(); ++c) {
@@ -89,7 +90,7 @@ void choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
       other_true += counts.true_positives;
     }
   }
-  if (rare.empty() || labels == 0) return;
+  if (rare.empty() || labels == 0) return 0.0;
   // The rare categories' summed F1, and all categories' micro-F1, at `cut`.
   const auto evaluate = [&](const std::function<double(uint32_t)>& cut) {
     double f1_sum = 0.0;
@@ -114,10 +115,11 @@ void choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
       best_ratio = ratio;
     }
   }
-  if (best_ratio == 0.0) return;
+  if (best_ratio == 0.0) return 0.0;
   for (uint32_t c : rare) {
     (*thresholds)[c] = rank_cut_threshold(category_scores[c], doc_counts[c], best_ratio);
   }
+  return best_ratio;
 }
 
 }  // namespace
@@ -130,7 +132,7 @@ bool takes_rare_cuts(Method method, Decision decision) {
 // few documents get the median cut of the others, or with `rare_cuts`
 // proportional cuts of their own (choose_rare_cuts).
 std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists,
-                                    bool rare_cuts) {
+                                    bool rare_cuts, double* rare_cut_ratio) {
   const uint32_t num_categories = corpus.num_categories();
   const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
   std::vector<std::vector<double>> category_scores(num_categories);
@@ -165,7 +167,10 @@ std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLis
   for (uint32_t c = 0; c < num_categories; ++c) {
     if (doc_counts[c] < kMinPositives) thresholds[c] = fallback;
   }
-  if (rare_cuts) choose_rare_cuts(category_scores, category_positive, doc_counts, &thresholds);
+  const double ratio =
+      rare_cuts ? choose_rare_cuts(category_scores, category_positive, doc_counts, &thresholds)
+                : 0.0;
+  if (rare_cut_ratio != nullptr) *rare_cut_ratio = ratio;
   // Scores left out of the lists were not seen by the cuts above: a cut at
   // or below one of them would accept documents it never counted. Raise
   // each cut above the largest score left out for its category.

@@ -56,8 +56,10 @@ bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category);
 // categories of 2-4 documents may instead get proportional cuts of their
 // own held-out scores, when the folds show those raise their F1 without
 // costing micro-F1 (choose_rare_cuts in tune_scores.cc).
+// `rare_cut_ratio`, if given, receives the ratio chosen (0: the borrowed
+// cuts kept).
 std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists,
-                                    bool rare_cuts = false);
+                                    bool rare_cuts = false, double* rare_cut_ratio = nullptr);
 // Whether `method`'s thresholds_from takes rare_cuts under `decision`.
 bool takes_rare_cuts(Method method, Decision decision);
 

@@ -175,6 +175,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   }
 
   tuned.thresholds.resize(all_methods().size());
+  tuned.rare_cut_ratio.assign(all_methods().size(), -1.0);
   for (const auto& tuner : tuners) tuner->choose(&tuned);
   if (!refit_names.empty()) {
     // The winners' full lists, fitted again on every fold exactly as in
