@@ -156,6 +156,39 @@ TEST(ThresholdsFromTest, RareCutsThatCostMicroF1AreNotTaken) {
   EXPECT_GT(thresholds_from(rare.corpus, rare.lists, /*rare_cuts=*/true)[2], 0.2);
 }
 
+TEST(ThresholdsFromTest, ARareCategoryWhoseOwnCutCannotBePlacedKeepsTheBorrowedOne) {
+  // a and b: 10 documents each; r: 3 documents, scored 0.05 (others 0.01);
+  // q: 2 documents, the only ones with a score for it (0.04), so no
+  // held-out score below them shows where its own cut would go.
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 30; ++d) {
+    std::vector<std::string> labels;
+    if (d < 10) labels = {"a"};
+    if (d >= 10 && d < 20) labels = {"b"};
+    if (d >= 20 && d < 23) labels = {"r"};
+    if (d >= 23 && d < 25) labels = {"q"};
+    docs.push_back({{"t" + std::to_string(d)}, labels});
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  ASSERT_EQ(corpus.categories, (std::vector<std::string>{"a", "b", "q", "r"}));
+  ScoreLists lists(30);
+  for (int d = 0; d < 30; ++d) {
+    std::vector<double> scores(4, 0.0);  // a, b, q, r
+    scores[0] = d < 10 ? 0.9 : 0.2;
+    scores[1] = d >= 10 && d < 20 ? 0.8 : 0.2;
+    if (d >= 23 && d < 25) scores[2] = 0.04;
+    scores[3] = d >= 20 && d < 23 ? 0.05 : 0.01;
+    keep_best(scores, &lists[d]);
+  }
+  double ratio = 0.0;
+  const std::vector<double> own = thresholds_from(corpus, lists, /*rare_cuts=*/true, &ratio);
+  EXPECT_GT(ratio, 0.0);
+  EXPECT_LT(own[3], 0.05);  // r's own cut
+  EXPECT_GT(own[3], 0.01);
+  EXPECT_EQ(own[2], thresholds_from(corpus, lists)[2]);  // q's borrowed one
+  EXPECT_LT(own[2], kNeverAssign);
+}
+
 TEST(ThresholdsFromTest, OnlyMethodsWhoseHeldOutCutsTransferTakeRareCuts) {
   for (const Method method : {Method::kKnn, Method::kRocchio, Method::kSvm, Method::kLogreg}) {
     EXPECT_TRUE(takes_rare_cuts(method, Decision::kAnyOf)) << method_name(method);

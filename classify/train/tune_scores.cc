@@ -103,22 +103,25 @@ double choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
     }
     return std::make_pair(f1_sum, 2.0 * double(true_positives) / double(accepted + labels));
   };
+  // Category c's own cut at `ratio`; where none can be placed (its scores
+  // above 0 are too few), it keeps the borrowed one.
+  const auto own_cut = [&](uint32_t c, double ratio) {
+    const double cut = rank_cut_threshold(category_scores[c], doc_counts[c], ratio);
+    return cut < kNeverAssign ? cut : (*thresholds)[c];
+  };
   const auto [borrowed_sum, borrowed_micro] =
       evaluate([&](uint32_t c) { return (*thresholds)[c]; });
   double best_sum = borrowed_sum;
   double best_ratio = 0.0;  // 0: keep the borrowed cuts
   for (double ratio : rare_cut_ratios()) {
-    const auto [sum, micro] = evaluate(
-        [&](uint32_t c) { return rank_cut_threshold(category_scores[c], doc_counts[c], ratio); });
+    const auto [sum, micro] = evaluate([&](uint32_t c) { return own_cut(c, ratio); });
     if (sum > best_sum && micro >= borrowed_micro - kRareCutMicroTolerance) {
       best_sum = sum;
       best_ratio = ratio;
     }
   }
   if (best_ratio == 0.0) return 0.0;
-  for (uint32_t c : rare) {
-    (*thresholds)[c] = rank_cut_threshold(category_scores[c], doc_counts[c], best_ratio);
-  }
+  for (uint32_t c : rare) (*thresholds)[c] = own_cut(c, best_ratio);
   return best_ratio;
 }
 
