@@ -108,17 +108,21 @@ struct RareCategories {
   TrainingCorpus corpus;
   ScoreLists lists;
 };
-RareCategories rare_categories(double r_positive, double r_negative) {
+// 30 documents: 10 of a, 10 of b, 3 of r, then `count` of `last`.
+TrainingCorpus rare_corpus(const std::string& last, int count) {
   std::vector<LabelledTerms> docs;
   for (int d = 0; d < 30; ++d) {
     std::vector<std::string> labels;
     if (d < 10) labels = {"a"};
     if (d >= 10 && d < 20) labels = {"b"};
     if (d >= 20 && d < 23) labels = {"r"};
-    if (d == 23) labels = {"s"};
+    if (d >= 23 && d < 23 + count) labels = {last};
     docs.push_back({{"t" + std::to_string(d)}, labels});
   }
-  RareCategories out{make_training_corpus(docs), ScoreLists(30)};
+  return make_training_corpus(docs);
+}
+RareCategories rare_categories(double r_positive, double r_negative) {
+  RareCategories out{rare_corpus("s", 1), ScoreLists(30)};
   for (int d = 0; d < 30; ++d) {
     std::vector<double> scores(4, 0.0);  // a, b, r, s
     scores[0] = d < 10 ? 0.9 : 0.2;
@@ -160,16 +164,7 @@ TEST(ThresholdsFromTest, ARareCategoryWhoseOwnCutCannotBePlacedKeepsTheBorrowedO
   // a and b: 10 documents each; r: 3 documents, scored 0.05 (others 0.01);
   // q: 2 documents, the only ones with a score for it (0.04), so no
   // held-out score below them shows where its own cut would go.
-  std::vector<LabelledTerms> docs;
-  for (int d = 0; d < 30; ++d) {
-    std::vector<std::string> labels;
-    if (d < 10) labels = {"a"};
-    if (d >= 10 && d < 20) labels = {"b"};
-    if (d >= 20 && d < 23) labels = {"r"};
-    if (d >= 23 && d < 25) labels = {"q"};
-    docs.push_back({{"t" + std::to_string(d)}, labels});
-  }
-  const TrainingCorpus corpus = make_training_corpus(docs);
+  const TrainingCorpus corpus = rare_corpus("q", 2);
   ASSERT_EQ(corpus.categories, (std::vector<std::string>{"a", "b", "q", "r"}));
   ScoreLists lists(30);
   for (int d = 0; d < 30; ++d) {
