@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <utility>
 
 #include "classify/base/method_traits.h"
 
@@ -38,11 +39,19 @@ double best_f1_threshold(const std::vector<double>& scores, const std::vector<ui
   return (lowest_accepted + scores[order[best_accepted]]) / 2;
 }
 
-double rank_cut_threshold(std::vector<double> scores, uint32_t documents, double ratio) {
+std::vector<double> positive_descending(std::vector<double> scores) {
   scores.erase(std::remove_if(scores.begin(), scores.end(), [](double s) { return !(s > 0.0); }),
                scores.end());
-  if (scores.empty()) return kNeverAssign;
   std::sort(scores.begin(), scores.end(), std::greater<double>());
+  return scores;
+}
+
+double rank_cut_threshold(std::vector<double> scores, uint32_t documents, double ratio) {
+  return rank_cut_of_descending(positive_descending(std::move(scores)), documents, ratio);
+}
+
+double rank_cut_of_descending(const std::vector<double>& scores, uint32_t documents, double ratio) {
+  if (scores.empty()) return kNeverAssign;
   const auto wanted = static_cast<size_t>(std::max(1.0, std::round(ratio * documents)));
   // Cut between distinct scores only: ties all go in, together.
   size_t accepted = std::min(wanted, scores.size());

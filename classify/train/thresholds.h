@@ -53,6 +53,11 @@ double best_f1_threshold(const std::vector<double>& scores, const std::vector<ui
 // below it shows where to place it). Scale-free, unlike a cut borrowed from
 // other categories, which a rare category's low scores seldom reach.
 double rank_cut_threshold(std::vector<double> scores, uint32_t documents, double ratio);
+// The same on scores already made positive_descending(): tried at several
+// ratios, a category's scores are sorted once.
+double rank_cut_of_descending(const std::vector<double>& scores, uint32_t documents, double ratio);
+// `scores` above 0, largest first.
+std::vector<double> positive_descending(std::vector<double> scores);
 // The ratios rank_cut_threshold is tried at (thresholds_from).
 const std::vector<double>& rare_cut_ratios();
 // How much cross-validated micro-F1 the rare categories' own cuts may cost
@@ -63,6 +68,11 @@ inline constexpr double kRareCutMicroTolerance = 0.002;
 // that holds that document out never saw the category, so no held-out
 // score can show a cut of its own to work.
 inline constexpr uint32_t kMinRankCutPositives = 2;
+// Whether a category of `documents` training documents is rare: too few for
+// its own F1-tuned cut, enough for a proportional one.
+inline bool is_rare_category(uint64_t documents) {
+  return documents >= kMinRankCutPositives && documents < kMinPositives;
+}
 
 // What cross-validation chose.
 struct TunedSettings {

@@ -170,8 +170,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   if (report->tuned && !kept) {
     report->rare_cut_ratio = model.rare_cut_ratio;
     report->rare_categories = static_cast<uint32_t>(std::count_if(
-        model.category_doc_counts.begin(), model.category_doc_counts.end(),
-        [](uint32_t count) { return count >= kMinRankCutPositives && count < kMinPositives; }));
+        model.category_doc_counts.begin(), model.category_doc_counts.end(), is_rare_category));
   }
   report->knn_postings_per_token = model.knn_postings_per_token;
   report->knn_keeps_up = model.knn_keeps_up;

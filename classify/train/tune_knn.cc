@@ -196,8 +196,7 @@ class KnnTuner : public MethodTuner {
     if (context_.compact) {
       // The winner's thresholds, from its lists made again.
       tuned->thresholds[static_cast<size_t>(Method::kKnn)] = thresholds_from(
-          corpus_, vote_lists(best_weighting, tuned->knn_k, tuned->knn_similarity_power),
-          rare_cuts);
+          corpus_, vote_lists(best_weighting, tuned->knn_k, tuned->knn_similarity_power));
     }
     // The chosen weighting's lists feed combo; the others are dropped.
     neighbours_ = std::move(neighbours_by_weighting_[best_weighting]);

@@ -97,7 +97,7 @@ class RocchioTuner : public MethodTuner {
 
   void finish_refit(TunedSettings* tuned) override {
     tuned->thresholds[static_cast<size_t>(Method::kRocchio)] =
-        thresholds_from(corpus_, lists_[best_gamma_], rare_cuts());
+        thresholds_from(corpus_, lists_[best_gamma_]);
   }
 
   std::vector<float> member_scores(Method /*method*/, const TunedSettings& /*tuned*/) override {

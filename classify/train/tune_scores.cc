@@ -81,7 +81,7 @@ double choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
   size_t labels = 0, other_accepted = 0, other_true = 0;
   for (uint32_t c = 0; c < doc_counts.size(); ++c) {
     labels += doc_counts[c];
-    if (doc_counts[c] >= kMinRankCutPositives && doc_counts[c] < kMinPositives) {
+    if (is_rare_category(doc_counts[c])) {
       rare.push_back(c);
     } else {
       const CutCounts counts =
@@ -105,8 +105,10 @@ double choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
   };
   // Category c's own cut at `ratio`; where none can be placed (its scores
   // above 0 are too few), it keeps the borrowed one.
+  std::vector<std::vector<double>> descending(doc_counts.size());
+  for (uint32_t c : rare) descending[c] = positive_descending(category_scores[c]);
   const auto own_cut = [&](uint32_t c, double ratio) {
-    const double cut = rank_cut_threshold(category_scores[c], doc_counts[c], ratio);
+    const double cut = rank_cut_of_descending(descending[c], doc_counts[c], ratio);
     return cut < kNeverAssign ? cut : (*thresholds)[c];
   };
   const auto [borrowed_sum, borrowed_micro] =
