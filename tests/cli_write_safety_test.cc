@@ -543,6 +543,9 @@ CliResult run_losing_the_remote(const std::string& db, const std::string& stub,
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the open completes
   ::kill(server, SIGTERM);  // and its connection handlers with it (its process group)
   ::waitpid(server, nullptr, 0);
+  // A handler forked as the SIGTERM arrived can inherit it blocked and
+  // outlive the server, holding ctest's output pipe open.
+  ::kill(-server, SIGKILL);
   result.exit_code = wait_for(pid);
   result.err = read_file(err_file);
   return result;

@@ -77,6 +77,10 @@ class TcpServer {
     if (pid_ > 0) {
       ::kill(pid_, SIGTERM);
       ::waitpid(pid_, nullptr, 0);
+      // A connection handler forked as the SIGTERM arrived can inherit it
+      // blocked and outlive the server, holding ctest's output pipe open
+      // (the suite then waits forever): nothing of its group may remain.
+      ::kill(-pid_, SIGKILL);
     }
   }
   TcpServer(const TcpServer&) = delete;
