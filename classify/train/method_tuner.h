@@ -4,10 +4,11 @@
 // each tuner chooses its setting, thresholds and objective, and gives its
 // out-of-fold scores at that setting to the calibrations and combo.
 //
-// Thread safety: fit_fold() and refit_fold() are called from the fold
-// threads at once, each on a different fold (the held-out documents, hence
-// the entries written, are disjoint); every other call comes from one
-// thread after the folds.
+// Thread safety: fit_fold() and refit_fold() are called from several
+// threads at once, each call of one tuner on a different fold (the
+// held-out documents, hence the entries written, are disjoint), while
+// other tuners may be fitting the same fold (its TuneFold is shared and
+// read only); every other call comes from one thread after the folds.
 #pragma once
 
 #include <atomic>

@@ -64,13 +64,14 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   std::atomic<unsigned> idle_workers{0};
   const TuneContext context{corpus, options,     decision, decision == Decision::kOneOf,
                             scored, idle_workers};
-  // In the order each fold fits them (and reports its steps).
+  // In the order each fold starts them: the longest first, so that the
+  // folds' last tasks are short ones (fit_folds).
   const bool every_method = scope == TuneScope::kEveryMethod;
   std::vector<std::unique_ptr<MethodTuner>> tuners;
-  if (every_method) tuners.push_back(make_rocchio_tuner(context));
-  if (every_method) tuners.push_back(make_knn_tuner(context));
   tuners.push_back(make_linear_tuner(context, /*svm_only=*/!every_method));
+  if (every_method) tuners.push_back(make_knn_tuner(context));
   if (every_method) tuners.push_back(make_naive_bayes_tuner(context));
+  if (every_method) tuners.push_back(make_rocchio_tuner(context));
 
   // Progress: each fold's kinds of fit, its second pass (one-of), then the
   // calibrations.
@@ -124,7 +125,8 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     return ", fold " + std::to_string(f + 1) + " of " + std::to_string(num_folds);
   };
   // Folds are independent and write disjoint documents' entries: run them
-  // on every core (training is otherwise single-threaded).
+  // (or fit_folds' tasks) on every core; training is otherwise
+  // single-threaded.
   const auto on_folds = [&](uint32_t first, uint32_t end,
                             const std::function<void(uint32_t)>& run) {
     std::atomic<uint32_t> next_fold{first};
@@ -154,24 +156,50 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     on_folds(0, num_folds, run);
   };
   for (const auto& tuner : tuners) tuner->before_folds();
-  const auto fit_fold = [&](uint32_t f) {
-    const TuneFold prepared = prepare_fold(f);
-    for (const auto& entry : prepared.held_out) scored[entry.first] = 1;
-    const std::string fold_name = of_fold(f);
-    const FoldStepDone fold_step_done = [&](const std::string& step) {
-      step_done(step + fold_name);
+  // Every tuner's fit on folds [first, end), on every core. Each (fold,
+  // tuner) pair is a task, taken fold by fold, so that no core waits while
+  // another fits a fold's last tuners alone (whole folds would leave the
+  // fifth of 5 folds on 2 cores to one core). A fold is prepared by the
+  // first of its tasks to start and dropped when its last ends, so about
+  // one fold per core is held at once.
+  const auto fit_folds = [&](uint32_t first, uint32_t end) {
+    struct FoldWork {
+      std::mutex mutex;
+      std::shared_ptr<const TuneFold> prepared;
+      size_t tasks_left = 0;
     };
-    for (const auto& tuner : tuners) tuner->fit_fold(prepared, fold_step_done);
+    std::vector<FoldWork> work(end - first);
+    for (FoldWork& fold_work : work) fold_work.tasks_left = tuners.size();
+    const auto run_task = [&](uint32_t task) {
+      const uint32_t f = first + task / static_cast<uint32_t>(tuners.size());
+      MethodTuner& tuner = *tuners[task % tuners.size()];
+      FoldWork& fold_work = work[f - first];
+      std::shared_ptr<const TuneFold> prepared;
+      {
+        const std::lock_guard<std::mutex> lock(fold_work.mutex);
+        if (!fold_work.prepared) {
+          auto fresh = std::make_shared<TuneFold>(prepare_fold(f));
+          for (const auto& entry : fresh->held_out) scored[entry.first] = 1;
+          fold_work.prepared = std::move(fresh);
+        }
+        prepared = fold_work.prepared;
+      }
+      const std::string fold_name = of_fold(f);
+      tuner.fit_fold(*prepared, [&](const std::string& step) { step_done(step + fold_name); });
+      const std::lock_guard<std::mutex> lock(fold_work.mutex);
+      if (--fold_work.tasks_left == 0) fold_work.prepared.reset();
+    };
+    on_folds(0, (end - first) * static_cast<uint32_t>(tuners.size()), run_task);
   };
   // One-of: successive halving. The first folds (one per core) fit every
   // candidate; those that cannot win are dropped before the others.
   const uint32_t first_round =
       context.compact ? std::min(num_folds - 1, std::max(2u, std::thread::hardware_concurrency()))
                       : num_folds;
-  on_folds(0, first_round, fit_fold);
+  fit_folds(0, first_round);
   if (first_round < num_folds) {
     for (const auto& tuner : tuners) tuner->prune();
-    on_folds(first_round, num_folds, fit_fold);
+    fit_folds(first_round, num_folds);
   }
 
   tuned.thresholds.resize(all_methods().size());
