@@ -162,12 +162,18 @@ LogisticCoordinate logistic_dual_coordinate(double a, double margin, double c, d
   const bool flip = 0.5 * a * (complement - alpha) + margin < 0;
   const double sign = flip ? -1.0 : 1.0;
   const double old = flip ? complement : alpha;
+  const double log_ratio_at_old = std::log(old / (c - old));
   double z = old;
-  if (c - z < 0.5 * c) z *= 0.1;
-  double gp = a * (z - old) + sign * margin + std::log(z / (c - z));
+  double gp = sign * margin + log_ratio_at_old;
+  // Usually the smaller variable is below C/2 already; otherwise Newton
+  // starts from a tenth of it (one more logarithm).
+  if (c - z < 0.5 * c) {
+    z *= 0.1;
+    gp = a * (z - old) + sign * margin + std::log(z / (c - z));
+  }
   LogisticCoordinate result;
   result.alpha = alpha;
-  result.gradient_at_old = std::fabs(sign * margin + std::log(old / (c - old)));
+  result.gradient_at_old = std::fabs(sign * margin + log_ratio_at_old);
   while (result.steps < max_newton && std::fabs(gp) >= inner_eps) {
     const double gpp = a + c / ((c - z) * z);
     const double next = z - gp / gpp;
