@@ -20,6 +20,11 @@ finish() {
   fi
 }
 trap finish EXIT
+# Each stage's heading says when it began, so a slow suite shows which
+# stage took the time.
+section() {
+  echo "== $* [at $((SECONDS - started)) s]"
+}
 
 bash scripts/install-deps.sh
 
@@ -28,19 +33,19 @@ if [ ! -d ../shared/data ]; then
 fi
 
 step="formatting"
-echo "== formatting (clang-format --dry-run --Werror)"
+section "formatting (clang-format --dry-run --Werror)"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror --style=file
 
 jobs=$(nproc)
 
 step="the -Werror build and its tests"
-echo "== build with -Werror"
+section "build with -Werror"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAUTOCAT_WERROR=ON > /dev/null
 cmake --build build-test -j "$jobs"
 (cd build-test && ctest --output-on-failure -j "$jobs")
 
 step="the Debian package and pip install (scripts/package-smoke.sh)"
-echo "== the Debian package: build, apt-get install, use, remove; pip install . into a venv"
+section "the Debian package: build, apt-get install, use, remove; pip install . into a venv"
 package_status=0
 bash scripts/package-smoke.sh build-package || package_status=$?
 if [ "$package_status" -eq 77 ]; then
@@ -50,7 +55,7 @@ elif [ "$package_status" -ne 0 ]; then
 fi
 
 step="the AddressSanitizer + UndefinedBehaviorSanitizer build and its tests"
-echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
+section "build with AddressSanitizer + UndefinedBehaviorSanitizer"
 # Debug (assertions on) at -O1: at -O0 the 20 Newsgroups and Reuters suites,
 # which train with the full cross-validation, took over 15 min each under
 # ASan; at -O1 about 3 min, and ASan still sees every access.
@@ -67,7 +72,7 @@ cmake --build build-asan -j "$jobs"
   ctest --output-on-failure -j "$jobs" -E '^(NewsgroupsTest|NewsgroupsLiveTest\..*|NewsgroupsSubjectsTest\..*|ReutersTest)$')
 
 step="the ThreadSanitizer tests"
-echo "== ThreadSanitizer: the Concurrent* tests"
+section "ThreadSanitizer: the Concurrent* tests"
 # A third build, kept cheap: only the executables that hold Concurrent*
 # tests, and only those tests run (category_indexer_test's fixture also
 # trains a model, whose cross-validation folds run on several threads).
@@ -83,7 +88,7 @@ cmake --build build-tsan -j "$jobs" \
 fuzz_seconds=${AUTOCAT_FUZZ_SECONDS:-30}
 if [ "$fuzz_seconds" -gt 0 ]; then
   step="the fuzzers"
-  echo "== fuzzers (clang libFuzzer, ASan + UBSan), ${fuzz_seconds} s each"
+  section "fuzzers (clang libFuzzer, ASan + UBSan), ${fuzz_seconds} s each"
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DAUTOCAT_FUZZ=ON -DAUTOCAT_SANITIZE=ON -DAUTOCAT_WERROR=ON -DAUTOCAT_BUILD_TESTS=OFF \
     -DAUTOCAT_BUILD_EXAMPLES=OFF -DAUTOCAT_BUILD_BENCH=OFF > /dev/null
