@@ -124,19 +124,19 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   const auto of_fold = [&](uint32_t f) {
     return ", fold " + std::to_string(f + 1) + " of " + std::to_string(num_folds);
   };
-  // Folds are independent and write disjoint documents' entries: run them
-  // (or fit_folds' tasks) on every core; training is otherwise
-  // single-threaded.
+  // run(item) for every item of [first, end) (folds, or fit_folds' tasks)
+  // on every core: folds are independent and write disjoint documents'
+  // entries; training is otherwise single-threaded.
   const auto on_folds = [&](uint32_t first, uint32_t end,
                             const std::function<void(uint32_t)>& run) {
-    std::atomic<uint32_t> next_fold{first};
+    std::atomic<uint32_t> next_item{first};
     idle_workers = 0;
     std::exception_ptr failure;
     std::mutex failure_mutex;
     auto worker = [&] {
-      for (uint32_t f; (f = next_fold++) < end;) {
+      for (uint32_t item; (item = next_item++) < end;) {
         try {
-          run(f);
+          run(item);
         } catch (...) {
           const std::lock_guard<std::mutex> lock(failure_mutex);
           if (!failure) failure = std::current_exception();
