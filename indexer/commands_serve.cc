@@ -340,6 +340,16 @@ class Server {
     entry["id"] = document_id(doc);
     entry["title"] = doc.get_data();
     entry["categories"] = categories_json(decode_categories(doc.get_value(slot())));
+    const std::optional<EditorMark> mark = editor_mark(doc);
+    entry["editor_set"] = mark.has_value();
+    if (mark) {
+      internal::Json editor = internal::Json::object();
+      editor["name"] = mark->name;
+      editor["at"] = mark->at;
+      entry["editor"] = std::move(editor);
+    } else {
+      entry["editor"] = nullptr;
+    }
     if (explain) {
       const std::string text = text_of(doc);
       std::vector<Category> scores = indexer_->score(text);
@@ -553,26 +563,47 @@ class Server {
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
-    Xapian::Document doc;
     // Counted however it ends, once the model may have learned: explanations
     // then reopen the model.
     struct Counted {
       std::atomic<uint64_t>& count;
       ~Counted() { ++count; }
     } counted{corrections_};
+    Correction correction;
     try {
-      // Looks the id up before anything is taught.
-      doc = relabel_document(db, db_path_, *indexer_, id, names, /*learn=*/true, text_slot_);
+      correction = correct_document(db, *indexer_, id, names, correction_options(req));
     } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
     } catch (const InvalidArgumentError& e) {
       throw HttpError{400, e.what()};
     }
     warn_model();
-    const Xapian::docid docid = doc.get_docid();
     db.close();
     const Xapian::Database reader = open();
-    return document_json(reader.get_document(docid), false);
+    internal::Json result = document_json(find(reader, id), false);
+    result["correction"] = correction_to_json(correction);
+    return result;
+  }
+
+  // Who corrects: the X-Autocat-Editor header (set by the token check), else
+  // "editor".
+  CorrectionOptions correction_options(const httplib::Request& req) const {
+    CorrectionOptions options;
+    options.editor = editor_of(req);
+    options.text_slot = text_slot_;
+    return options;
+  }
+
+  static std::string editor_of(const httplib::Request& req) {
+    const std::string editor = req.get_header_value("X-Autocat-Editor");
+    return editor.empty() ? std::string("editor") : editor;
+  }
+
+  static internal::Json correction_to_json(const Correction& correction) {
+    internal::Json json;
+    std::string error;
+    internal::parse_json(correction_json(correction), &json, &error);
+    return json;
   }
 
   Xapian::WritableDatabase open_writable() const {
