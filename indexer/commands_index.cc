@@ -443,7 +443,10 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
         throw;
       }
       if (replaced != Replaced::kAdded) ++counts.replaced;
-      if (replaced == Replaced::kEditorSetKept) ++counts.editor_set_kept;
+      if (replaced == Replaced::kEditorSetKept) {
+        ++counts.editor_set_kept;
+        doc.categories = decode_categories(doc.document.get_value(options.category_slot));
+      }
       if (!no_categories && doc.categories.empty()) ++counts.uncategorized;
       for (const Category& category : doc.categories) ++counts.categories[category.name];
       ++counts.documents;

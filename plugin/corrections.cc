@@ -331,7 +331,11 @@ std::vector<Correction> correct_documents(Xapian::WritableDatabase& db, Category
       db,
       [&]() {
         uint64_t seq = last_seq(db);
-        for (Planned& planned : plans) apply_planned(db, indexer, planned, options.learn, ++seq);
+        const uint64_t batch = options.batch != 0 ? options.batch : seq + 1;
+        for (Planned& planned : plans) {
+          planned.correction.batch = batch;
+          apply_planned(db, indexer, planned, options.learn, ++seq);
+        }
         db.set_metadata(kCorrectionLastKey, std::to_string(seq));
       },
       [&]() {

@@ -127,7 +127,8 @@ AUTOCAT_EXPORT Correction correct_document(Xapian::WritableDatabase& db, Categor
                                            const CorrectionOptions& options = CorrectionOptions());
 
 // Corrections of documents matching one search, as one batch: one record
-// per document, all with the same batch number. Each document gets its
+// per document, all with the same batch number (options.batch, or when 0
+// the sequence number of the batch's first record). Each document gets its
 // categories with `remove` taken out and `add` put in (a one-of model: `add`
 // replaces them; more than one in `add` is refused). Commits once. Throws
 // as correct_document(), before anything changes.
