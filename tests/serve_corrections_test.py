@@ -22,7 +22,8 @@ import urllib.parse
 import urllib.request
 
 CLI, SOURCE, WORK = sys.argv[1:4]
-TOKEN = "editor-token"
+# One token per editor (--tokens): the server names who corrects.
+TOKENS = {"ana": "ana-token-0123456789", "ben": "ben-token-0123456789"}
 failures = []
 
 
@@ -53,7 +54,7 @@ class Server:
         self.stderr = tempfile.TemporaryFile(mode="w+", dir=WORK)
         self.process = subprocess.Popen(
             [CLI, "serve", "--db", DB, "--model", MODEL, "--listen", "127.0.0.1:0",
-             "--token-file", TOKEN_FILE, *extra],
+             "--tokens", TOKEN_FILE, *extra],
             stdout=subprocess.PIPE, stderr=self.stderr, text=True)
         SERVERS.append(self.process)
         first = self.process.stdout.readline().strip()
@@ -61,12 +62,11 @@ class Server:
         if not first.startswith("listening on http://127.0.0.1:"):
             self.process.kill()
             raise SystemExit("serve did not start: %r" % first)
-        self.url = first[len("listening on "):]
+        self.url = first[len("listening on "):].split("/?token=")[0].rstrip("/")
 
     def request(self, method, path, body=None, editor=None):
-        headers = {"Authorization": "Bearer " + TOKEN}
-        if editor:
-            headers["X-Autocat-Editor"] = editor
+        # A client's own X-Autocat-Editor is dropped: the token names the editor.
+        headers = {"Authorization": "Bearer " + TOKENS[editor or "ana"], "X-Autocat-Editor": "eve"}
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.url + path, data=data, method=method,
                                          headers=headers)
@@ -92,7 +92,7 @@ MODEL = os.path.join(WORK, "model")
 DB = os.path.join(WORK, "db")
 TOKEN_FILE = os.path.join(WORK, "token")
 with open(TOKEN_FILE, "w") as f:
-    f.write(TOKEN + "\n")
+    f.write("".join("%s %s\n" % item for item in TOKENS.items()))
 DOCS = os.path.join(SOURCE, "tests/data/fixture_test.jsonl")
 started = time.time()
 run("train", "--model", MODEL, os.path.join(SOURCE, "tests/data/fixture_train.jsonl"))
