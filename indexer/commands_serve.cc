@@ -393,6 +393,25 @@ class Server {
     }
   }
 
+  // The query of a search (q= parsed as `autocat search` does; blank:
+  // every document) filtered to the categories `filter`.
+  Xapian::Query parse_search(const Xapian::Database& db, const std::string& raw_query,
+                             const std::vector<std::string>& filter) const {
+    Xapian::Query query = Xapian::Query::MatchAll;
+    if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
+      Xapian::QueryParser parser;
+      parser.set_database(db);
+      parser.set_default_op(Xapian::Query::OP_OR);
+      configure_query_parser(parser, indexer_->options().stemmer, prefix());
+      try {
+        query = parser.parse_query(raw_query, kQueryParserFlags);
+      } catch (const Xapian::QueryParserError& e) {
+        throw HttpError{400, "cannot parse the query: " + e.get_msg()};
+      }
+    }
+    return category_filter(query, filter, prefix());
+  }
+
   internal::Json search(const httplib::Request& req) const {
     std::vector<std::string> filter;
     for (size_t i = 0; i < req.get_param_value_count("category"); ++i) {
@@ -420,19 +439,7 @@ class Server {
     }
 
     const Xapian::Database db = open();
-    Xapian::Query query = Xapian::Query::MatchAll;
-    if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
-      Xapian::QueryParser parser;
-      parser.set_database(db);
-      parser.set_default_op(Xapian::Query::OP_OR);
-      configure_query_parser(parser, indexer_->options().stemmer, prefix());
-      try {
-        query = parser.parse_query(raw_query, kQueryParserFlags);
-      } catch (const Xapian::QueryParserError& e) {
-        throw HttpError{400, "cannot parse the query: " + e.get_msg()};
-      }
-    }
-    query = category_filter(query, filter, prefix());
+    const Xapian::Query query = parse_search(db, raw_query, filter);
     Xapian::Enquire enquire(db);
     enquire.set_query(query);
     // The served index is one local database, where Xapian runs a decider
@@ -704,20 +711,8 @@ class Server {
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
-    Xapian::Query query = Xapian::Query::MatchAll;
-    if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
-      Xapian::QueryParser parser;
-      parser.set_database(db);
-      parser.set_default_op(Xapian::Query::OP_OR);
-      configure_query_parser(parser, indexer_->options().stemmer, prefix());
-      try {
-        query = parser.parse_query(raw_query, kQueryParserFlags);
-      } catch (const Xapian::QueryParserError& e) {
-        throw HttpError{400, "cannot parse the query: " + e.get_msg()};
-      }
-    }
     Xapian::Enquire enquire(db);
-    enquire.set_query(category_filter(query, filter, prefix()));
+    enquire.set_query(parse_search(db, raw_query, filter));
     const Xapian::MSet matches = enquire.get_mset(0, db.get_doccount());
     if (matches.size() != expect) {
       throw HttpError{409, "the search matches " + std::to_string(matches.size()) +
