@@ -106,17 +106,30 @@ void restore_model(CategoryIndexer& indexer, const Correction& correction,
 
 // Runs `write` in a Xapian transaction: on a throw the index is left as it
 // was (the transaction cancelled) and `undo_model` restores the model.
+// An in-memory database has no transactions: its changes are written and
+// committed as they come.
 template <typename Write, typename UndoModel>
 void in_transaction(Xapian::WritableDatabase& db, Write write, UndoModel undo_model) {
-  db.begin_transaction();
+  bool transaction = true;
+  try {
+    db.begin_transaction();
+  } catch (const Xapian::UnimplementedError&) {
+    transaction = false;
+  }
   try {
     write();
-    db.commit_transaction();
+    if (transaction) {
+      db.commit_transaction();
+    } else {
+      db.commit();
+    }
   } catch (...) {
-    try {
-      db.cancel_transaction();
-    } catch (const Xapian::Error&) {
-      // Already ended by the failing commit.
+    if (transaction) {
+      try {
+        db.cancel_transaction();
+      } catch (const Xapian::Error&) {
+        // Already ended by the failing commit.
+      }
     }
     undo_model();
     throw;

@@ -209,6 +209,19 @@ TEST_F(CorrectionsTest, DocumentWithoutLearnableTextIsStillCorrected) {
   EXPECT_EQ(names(stored("blank")), std::vector<std::string>{"food"});
 }
 
+TEST_F(CorrectionsTest, InMemoryDatabasesAreCorrectedToo) {
+  Xapian::WritableDatabase memory(std::string(), Xapian::DB_BACKEND_INMEMORY);
+  indexer_->index_document(memory, "sports", kSportsText);
+  const Correction correction = correct_document(memory, *indexer_, "sports", {"food"}, by("ana"));
+  EXPECT_EQ(correction.seq, 1u);
+  const Xapian::Document doc = find_document_by_id(memory, "sports");
+  EXPECT_TRUE(is_editor_set(doc));
+  EXPECT_EQ(names(decode_categories(doc.get_value(kDefaultCategorySlot))),
+            std::vector<std::string>{"food"});
+  EXPECT_EQ(undo_correction(memory, *indexer_, 1, "ana", Xapian::BAD_VALUENO).size(), 1u);
+  EXPECT_FALSE(is_editor_set(find_document_by_id(memory, "sports")));
+}
+
 TEST_F(CorrectionsTest, StatsCountTheQueueAndTheAgreement) {
   CorrectionStats stats = correction_stats(db_);
   EXPECT_EQ(stats.documents, 3u);
