@@ -233,7 +233,10 @@ void ReviewQueue::rerank(const std::vector<Xapian::docid>& corrected) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (Xapian::MSetIterator it = similar.begin(); it != similar.end(); ++it) {
-      if (entries_.count(*it) && queued.size() < options_.rerank_documents) queued.push_back(*it);
+      // The corrected documents keep what the editor said.
+      if (entries_.count(*it) && !rset.contains(*it) && queued.size() < options_.rerank_documents) {
+        queued.push_back(*it);
+      }
     }
   }
   const double search_ms = elapsed_ms(started);
