@@ -145,7 +145,9 @@ try:
     browser.find_element(By.ID, "doc-save").click()
 
     def stored_categories(b):
-        with urllib.request.urlopen(url + "/api/documents/" + target) as response:
+        request = urllib.request.Request(url + "/api/documents/" + target,
+                                         headers={"Authorization": "Bearer " + TOKEN})
+        with urllib.request.urlopen(request) as response:
             return [c["name"] for c in json.load(response)["categories"]]
     try:
         wait.until(lambda b: stored_categories(b) == ["food"])

@@ -69,7 +69,8 @@ def serve(*extra):
     process = subprocess.Popen([CLI, "serve", "--db", db, "--model", model, "--listen",
                                 "127.0.0.1:0", "--token-file", token_file, *extra],
                                stdout=subprocess.PIPE, text=True)
-    address = process.stdout.readline().strip()[len("listening on "):]
+    # "listening on http://HOST:PORT", maybe followed by the sign-in path.
+    address = process.stdout.readline().strip()[len("listening on "):].split("/?token=")[0]
     process.stdout.readline()
     return process, address
 
@@ -86,8 +87,9 @@ def check(condition, what):
 
 
 def get(path):
+    request = urllib.request.Request(url + path, headers={"Authorization": "Bearer " + TOKEN})
     try:
-        with urllib.request.urlopen(url + path) as response:
+        with urllib.request.urlopen(request) as response:
             return json.load(response)
     except urllib.error.HTTPError as e:
         if e.code == 404 and path.startswith("/api/corrections"):
@@ -235,7 +237,7 @@ try:
     # --read-only: no Save, no label to edit.
     reader, read_only_url = serve("--read-only")
     servers.append(reader)
-    browser.get(read_only_url + "/")
+    browser.get(read_only_url + "/?token=" + TOKEN)
     press("r")
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#doc-candidates li"))
     check(not browser.find_elements(By.ID, "doc-save"), "--read-only hides Save")
