@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +23,6 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
-#include <random>
 #include <sstream>
 #include <system_error>
 
@@ -33,6 +34,7 @@
 #include "classify/io/json_text.h"
 #include "indexer/commands.h"
 #include "indexer/explain_json.h"
+#include "indexer/http_gate.h"
 #include "indexer/relabel.h"
 #include "indexer/review_queue.h"
 #include "indexer/search_metadata.h"
@@ -44,16 +46,18 @@ namespace {
 
 const char kUsage[] =
     "usage: autocat serve --db DB --model DIR [--listen HOST:PORT] [--read-only]\n"
-    "                     [--token-file F]\n"
+    "                     [--token-file F | --tokens F] [--public-read]\n"
+    "                     [--allow-host NAME]... [--request-timeout S]\n"
     "\n"
     "Serves the index DB (written by autocat index) and the model DIR over HTTP:\n"
     "a page at / to search with category facets, open a document, correct its\n"
     "categories and work through a review queue of the least sure documents, and\n"
     "the JSON API the page uses (docs/serve.md). A correction is written to DB\n"
     "(category terms and value slot) and taught to the model (autocat learn,\n"
-    "journaled) before the reply. Writes need the token printed at start\n"
-    "(\"Authorization: Bearer TOKEN\"). Prints \"listening on http://HOST:PORT\" and\n"
-    "\"token: TOKEN\", then serves until killed.\n";
+    "journaled) before the reply. Every request needs the token printed at start:\n"
+    "open the address printed (http://HOST:PORT/?token=TOKEN) in a browser to sign\n"
+    "in, or send \"Authorization: Bearer TOKEN\". Prints \"listening on\n"
+    "http://HOST:PORT/?token=TOKEN\" and \"token: TOKEN\", then serves until killed.\n";
 
 const char kFooter[] =
     "\n"
@@ -67,7 +71,15 @@ void define_options(OptionSet& options) {
                 "address to serve on (default 127.0.0.1:8080; port 0 picks a free one)");
   options.flag("--read-only", "refuse corrections (403)");
   options.value("--token-file", "F",
-                "the token writes need is the first line of F (default: a random one, printed)");
+                "the token is the first line of F (default: a random one, printed)");
+  options.value("--tokens", "F",
+                "one token per editor: lines NAME TOKEN in F (instead of --token-file)");
+  options.flag("--public-read", "let reads (GET) through without a token; writes still need one");
+  options.values("--allow-host", "NAME",
+                 "also accept requests for Host NAME (repeatable; default: the --listen "
+                 "address and localhost)");
+  options.value("--request-timeout", "S",
+                "seconds a client has to send a request's headers and body (default 10)");
 }
 
 // The review queue looks at most at this many documents.
@@ -117,38 +129,6 @@ void reply_error(httplib::Response& res, int status, const std::string& message)
   internal::Json body = internal::Json::object();
   body["error"] = message;
   reply_json(res, status, body);
-}
-
-std::string random_token() {
-  std::random_device device;
-  static const char kHex[] = "0123456789abcdef";
-  std::string token;
-  for (int i = 0; i < 32; ++i) token += kHex[device() % 16];
-  return token;
-}
-
-std::string read_token_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw NotFoundError(path + ": cannot read the token file (--token-file)");
-  std::string token;
-  std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t'))
-    token.pop_back();
-  if (token.empty() || token.find_first_of(" \t") != std::string::npos) {
-    throw InvalidArgumentError(path +
-                               ": the first line must be the token (no spaces); write one and "
-                               "start again");
-  }
-  return token;
-}
-
-// Compares in time independent of where the strings differ.
-bool same_token(const std::string& given, const std::string& token) {
-  unsigned char diff = given.size() == token.size() ? 0 : 1;
-  for (size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i] ^ token[i % token.size()]);
-  }
-  return diff == 0;
 }
 
 int64_t int_param(const httplib::Request& req, const std::string& name, int64_t fallback,
@@ -214,11 +194,8 @@ void check_params(const httplib::Request& req, const std::string& route,
 
 class Server {
  public:
-  Server(std::string db_path, const std::string& model_dir, bool read_only, std::string token)
-      : db_path_(std::move(db_path)),
-        model_dir_(model_dir),
-        read_only_(read_only),
-        token_(std::move(token)) {
+  Server(std::string db_path, const std::string& model_dir, bool read_only)
+      : db_path_(std::move(db_path)), model_dir_(model_dir), read_only_(read_only) {
     const Xapian::Database db = open();
     metadata_ = read_search_metadata(db);
     text_slot_ = stored_text_slot(metadata_);
@@ -253,12 +230,11 @@ class Server {
   }
 
   void routes(httplib::Server& http) {
+    // Signing in (/?token=) and the Content-Security-Policy are the gate's
+    // (http_gate.h).
     http.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");
       res.set_header("X-Content-Type-Options", "nosniff");
-      res.set_header("Content-Security-Policy",
-                     "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                     "'unsafe-inline'; connect-src 'self'");
       res.set_content(kServePage, "text/html; charset=utf-8");
     });
     http.Get("/api/search", wrap([this](const httplib::Request& req, httplib::Response& res) {
@@ -581,10 +557,10 @@ class Server {
     return result;
   }
 
-  void check_token(const httplib::Request& req) const {
-    const std::string header = req.get_header_value("Authorization");
-    const std::string bearer = "Bearer ";
-    if (header.rfind(bearer, 0) != 0 || !same_token(header.substr(bearer.size()), token_)) {
+  // The gate checked the token and names the editor; with --public-read a
+  // read may come without one.
+  static void check_token(const httplib::Request& req) {
+    if (req.get_header_value("X-Autocat-Editor").empty()) {
       throw HttpError{401, "give the token printed at start: Authorization: Bearer TOKEN"};
     }
   }
@@ -659,7 +635,6 @@ class Server {
   std::string db_path_;
   std::string model_dir_;
   bool read_only_;
-  std::string token_;
   SearchMetadata metadata_;
   Xapian::valueno text_slot_ = Xapian::BAD_VALUENO;
   std::unique_ptr<CategoryIndexer> indexer_;
@@ -698,12 +673,25 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     throw UsageError("--listen " + listen + ": the port must be a number from 0 to 65535");
   }
   const bool read_only = args.has("read-only");
-  const std::string token =
-      args.has("token-file") ? read_token_file(args.value("token-file")) : random_token();
+  GateOptions gate;
+  gate.public_read = args.has("public-read");
+  gate.request_timeout =
+      std::chrono::milliseconds(1000 * args.integer("request-timeout", 10, 1, 3600));
+  gate.max_body_bytes = kMaxBodyBytes;
+  if (args.has("tokens") && args.has("token-file")) {
+    throw UsageError("give --tokens (one token per editor) or --token-file, not both");
+  }
+  if (args.has("tokens")) {
+    gate.editors = read_tokens_file(args.value("tokens"));
+  } else {
+    gate.editors.push_back({"editor", args.has("token-file")
+                                          ? read_token_file(args.value("token-file"))
+                                          : random_token()});
+  }
 
-  Server server(dbs[0], model_dir, read_only, token);
+  Server server(dbs[0], model_dir, read_only);
   for (const std::string& warning : server.startup_warnings(model_dir)) messages.warning(warning);
-  httplib::Server http;
+  GatedServer http;
   http.set_payload_max_length(kMaxBodyBytes);
   server.routes(http);
   if (port == 0) {
@@ -715,12 +703,47 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
                   "machine's)");
   }
   if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-    messages.warning("serving on " + host + ", not only this machine: anyone who can reach it " +
-                     "can read the index" + (read_only ? "" : " (writes need the token)"));
+    messages.warning("serving on " + host +
+                     ", not only this machine: requests and tokens cross the network "
+                     "unencrypted" +
+                     (gate.public_read ? "; anyone who can reach it can read the index" : ""));
   }
-  out << "listening on http://" << (host.find(':') != std::string::npos ? "[" + host + "]" : host)
-      << ':' << port << '\n'
-      << "token: " << token << '\n';
+  // Requests must name this server: a page whose domain resolves to this
+  // address (DNS rebinding) sends its own name and is refused.
+  const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  const std::string port_suffix = ":" + std::to_string(port);
+  const bool any_address = host == "0.0.0.0" || host == "::" || host.empty();
+  std::vector<std::string> names = {any_address ? "127.0.0.1" : shown_host, "localhost"};
+  if (any_address) names.push_back("[::1]");
+  for (const std::string& name : args.values("allow-host")) {
+    if (name.empty() || name.find_first_of(" \t/") != std::string::npos) {
+      throw UsageError("--allow-host " + name + ": give a host name, e.g. search.example.org");
+    }
+    names.push_back(name);
+  }
+  for (const std::string& name : names) {
+    std::string lowered;
+    for (char c : name) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // A name given with its port, or the default port left out, is taken as written.
+    const bool has_port = lowered.find(':') != std::string::npos && lowered.back() != ']';
+    gate.hosts.push_back(has_port ? lowered : lowered + port_suffix);
+    if (port == 80 && !has_port) gate.hosts.push_back(lowered);
+  }
+  gate.port = port;
+  const std::string address = "http://" + (any_address ? "127.0.0.1" : shown_host) + port_suffix;
+  gate.sign_in_address =
+      address + "/?token=" + (gate.editors.size() == 1 ? "\u2026" : "YOUR-TOKEN");
+  const size_t editors = gate.editors.size();
+  const std::string token = gate.editors.front().token;
+  http.set_gate(std::move(gate));
+  if (args.has("tokens")) {
+    out << "listening on " << address << "/\n"
+        << "editors: " << editors << " (--tokens " << args.value("tokens") << "); each signs in at "
+        << address << "/?token=THEIR-TOKEN\n";
+  } else {
+    out << "listening on " << address << "/?token=" << percent_encode(token) << '\n'
+        << "token: " << token << '\n';
+  }
   out.flush();
   if (!http.listen_after_bind()) throw IOError("--listen " + listen + ": the server stopped");
   return 0;

@@ -3,8 +3,9 @@
 # chromium-driver): it loads and lists results, a click on a facet filters
 # them, markup in a title shows as text, an open document shows its
 # explanation's neighbours, combo members or terms, and a category corrected with chips
-# and the type-ahead picker, signed in with the token's address, is saved (the
-# JSON API then returns it). Skips (exit 77)
+# and the type-ahead picker is saved (the JSON API then returns it). The page signs
+# in through the address serve prints (?token=, then a cookie); without it, it says
+# how. Skips (exit 77)
 # without Chromium or Selenium.
 #
 # usage: serve_page_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
@@ -56,9 +57,15 @@ run("index", "--model", model, "--db", db, "--store-text", docs)
 
 server = subprocess.Popen([CLI, "serve", "--db", db, "--model", model, "--listen", "127.0.0.1:0",
                            "--token-file", token_file], stdout=subprocess.PIPE, text=True)
-url = server.stdout.readline().strip()[len("listening on "):]
+sign_in = server.stdout.readline().strip()[len("listening on "):]
+url = sign_in.split("/?token=")[0]
 server.stdout.readline()
 failures = []
+
+
+def urlopen(address):
+    return urllib.request.urlopen(urllib.request.Request(
+        address, headers={"Authorization": "Bearer " + TOKEN}))
 
 
 def check(condition, what):
@@ -76,7 +83,12 @@ started = time.time()
 browser = webdriver.Chrome(service=service, options=options)
 try:
     wait = WebDriverWait(browser, 10)
-    browser.get(url + "/?token=" + TOKEN)
+    browser.get(url + "/")
+    check("to sign in" in browser.find_element(By.TAG_NAME, "body").text,
+          "without the token the page says how to sign in")
+    browser.get(sign_in)
+    check(browser.current_url == url + "/", "signing in leaves the token out of the address: %s"
+          % browser.current_url)
     wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#results li")) == 10)
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#facets li"))
 
@@ -93,17 +105,17 @@ try:
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, '#facets li.on[data-category="sports"]'))
     wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, "#results li")) == count)
     ids = [e.get_attribute("data-id") for e in browser.find_elements(By.CSS_SELECTOR, "#results li")]
-    with urllib.request.urlopen(url + "/api/search?category=sports&limit=100") as response:
+    with urlopen(url + "/api/search?category=sports&limit=100") as response:
         expected = [d["id"] for d in json.load(response)["documents"]]
     check(ids == expected, "the facet filters the results: %s vs %s" % (ids, expected))
 
     # A minimum score applies to the chosen facet, as min_score= in the API:
     # the best sports score keeps some documents and drops the others.
-    with urllib.request.urlopen(url + "/api/search?category=sports&limit=100") as response:
+    with urlopen(url + "/api/search?category=sports&limit=100") as response:
         scores = [c["score"] for d in json.load(response)["documents"] for c in d["categories"]
                   if c["name"] == "sports"]
     minimum = repr(max(scores))
-    with urllib.request.urlopen(url + "/api/search?category=sports&limit=100&min_score=" +
+    with urlopen(url + "/api/search?category=sports&limit=100&min_score=" +
                                 minimum) as response:
         kept = [d["id"] for d in json.load(response)["documents"]]
     check(0 < len(kept) < count or len(set(scores)) == 1, "the minimum score cuts: %s" % scores)
@@ -123,7 +135,7 @@ try:
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#doc-chips .chip"))
     # The explanation's evidence, as the API gives it: kNN's neighbours,
     # combo's members for the top categories, the terms behind a category.
-    with urllib.request.urlopen(url + "/api/documents/" + target) as response:
+    with urlopen(url + "/api/documents/" + target) as response:
         explanation = json.load(response)["explanation"]
     shown = 0
     for table, cell, key, first in [
@@ -145,9 +157,7 @@ try:
     browser.find_element(By.ID, "doc-save").click()
 
     def stored_categories(b):
-        request = urllib.request.Request(url + "/api/documents/" + target,
-                                         headers={"Authorization": "Bearer " + TOKEN})
-        with urllib.request.urlopen(request) as response:
+        with urlopen(url + "/api/documents/" + target) as response:
             return [c["name"] for c in json.load(response)["categories"]]
     try:
         wait.until(lambda b: stored_categories(b) == ["food"])

@@ -3,8 +3,8 @@
 # an index written, the server started on 127.0.0.1:0 and its JSON API
 # driven through urllib. Search and facets equal `autocat search --facets
 # --json`, also with min_score and sort=score:C (`--min-score`,
-# `--sort-by-score`); unknown /api/ routes are 404 with a JSON error; writes
-# need the token (401), are refused read-only (403), bad
+# `--sort-by-score`); unknown /api/ routes are 404 with a JSON error; every
+# request needs the token (401), writes are refused read-only (403), bad
 # bodies are 400 and unknown ids 404; a correction is in the index and the
 # model's journal after a restart and after kill -9 right after the reply;
 # review lists the least sure documents first; markup in a title comes back
@@ -71,18 +71,18 @@ class Server:
         SERVERS.append(self.process)
         first = self.process.stdout.readline().strip()
         second = self.process.stdout.readline().strip()
-        if not first.startswith("listening on http://127.0.0.1:"):
+        if not first.startswith("listening on http://127.0.0.1:") or "/?token=" not in first:
             self.process.kill()
             self.process.wait()
             raise SystemExit("serve did not start: %r %r %s" % (first, second, self.errors()))
         check(second == "token: " + TOKEN, "serve prints the token from --token-file")
-        self.url = first[len("listening on "):]
+        self.url = first[len("listening on "):].split("/?token=")[0]
 
     def errors(self):
         self.stderr.seek(0)
         return self.stderr.read()
 
-    def request(self, method, path, body=None, token=None, raw=False):
+    def request(self, method, path, body=None, token=TOKEN, raw=False):
         headers = {}
         if token is not None:
             headers["Authorization"] = "Bearer " + token
