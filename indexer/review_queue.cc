@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <exception>
 
@@ -63,19 +62,14 @@ ReviewQueue::Entry ReviewQueue::scored_entry(std::vector<Category> scores) {
 }
 
 ReviewQueue::Entry ReviewQueue::stored_entry(const std::string& categories,
-                                             const std::string& runner_up) const {
+                                             const std::string& runner_up) {
   std::vector<Category> scores = decode_categories(categories);
-  const size_t tab = runner_up.find('\t');
-  if (scores.size() == 1 && tab != std::string::npos && tab > 0) {
-    Category second;
-    second.name = runner_up.substr(0, tab);
-    const char* begin = runner_up.data() + tab + 1;
-    const char* end = runner_up.data() + runner_up.size();
-    const auto [ptr, ec] = std::from_chars(begin, end, second.score);
-    if (ec == std::errc() && ptr == end && std::isfinite(second.score) &&
-        second.name != scores[0].name) {
-      scores.push_back(std::move(second));
-    }
+  // The runner-up is the best category not assigned: the second candidate
+  // beside one assigned category, the first beside none.
+  const std::vector<Category> second = decode_categories(runner_up);
+  if (scores.size() < 2 && second.size() == 1 && std::isfinite(second[0].score) &&
+      (scores.empty() || second[0].name != scores[0].name)) {
+    scores.push_back(second[0]);
   }
   return scored_entry(std::move(scores));
 }

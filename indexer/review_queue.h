@@ -119,7 +119,7 @@ class ReviewQueue {
   void refresh(const Xapian::Database& db, Xapian::docid docid);
   void put(Xapian::docid docid, Entry entry);
   void erase(Xapian::docid docid);
-  Entry stored_entry(const std::string& categories, const std::string& runner_up) const;
+  static Entry stored_entry(const std::string& categories, const std::string& runner_up);
   static Entry scored_entry(std::vector<Category> scores);
   void work();
   void rerank(const std::vector<Xapian::docid>& corrected);
