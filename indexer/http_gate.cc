@@ -143,7 +143,9 @@ class BufferedRequestStream : public httplib::Stream {
     return static_cast<ssize_t>(n);
   }
   ssize_t write(const char* ptr, size_t size) override {
-    return send_all(sock_, ptr, size, write_deadline_) ? static_cast<ssize_t>(size) : -1;
+    // The reply's time counts from its first byte, however long the handler took.
+    if (!write_deadline_) write_deadline_ = Clock::now() + kWriteTimeout;
+    return send_all(sock_, ptr, size, *write_deadline_) ? static_cast<ssize_t>(size) : -1;
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     address(::getpeername, ip, port);
@@ -170,7 +172,7 @@ class BufferedRequestStream : public httplib::Stream {
   socket_t sock_;
   std::string request_;
   size_t read_ = 0;
-  Clock::time_point write_deadline_ = Clock::now() + kWriteTimeout;
+  std::optional<Clock::time_point> write_deadline_;
 };
 
 std::string lower(std::string text) {
@@ -480,11 +482,10 @@ class Gatekeeper {
     return request;
   }
 
-  // 503 without reading anything: too many connections.
-  void refuse_busy() {
-    deadline_ = Clock::now() + std::chrono::seconds(1);
-    refuse(503, "too many connections at once; try again in a moment", true);
-  }
+  // 503 without reading anything: too many connections. Runs on the
+  // accepting thread, so it neither drains nor waits (a new connection's
+  // send buffer takes the short reply).
+  void refuse_busy() { refuse(503, "too many connections at once; try again in a moment", false); }
 
  private:
   // Reads up to the blank line that ends the headers.
@@ -655,8 +656,9 @@ class Gatekeeper {
     reply += common_headers() + "Content-Type: " + type +
              "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     if (!head_method_) reply += body;
+    // On the accepting thread, no wait at all.
     const Clock::time_point write_deadline =
-        std::max(deadline_, Clock::now() + std::chrono::seconds(2));
+        refusing ? Clock::now() : std::max(deadline_, Clock::now() + std::chrono::seconds(2));
     if (!send_all(sock_, reply.data(), reply.size(), write_deadline)) return;
     ::shutdown(sock_, SHUT_WR);
     if (!drain) return;
@@ -686,6 +688,10 @@ GatedServer::GatedServer() {
 
 void GatedServer::set_gate(GateOptions options) {
   gate_ = std::move(options);
+  // httplib listens with a backlog of 5: a burst of connections (64 slow
+  // clients opening at once) would drop the next one's SYN for a second.
+  // listen() again on the bound socket raises it.
+  if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, SOMAXCONN);
   // Every reply of httplib's (the page, the API, its 404s) carries these;
   // the gate's own replies write them too.
   set_default_headers({{"Content-Security-Policy", kContentSecurityPolicy},

@@ -13,8 +13,8 @@
 // httplib's process_request() through an in-memory stream whose replies go
 // to the socket. One request per connection (Connection: close).
 //
-// Thread-safety: configure (set_gate) before listen_after_bind(); the options
-// are only read afterwards.
+// Thread-safety: configure (set_gate) between binding and
+// listen_after_bind(); the options are only read afterwards.
 #pragma once
 
 #include <httplib.h>
@@ -60,8 +60,8 @@ extern const char kContentSecurityPolicy[];
 class GatedServer : public httplib::Server {
  public:
   GatedServer();
-  // REQUIRES: called once, before listen_after_bind(); `options.editors` not
-  // empty.
+  // REQUIRES: called once, after binding and before listen_after_bind();
+  // `options.editors` not empty.
   void set_gate(GateOptions options);
 
  private:
