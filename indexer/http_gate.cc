@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <utility>
 
 #include "autocat/error.h"
+#include "indexer/args.h"
 
 namespace autocat::cli {
 
@@ -804,6 +806,32 @@ std::string random_token() {
   std::string token;
   for (int i = 0; i < 32; ++i) token += kHex[device() % 16];
   return token;
+}
+
+std::vector<std::string> accepted_hosts(const std::string& host, int port,
+                                        const std::vector<std::string>& also) {
+  const bool any_address = host.empty() || host == "0.0.0.0" || host == "::";
+  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::vector<std::string> names = {any_address ? "127.0.0.1" : shown, "localhost"};
+  if (any_address) names.push_back("[::1]");
+  names.insert(names.end(), also.begin(), also.end());
+  std::vector<std::string> hosts;
+  for (const std::string& name : names) {
+    const std::string lowered = lower(name);
+    const bool has_port = lowered.find(':') != std::string::npos && lowered.back() != ']';
+    hosts.push_back(has_port ? lowered : lowered + ":" + std::to_string(port));
+    // Browsers leave the default port out.
+    if (port == 80 && !has_port) hosts.push_back(lowered);
+  }
+  return hosts;
+}
+
+void check_host_names(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (name.empty() || name.find_first_of(" \t/?#@") != std::string::npos) {
+      throw UsageError("--allow-host " + name + ": give a host name, e.g. search.example.org");
+    }
+  }
 }
 
 std::string percent_encode(const std::string& text) {
