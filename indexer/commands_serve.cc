@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -689,6 +688,9 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
                                           : random_token()});
   }
 
+  const std::vector<std::string> allowed_hosts = args.values("allow-host");
+  check_host_names(allowed_hosts);
+
   Server server(dbs[0], model_dir, read_only);
   for (const std::string& warning : server.startup_warnings(model_dir)) messages.warning(warning);
   GatedServer http;
@@ -708,29 +710,9 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
                      "unencrypted" +
                      (gate.public_read ? "; anyone who can reach it can read the index" : ""));
   }
-  // Requests must name this server: a page whose domain resolves to this
-  // address (DNS rebinding) sends its own name and is refused.
-  const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  const std::string port_suffix = ":" + std::to_string(port);
-  const bool any_address = host == "0.0.0.0" || host == "::" || host.empty();
-  std::vector<std::string> names = {any_address ? "127.0.0.1" : shown_host, "localhost"};
-  if (any_address) names.push_back("[::1]");
-  for (const std::string& name : args.values("allow-host")) {
-    if (name.empty() || name.find_first_of(" \t/") != std::string::npos) {
-      throw UsageError("--allow-host " + name + ": give a host name, e.g. search.example.org");
-    }
-    names.push_back(name);
-  }
-  for (const std::string& name : names) {
-    std::string lowered;
-    for (char c : name) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    // A name given with its port, or the default port left out, is taken as written.
-    const bool has_port = lowered.find(':') != std::string::npos && lowered.back() != ']';
-    gate.hosts.push_back(has_port ? lowered : lowered + port_suffix);
-    if (port == 80 && !has_port) gate.hosts.push_back(lowered);
-  }
+  gate.hosts = accepted_hosts(host, port, allowed_hosts);
   gate.port = port;
-  const std::string address = "http://" + (any_address ? "127.0.0.1" : shown_host) + port_suffix;
+  const std::string address = "http://" + gate.hosts.front();
   gate.sign_in_address =
       address + "/?token=" + (gate.editors.size() == 1 ? "\u2026" : "YOUR-TOKEN");
   const size_t editors = gate.editors.size();

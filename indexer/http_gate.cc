@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <utility>
 
 #include "autocat/error.h"
+#include "indexer/args.h"
 
 namespace autocat::cli {
 
@@ -143,7 +145,9 @@ class BufferedRequestStream : public httplib::Stream {
     return static_cast<ssize_t>(n);
   }
   ssize_t write(const char* ptr, size_t size) override {
-    return send_all(sock_, ptr, size, write_deadline_) ? static_cast<ssize_t>(size) : -1;
+    // The reply's time counts from its first byte, however long the handler took.
+    if (!write_deadline_) write_deadline_ = Clock::now() + kWriteTimeout;
+    return send_all(sock_, ptr, size, *write_deadline_) ? static_cast<ssize_t>(size) : -1;
   }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     address(::getpeername, ip, port);
@@ -170,7 +174,7 @@ class BufferedRequestStream : public httplib::Stream {
   socket_t sock_;
   std::string request_;
   size_t read_ = 0;
-  Clock::time_point write_deadline_ = Clock::now() + kWriteTimeout;
+  std::optional<Clock::time_point> write_deadline_;
 };
 
 std::string lower(std::string text) {
@@ -480,11 +484,10 @@ class Gatekeeper {
     return request;
   }
 
-  // 503 without reading anything: too many connections.
-  void refuse_busy() {
-    deadline_ = Clock::now() + std::chrono::seconds(1);
-    refuse(503, "too many connections at once; try again in a moment", true);
-  }
+  // 503 without reading anything: too many connections. Runs on the
+  // accepting thread, so it neither drains nor waits (a new connection's
+  // send buffer takes the short reply).
+  void refuse_busy() { refuse(503, "too many connections at once; try again in a moment", false); }
 
  private:
   // Reads up to the blank line that ends the headers.
@@ -655,8 +658,9 @@ class Gatekeeper {
     reply += common_headers() + "Content-Type: " + type +
              "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
     if (!head_method_) reply += body;
+    // On the accepting thread, no wait at all.
     const Clock::time_point write_deadline =
-        std::max(deadline_, Clock::now() + std::chrono::seconds(2));
+        refusing ? Clock::now() : std::max(deadline_, Clock::now() + std::chrono::seconds(2));
     if (!send_all(sock_, reply.data(), reply.size(), write_deadline)) return;
     ::shutdown(sock_, SHUT_WR);
     if (!drain) return;
@@ -686,6 +690,10 @@ GatedServer::GatedServer() {
 
 void GatedServer::set_gate(GateOptions options) {
   gate_ = std::move(options);
+  // httplib listens with a backlog of 5: a burst of connections (64 slow
+  // clients opening at once) would drop the next one's SYN for a second.
+  // listen() again on the bound socket raises it.
+  if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, SOMAXCONN);
   // Every reply of httplib's (the page, the API, its 404s) carries these;
   // the gate's own replies write them too.
   set_default_headers({{"Content-Security-Policy", kContentSecurityPolicy},
@@ -798,6 +806,32 @@ std::string random_token() {
   std::string token;
   for (int i = 0; i < 32; ++i) token += kHex[device() % 16];
   return token;
+}
+
+std::vector<std::string> accepted_hosts(const std::string& host, int port,
+                                        const std::vector<std::string>& also) {
+  const bool any_address = host.empty() || host == "0.0.0.0" || host == "::";
+  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::vector<std::string> names = {any_address ? "127.0.0.1" : shown, "localhost"};
+  if (any_address) names.push_back("[::1]");
+  names.insert(names.end(), also.begin(), also.end());
+  std::vector<std::string> hosts;
+  for (const std::string& name : names) {
+    const std::string lowered = lower(name);
+    const bool has_port = lowered.find(':') != std::string::npos && lowered.back() != ']';
+    hosts.push_back(has_port ? lowered : lowered + ":" + std::to_string(port));
+    // Browsers leave the default port out.
+    if (port == 80 && !has_port) hosts.push_back(lowered);
+  }
+  return hosts;
+}
+
+void check_host_names(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (name.empty() || name.find_first_of(" \t/?#@") != std::string::npos) {
+      throw UsageError("--allow-host " + name + ": give a host name, e.g. search.example.org");
+    }
+  }
 }
 
 std::string percent_encode(const std::string& text) {

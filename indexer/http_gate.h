@@ -13,8 +13,8 @@
 // httplib's process_request() through an in-memory stream whose replies go
 // to the socket. One request per connection (Connection: close).
 //
-// Thread-safety: configure (set_gate) before listen_after_bind(); the options
-// are only read afterwards.
+// Thread-safety: configure (set_gate) between binding and
+// listen_after_bind(); the options are only read afterwards.
 #pragma once
 
 #include <httplib.h>
@@ -60,8 +60,8 @@ extern const char kContentSecurityPolicy[];
 class GatedServer : public httplib::Server {
  public:
   GatedServer();
-  // REQUIRES: called once, before listen_after_bind(); `options.editors` not
-  // empty.
+  // REQUIRES: called once, after binding and before listen_after_bind();
+  // `options.editors` not empty.
   void set_gate(GateOptions options);
 
  private:
@@ -77,6 +77,15 @@ std::vector<Editor> read_tokens_file(const std::string& path);
 std::string read_token_file(const std::string& path);
 // 32 random hex digits.
 std::string random_token();
+// The Host header values a server listening on `host`:`port` accepts, in
+// lower case, the address to print first: that address (127.0.0.1 and [::1]
+// for a wildcard address), localhost, and each of `also` (NAME takes the port;
+// NAME:PORT as written). Requests naming anything else (DNS rebinding) are
+// refused.
+std::vector<std::string> accepted_hosts(const std::string& host, int port,
+                                        const std::vector<std::string>& also);
+// Throws UsageError for a --allow-host value that is not a host name.
+void check_host_names(const std::vector<std::string>& names);
 // `text` with every byte but RFC 3986's unreserved ones %-encoded.
 std::string percent_encode(const std::string& text);
 

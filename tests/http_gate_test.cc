@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "autocat/error.h"
+#include "indexer/args.h"
 #include "tests/test_util.h"
 
 namespace autocat::cli {
@@ -163,6 +164,20 @@ TEST(TokensFileTest, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error_of("# nobody\n").rfind(file + ": no editor", 0), 0u);
   EXPECT_THROW(read_tokens_file(dir.path()), InvalidArgumentError);
   EXPECT_THROW(read_tokens_file(dir.file("none")), NotFoundError);
+}
+
+TEST(AcceptedHostsTest, TheListenAddressLocalhostAndTheNamesAllowed) {
+  EXPECT_EQ(accepted_hosts("127.0.0.1", 8080, {"Search.Example", "alias:9000"}),
+            (std::vector<std::string>{"127.0.0.1:8080", "localhost:8080", "search.example:8080",
+                                      "alias:9000"}));
+  EXPECT_EQ(accepted_hosts("::1", 8080, {}),
+            (std::vector<std::string>{"[::1]:8080", "localhost:8080"}));
+  EXPECT_EQ(accepted_hosts("0.0.0.0", 80, {}),
+            (std::vector<std::string>{"127.0.0.1:80", "127.0.0.1", "localhost:80", "localhost",
+                                      "[::1]:80", "[::1]"}));
+  EXPECT_THROW(check_host_names({"a b"}), UsageError);
+  EXPECT_THROW(check_host_names({""}), UsageError);
+  EXPECT_NO_THROW(check_host_names({"search.example", "alias:9000"}));
 }
 
 }  // namespace
