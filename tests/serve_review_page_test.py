@@ -190,7 +190,7 @@ try:
                 press("j")
                 wait.until(lambda b: shown_id() != undone)
             else:
-                wait.until(lambda b: "history" in texts("#error")[0])
+                wait.until(lambda b: "cannot undo" in texts("#error")[0])
                 undone = None
     review_keys = keys
     check(not texts("#error") or not texts("#error")[0], "no error: %s" % texts("#error"))
