@@ -90,6 +90,8 @@ constexpr size_t kExplainTop = 9;
 constexpr int64_t kMaxLimit = 1000;
 // Longest request body read (a correction is a short list of names).
 constexpr size_t kMaxBodyBytes = 1 << 20;
+// Documents one POST /api/bulk may correct.
+constexpr size_t kMaxBulk = 10000;
 
 struct HttpError {
   int status;
@@ -256,6 +258,19 @@ class Server {
              wrap([this](const httplib::Request& req, httplib::Response& res) {
                reply_json(res, 200, correct(req, req.matches[1]));
              }));
+    http.Get("/api/corrections", wrap([this](const httplib::Request& req, httplib::Response& res) {
+               reply_json(res, 200, corrections(req));
+             }));
+    http.Delete(R"(/api/corrections/([^/]+))",
+                wrap([this](const httplib::Request& req, httplib::Response& res) {
+                  reply_json(res, 200, undo(req, req.matches[1]));
+                }));
+    http.Post("/api/bulk", wrap([this](const httplib::Request& req, httplib::Response& res) {
+                reply_json(res, 200, bulk(req));
+              }));
+    http.Get("/api/stats", wrap([this](const httplib::Request&, httplib::Response& res) {
+               reply_json(res, 200, stats());
+             }));
     http.Get(R"(/api/documents/(.+))",
              wrap([this](const httplib::Request& req, httplib::Response& res) {
                const Xapian::Database db = open();
@@ -275,7 +290,9 @@ class Server {
               res.status == 404
                   ? "no API route " + req.method + " " + req.path +
                         "; the routes: GET /api/search, /api/categories, /api/info, /api/review, "
-                        "/api/documents/ID; PUT /api/documents/ID/categories (docs/serve.md)"
+                        "/api/documents/ID, /api/corrections, /api/stats; PUT "
+                        "/api/documents/ID/categories; POST /api/bulk; DELETE "
+                        "/api/corrections/SEQ (docs/serve.md)"
                   : "the request could not be served (HTTP " + std::to_string(res.status) + ")");
           return httplib::Server::HandlerResponse::Handled;
         }));
@@ -349,6 +366,16 @@ class Server {
     entry["id"] = document_id(doc);
     entry["title"] = doc.get_data();
     entry["categories"] = categories_json(decode_categories(doc.get_value(slot())));
+    const std::optional<EditorMark> mark = editor_mark(doc);
+    entry["editor_set"] = mark.has_value();
+    if (mark) {
+      internal::Json editor = internal::Json::object();
+      editor["name"] = mark->name;
+      editor["at"] = mark->at;
+      entry["editor"] = std::move(editor);
+    } else {
+      entry["editor"] = nullptr;
+    }
     if (explain) {
       const std::string text = text_of(doc);
       if (text_slot_ != Xapian::BAD_VALUENO) {
@@ -593,34 +620,234 @@ class Server {
   }
 
   internal::Json correct(const httplib::Request& req, const std::string& id) {
-    check_token(req);
-    if (read_only_) throw HttpError{403, "this server is read-only (--read-only)"};
+    check_write(req);
     const std::vector<std::string> names = parse_categories(req.body);
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
     const Xapian::rev before = db.get_revision();
-    Xapian::Document doc;
     // Counted however it ends, once the model may have learned: explanations
     // then reopen the model.
     struct Counted {
       std::atomic<uint64_t>& count;
       ~Counted() { ++count; }
     } counted{corrections_};
+    Correction correction;
     try {
-      // Looks the id up before anything is taught.
-      doc = relabel_document(db, db_path_, *indexer_, id, names, /*learn=*/true, text_slot_);
+      correction = correct_document(db, *indexer_, id, names, correction_options(req));
     } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
     } catch (const InvalidArgumentError& e) {
       throw HttpError{400, e.what()};
     }
     warn_model();
-    const Xapian::docid docid = doc.get_docid();
     db.close();
     const Xapian::Database reader = open();
-    queue_->written(reader, before, {docid});
-    return document_json(reader.get_document(docid), false);
+    const Xapian::Document doc = find(reader, id);
+    queue_->written(reader, before, {doc.get_docid()});
+    internal::Json result = document_json(doc, false);
+    result["correction"] = correction_to_json(correction);
+    return result;
+  }
+
+  // Who corrects: the X-Autocat-Editor header (set by the token check), else
+  // "editor".
+  CorrectionOptions correction_options(const httplib::Request& req) const {
+    CorrectionOptions options;
+    options.editor = editor_of(req);
+    options.text_slot = text_slot_;
+    return options;
+  }
+
+  static std::string editor_of(const httplib::Request& req) {
+    const std::string editor = req.get_header_value("X-Autocat-Editor");
+    return editor.empty() ? std::string("editor") : editor;
+  }
+
+  static internal::Json correction_to_json(const Correction& correction) {
+    internal::Json json;
+    std::string error;
+    internal::parse_json(correction_json(correction), &json, &error);
+    return json;
+  }
+
+  // The writes' common gate: the token, then --read-only.
+  void check_write(const httplib::Request& req) const {
+    check_token(req);
+    if (read_only_) throw HttpError{403, "this server is read-only (--read-only)"};
+  }
+
+  internal::Json corrections(const httplib::Request& req) const {
+    const auto limit = static_cast<uint64_t>(int_param(req, "limit", 50, 0, kMaxLimit));
+    const auto offset = static_cast<uint64_t>(int_param(req, "offset", 0, 0, 1000000000));
+    const CorrectionPage page = list_corrections(open(), offset, limit);
+    internal::Json list = internal::Json::array();
+    for (const Correction& correction : page.corrections) {
+      list.push_back(correction_to_json(correction));
+    }
+    internal::Json result = internal::Json::object();
+    result["total"] = page.total;
+    result["corrections"] = std::move(list);
+    return result;
+  }
+
+  internal::Json undo(const httplib::Request& req, const std::string& seq_text) {
+    check_write(req);
+    uint64_t seq = 0;
+    const char* end = seq_text.data() + seq_text.size();
+    const auto [ptr, ec] = std::from_chars(seq_text.data(), end, seq);
+    if (ec != std::errc() || ptr != end || seq == 0) {
+      throw HttpError{400, "/api/corrections/" + seq_text +
+                               ": give the number (seq) of a correction, from GET "
+                               "/api/corrections"};
+    }
+    const std::lock_guard<std::mutex> lock(write_mutex_);
+    Xapian::WritableDatabase db = open_writable();
+    const Xapian::rev before = db.get_revision();
+    struct Counted {
+      std::atomic<uint64_t>& count;
+      ~Counted() { ++count; }
+    } counted{corrections_};
+    std::vector<Correction> undone;
+    try {
+      undone = undo_correction(db, *indexer_, seq, editor_of(req), text_slot_);
+    } catch (const NotFoundError& e) {
+      throw HttpError{404, e.what()};
+    } catch (const ConflictError& e) {
+      throw HttpError{409, e.what()};
+    }
+    warn_model();
+    db.close();
+    const Xapian::Database reader = open();
+    internal::Json records = internal::Json::array();
+    internal::Json documents = internal::Json::array();
+    std::vector<Xapian::docid> written;
+    for (const Correction& correction : undone) {
+      records.push_back(correction_to_json(correction));
+      const Xapian::Document doc = find(reader, correction.id);
+      written.push_back(doc.get_docid());
+      documents.push_back(document_json(doc, false));
+    }
+    queue_->written(reader, before, written);
+    internal::Json result = internal::Json::object();
+    result["undone"] = std::move(records);
+    result["documents"] = std::move(documents);
+    return result;
+  }
+
+  // The names of the string array `field` of `body` (absent: none).
+  static std::vector<std::string> string_list(const internal::Json& body,
+                                              const std::string& field) {
+    std::vector<std::string> names;
+    if (!body.contains(field)) return names;
+    if (!body[field].is_array()) throw HttpError{400, "\"" + field + "\" must be a list of names"};
+    for (const internal::Json& item : body[field]) {
+      if (!item.is_string())
+        throw HttpError{400, "each name in \"" + field + "\" must be a string"};
+      names.push_back(item.get<std::string>());
+    }
+    return names;
+  }
+
+  // Labels every document a search matches, as one undoable batch, if the
+  // caller knows how many that is.
+  internal::Json bulk(const httplib::Request& req) {
+    check_write(req);
+    const std::string usage =
+        "the body must be {\"q\": QUERY, \"category\": [...], \"add\": [...], \"remove\": "
+        "[...], \"expect\": N}";
+    internal::Json body;
+    std::string error;
+    if (!internal::parse_json(req.body, &body, &error)) {
+      throw HttpError{400, "the body is not JSON: " + error};
+    }
+    if (!body.is_object()) throw HttpError{400, usage};
+    for (auto it = body.begin(); it != body.end(); ++it) {
+      if (it.key() != "q" && it.key() != "category" && it.key() != "add" && it.key() != "remove" &&
+          it.key() != "expect") {
+        throw HttpError{400, "unknown field '" + it.key() + "'; " + usage};
+      }
+    }
+    if (body.contains("q") && !body["q"].is_string()) throw HttpError{400, usage};
+    if (!body.contains("expect") || !body["expect"].is_number_unsigned()) {
+      throw HttpError{400,
+                      "\"expect\" must be the number of documents the search matches "
+                      "(GET /api/search?exact=1 gives it); " +
+                          usage};
+    }
+    const std::string raw_query = body.value("q", std::string());
+    const std::vector<std::string> filter = string_list(body, "category");
+    const std::vector<std::string> add = string_list(body, "add");
+    const std::vector<std::string> remove = string_list(body, "remove");
+    const auto expect = body["expect"].get<uint64_t>();
+
+    const std::lock_guard<std::mutex> lock(write_mutex_);
+    Xapian::WritableDatabase db = open_writable();
+    const Xapian::rev before = db.get_revision();
+    Xapian::Query query = Xapian::Query::MatchAll;
+    if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
+      Xapian::QueryParser parser;
+      parser.set_database(db);
+      parser.set_default_op(Xapian::Query::OP_OR);
+      configure_query_parser(parser, indexer_->options().stemmer, prefix());
+      try {
+        query = parser.parse_query(raw_query, kQueryParserFlags);
+      } catch (const Xapian::QueryParserError& e) {
+        throw HttpError{400, "cannot parse the query: " + e.get_msg()};
+      }
+    }
+    Xapian::Enquire enquire(db);
+    enquire.set_query(category_filter(query, filter, prefix()));
+    const Xapian::MSet matches = enquire.get_mset(0, db.get_doccount());
+    if (matches.size() != expect) {
+      throw HttpError{409, "the search matches " + std::to_string(matches.size()) +
+                               " documents, not " + std::to_string(expect) +
+                               " (\"expect\"); nothing was changed"};
+    }
+    if (matches.size() > kMaxBulk) {
+      throw HttpError{400, "the search matches " + std::to_string(matches.size()) +
+                               " documents; a bulk correction takes at most " +
+                               std::to_string(kMaxBulk) + ": narrow the search"};
+    }
+    std::vector<std::string> ids;
+    std::vector<Xapian::docid> docids;
+    for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
+      ids.push_back(document_id(it.get_document()));
+      docids.push_back(*it);
+    }
+    struct Counted {
+      std::atomic<uint64_t>& count;
+      ~Counted() { ++count; }
+    } counted{corrections_};
+    std::vector<Correction> made;
+    try {
+      made = correct_documents(db, *indexer_, ids, add, remove, correction_options(req));
+    } catch (const NotFoundError& e) {
+      throw HttpError{404, e.what()};
+    } catch (const InvalidArgumentError& e) {
+      throw HttpError{400, e.what()};
+    }
+    warn_model();
+    db.close();
+    queue_->written(open(), before, docids);
+    internal::Json records = internal::Json::array();
+    for (const Correction& correction : made) records.push_back(correction_to_json(correction));
+    internal::Json result = internal::Json::object();
+    result["batch"] = made.empty() ? 0 : made.front().batch;
+    result["corrected"] = made.size();
+    result["corrections"] = std::move(records);
+    return result;
+  }
+
+  internal::Json stats() const {
+    const CorrectionStats stats = correction_stats(open());
+    internal::Json result = internal::Json::object();
+    result["documents"] = stats.documents;
+    result["editor_set"] = stats.editor_set;
+    result["queue"] = stats.queue;
+    result["agreement"] = stats.agreement ? internal::Json(*stats.agreement) : internal::Json();
+    result["agreement_window"] = stats.agreement_window;
+    return result;
   }
 
   Xapian::WritableDatabase open_writable() const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "autocat/error.h"
 #include "autocat/types.h"
@@ -45,50 +46,22 @@ Xapian::Document find_document(const Xapian::Database& db, const std::string& db
   return db.get_document(*it);
 }
 
-std::string document_text(const Xapian::Document& doc, Xapian::valueno text_slot) {
-  if (text_slot != Xapian::BAD_VALUENO) {
-    std::string text = doc.get_value(text_slot);
-    if (!text.empty()) return text;
-  }
-  return doc.get_data();
+Correction relabel_document(Xapian::WritableDatabase& db, const std::string& db_path,
+                            CategoryIndexer& indexer, const std::string& id,
+                            const std::vector<std::string>& names, bool learn,
+                            Xapian::valueno text_slot, const std::string& editor) {
+  find_document(db, db_path, id);  // the error names the database
+  CorrectionOptions options;
+  options.editor = editor;
+  options.learn = learn;
+  options.text_slot = text_slot;
+  return correct_document(db, indexer, id, names, options);
 }
 
-std::vector<std::string> known_categories(const CategoryIndexer& indexer,
-                                          const std::vector<std::string>& names) {
-  const std::vector<std::string>& known = indexer.categories();
-  std::vector<std::string> kept;
-  for (const std::string& name : names) {
-    if (!std::binary_search(known.begin(), known.end(), name)) {
-      throw InvalidArgumentError("category '" + name +
-                                 "' is not in the model; a new category needs a refit "
-                                 "(autocat train --add)");
-    }
-    if (std::find(kept.begin(), kept.end(), name) == kept.end()) kept.push_back(name);
-  }
-  if (kept.empty()) throw InvalidArgumentError("give at least one category");
-  return kept;
-}
-
-Xapian::Document relabel_document(Xapian::WritableDatabase& db, const std::string& db_path,
-                                  CategoryIndexer& indexer, const std::string& id,
-                                  const std::vector<std::string>& names, bool learn,
-                                  Xapian::valueno text_slot) {
-  const std::vector<std::string> checked = known_categories(indexer, names);
-  Xapian::Document doc = find_document(db, db_path, id);
-  const Xapian::docid docid = doc.get_docid();
-  if (learn) {
-    const std::string text = document_text(doc, text_slot);
-    if (text.empty()) {
-      throw InvalidArgumentError(db_path + ": document '" + id + "' has no text to learn from");
-    }
-    indexer.learn(id, text, checked);
-  }
-  std::vector<Category> categories;
-  for (const std::string& name : checked) categories.push_back(Category{name, 1.0});
-  indexer.set_categories(doc, categories);
-  db.replace_document(docid, doc);
-  db.commit();
-  return db.get_document(docid);
+std::string editor_name(const std::string& given, const std::string& fallback) {
+  if (!given.empty()) return given;
+  const char* user = std::getenv("USER");
+  return user != nullptr && *user != '\0' ? std::string(user) : fallback;
 }
 
 }  // namespace autocat::cli

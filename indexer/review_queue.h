@@ -1,8 +1,8 @@
 // The review queue of `autocat serve`: every document of the served index
 // that no editor has set, least sure first, where "sure" is the margin
 // between the two best candidate categories. The stored scores (the
-// category value slot, and the runner-up slot a one-of `autocat index`
-// writes) seed it; after each correction the documents most like the
+// category value slot, and the runner-up slot `autocat index` writes) seed
+// it; after each correction the documents most like the
 // corrected one are scored again by the live model on a background thread
 // (bounded in count and time), so the queue follows what the model learned.
 //
@@ -33,21 +33,14 @@
 
 namespace autocat::cli {
 
-// Value slot with the runner-up of a one-of decision, "NAME\tSCORE" (the
-// category the model ranked second and its score; not a search term, so
-// facets count assigned categories only).
-constexpr Xapian::valueno kRunnerUpSlot = 203;
-// Boolean term on every document whose categories an editor set.
-inline const std::string kEditedTerm = "XAUTOCATEDITED";
-
 struct ReviewQueueOptions {
-  Xapian::valueno category_slot = kDefaultCategorySlot;  // the categories and scores
-  Xapian::valueno runner_up_slot = kRunnerUpSlot;        // "NAME\tSCORE", if stored
-  Xapian::valueno text_slot = Xapian::BAD_VALUENO;       // the stored text, if any
-  std::string edited_term = kEditedTerm;                 // editor-set documents leave the queue
-  Xapian::doccount scan_limit = 200000;                  // documents looked at when built
-  Xapian::doccount rerank_documents = 200;               // most similar documents re-scored
-  std::chrono::milliseconds rerank_budget{200};          // scoring time per re-ranking
+  Xapian::valueno category_slot = kDefaultCategorySlot;   // the categories and scores
+  Xapian::valueno runner_up_slot = kDefaultRunnerUpSlot;  // the best category not assigned
+  Xapian::valueno text_slot = Xapian::BAD_VALUENO;        // the stored text, if any
+  std::string edited_term = kEditorSetTerm;               // editor-set documents leave the queue
+  Xapian::doccount scan_limit = 200000;                   // documents looked at when built
+  Xapian::doccount rerank_documents = 200;                // most similar documents re-scored
+  std::chrono::milliseconds rerank_budget{200};           // scoring time per re-ranking
 };
 
 // What a filter keeps: documents whose two candidates include one of

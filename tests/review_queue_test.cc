@@ -44,9 +44,9 @@ class ReviewQueueTest : public testing::Test {
     terms.set_document(doc);
     terms.index_text(d.text);
     doc.add_value(kDefaultCategorySlot, encode_categories(d.categories));
-    if (!d.runner_up.empty()) doc.add_value(kRunnerUpSlot, d.runner_up);
+    if (!d.runner_up.empty()) doc.add_value(kDefaultRunnerUpSlot, d.runner_up);
     doc.add_value(kTextSlot, d.text);
-    if (d.edited) doc.add_boolean_term(kEditedTerm);
+    if (d.edited) doc.add_boolean_term(kEditorSetTerm);
     return doc;
   }
 
@@ -127,7 +127,7 @@ TEST_F(ReviewQueueTest, FollowsWritesToldAndUntold) {
     Xapian::WritableDatabase db(db_path_, Xapian::DB_OPEN);
     const Xapian::rev before = db.get_revision();
     Xapian::Document doc = db.get_document(1);
-    doc.add_boolean_term(kEditedTerm);
+    doc.add_boolean_term(kEditorSetTerm);
     db.replace_document(1, doc);
     db.commit();
     db.close();
@@ -158,7 +158,7 @@ TEST_F(ReviewQueueTest, ReranksTheDocumentsLikeTheCorrectedOne) {
     Xapian::WritableDatabase db(db_path_, Xapian::DB_OPEN);
     const Xapian::rev before = db.get_revision();
     Xapian::Document doc = db.get_document(4);
-    doc.add_boolean_term(kEditedTerm);
+    doc.add_boolean_term(kEditorSetTerm);
     db.replace_document(4, doc);
     db.commit();
     db.close();
