@@ -207,6 +207,10 @@ try:
         stored = sorted(c["name"] for c in get("/api/documents/" + undone)["categories"])
         check(stored == previous[undone], "the undone %s is back to %s: %s" %
               (undone, previous[undone], stored))
+        check(any(c["id"] == undone and c.get("undone") for c in log["corrections"]),
+              "the log marks %s's correction undone" % undone)
+        check(not get("/api/documents/" + undone)["editor_set"],
+              "the undone %s is no longer editor-set" % undone)
     else:
         print("serve_review_page_test: this server has no /api/corrections: the undo and "
               "history checks are left out")
