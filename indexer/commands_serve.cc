@@ -207,7 +207,8 @@ class Server {
     queue_options.scan_limit = kReviewScanLimit;
     queue_ = std::make_unique<ReviewQueue>(
         db_path_, queue_options,
-        [indexer = indexer_.get()](const std::string& text) { return indexer->score(text); });
+        // On the queue's thread: the server's current model, which corrections teach.
+        [this](const std::string& text) { return indexer_->score(text); });
     warn_model();
   }
 
