@@ -412,8 +412,8 @@ TEST_F(CliErrorsTest, UsageErrors) {
   EXPECT_EQ(command.exit_code, 2);
   EXPECT_EQ(one_line(command.err),
             "autocat: unknown command 'frobnicate'; choose one of train, index, classify, search, "
-            "eval, features, explain, recategorize, rules, split, learn, forget, relabel, serve "
-            "(see autocat --help)");
+            "eval, features, explain, recategorize, rules, split, learn, forget, relabel, "
+            "corrections, serve (see autocat --help)");
 }
 
 // The command line is split by CLI11; its own messages never reach the user:

@@ -99,6 +99,51 @@ TEST_F(CliRelabelTest, RewritesTheCategoriesInPlaceAndTeachesOnlyWithLearn) {
   EXPECT_EQ(knn_category_of_comet(), "football");
 }
 
+// An editor's label survives recategorize and re-indexing, which say how
+// many they kept; autocat corrections exports it as training input.
+TEST_F(CliRelabelTest, EditorsLabelsAreKeptAndExported) {
+  ASSERT_EQ(run_autocat({"relabel", "--db", db_, "--model", model_, "--category", "medicine",
+                         "--editor", "ana", "comet"})
+                .exit_code,
+            0);
+  CliResult result =
+      run_autocat({"recategorize", "--model", model_, "--db", db_, "--all", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(json(result.out)["databases"][0]["editor_set_kept"], 1);
+  EXPECT_EQ(json(result.out)["databases"][0]["recategorized"], 1);  // "other" alone
+  EXPECT_EQ(stored_categories("comet"), std::vector<std::string>{"medicine"});
+
+  result = run_autocat(
+      {"index", "--model", model_, "--db", db_, "--json", "--quiet", dir_.file("inbox.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(json(result.out)["editor_set_kept"], 1);
+  EXPECT_EQ(stored_categories("comet"), std::vector<std::string>{"medicine"});
+
+  result = run_autocat(
+      {"recategorize", "--model", model_, "--db", db_, "--all", "--include-editor-set"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("--include-editor-set: 1 editor-set documents"), std::string::npos)
+      << result.err;
+  EXPECT_EQ(stored_categories("comet"), std::vector<std::string>{"astronomy"});
+  result = run_autocat({"corrections", "--db", db_, "--json"});
+  EXPECT_EQ(result.out, "") << "the model's categories replaced the correction";
+
+  ASSERT_EQ(run_autocat({"relabel", "--db", db_, "--model", model_, "--category", "medicine",
+                         "--editor", "ben", "comet"})
+                .exit_code,
+            0);
+  result = run_autocat({"corrections", "--db", db_, "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const internal::Json record = json(result.out);
+  EXPECT_EQ(record["id"], "comet");
+  EXPECT_EQ(record["text"], kComet);
+  EXPECT_EQ(record["labels"], internal::Json::array({"medicine"}));
+  EXPECT_EQ(record["previous"], internal::Json::array({"astronomy"}));
+  EXPECT_EQ(record["editor"], "ben");
+  result = run_autocat({"corrections", "--db", db_});
+  EXPECT_NE(result.out.find("1 correction in force in " + db_), std::string::npos) << result.out;
+}
+
 TEST_F(CliRelabelTest, BadInputChangesNothing) {
   CliResult result = run_autocat(
       {"relabel", "--db", db_, "--model", model_, "--category", "gardening", "--learn", "comet"});

@@ -151,7 +151,10 @@ AUTOCAT_EXPORT std::optional<Correction> find_correction(const Xapian::Database&
 // document gets its previous categories and editor mark (or none) back, the
 // model forgets what was taught (or learns the previous editor's categories
 // again), the records are marked undone by `editor`, and `db` is committed.
-// Returns the records as marked. Throws NotFoundError (no such record or
+// Returns the records as marked. The model forgets by id: a document that
+// was also one of the model's training documents (the id the correction
+// taught replaced it) leaves the model, its labels being unknown to the
+// index. Throws NotFoundError (no such record or
 // document), ConflictError (already undone, or a later correction of the
 // same document is in force: undo that first).
 AUTOCAT_EXPORT std::vector<Correction> undo_correction(Xapian::WritableDatabase& db,
