@@ -22,7 +22,6 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
-#include <queue>
 #include <sstream>
 #include <system_error>
 
@@ -36,6 +35,7 @@
 #include "indexer/explain_json.h"
 #include "indexer/http_gate.h"
 #include "indexer/relabel.h"
+#include "indexer/review_queue.h"
 #include "indexer/search_metadata.h"
 #include "indexer/serve_page.h"
 
@@ -81,10 +81,12 @@ void define_options(OptionSet& options) {
                 "seconds a client has to send a request's headers and body (default 10)");
 }
 
-// Review scans at most this many documents (bounded work per request).
+// The review queue looks at most at this many documents.
 constexpr Xapian::doccount kReviewScanLimit = 200000;
-// Category scores shown in a document's explanation.
-constexpr size_t kExplainTop = 5;
+// The longest stored text a document view carries.
+constexpr size_t kMaxTextBytes = 100 * 1024;
+// Category scores shown in a document's explanation (the page numbers them 1-9).
+constexpr size_t kExplainTop = 9;
 constexpr int64_t kMaxLimit = 1000;
 // Longest request body read (a correction is a short list of names).
 constexpr size_t kMaxBodyBytes = 1 << 20;
@@ -169,6 +171,28 @@ bool flag_param(const httplib::Request& req, const std::string& name) {
   throw HttpError{400, name + "=" + text + ": give 1 or 0"};
 }
 
+// The longest start of `text` of at most `bytes` bytes that does not cut a
+// UTF-8 sequence.
+std::string utf8_prefix(const std::string& text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  size_t end = bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+// Refuses a parameter `allowed` does not name (a misspelt filter would
+// otherwise be ignored in silence).
+void check_params(const httplib::Request& req, const std::string& route,
+                  const std::vector<std::string>& allowed) {
+  for (const auto& [name, value] : req.params) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string names;
+      for (const std::string& a : allowed) names += (names.empty() ? "" : ", ") + a;
+      throw HttpError{400, route + ": unknown parameter '" + name + "'; it takes " + names};
+    }
+  }
+}
+
 class Server {
  public:
   Server(std::string db_path, const std::string& model_dir, bool read_only)
@@ -177,6 +201,14 @@ class Server {
     metadata_ = read_search_metadata(db);
     text_slot_ = stored_text_slot(metadata_);
     indexer_ = std::make_unique<CategoryIndexer>(model_dir, relabel_index_options(metadata_));
+    ReviewQueueOptions queue_options;
+    queue_options.category_slot = slot();
+    queue_options.text_slot = text_slot_;
+    queue_options.scan_limit = kReviewScanLimit;
+    queue_ = std::make_unique<ReviewQueue>(
+        db_path_, queue_options,
+        // On the queue's thread: the server's current model, which corrections teach.
+        [this](const std::string& text) { return indexer_->score(text); });
     warn_model();
   }
 
@@ -217,6 +249,9 @@ class Server {
                result["categories"] = std::move(names);
                reply_json(res, 200, result);
              }));
+    http.Get("/api/info", wrap([this](const httplib::Request&, httplib::Response& res) {
+               reply_json(res, 200, info());
+             }));
     http.Get("/api/review", wrap([this](const httplib::Request& req, httplib::Response& res) {
                reply_json(res, 200, review(req));
              }));
@@ -255,7 +290,7 @@ class Server {
               res, res.status,
               res.status == 404
                   ? "no API route " + req.method + " " + req.path +
-                        "; the routes: GET /api/search, /api/categories, /api/review, "
+                        "; the routes: GET /api/search, /api/categories, /api/info, /api/review, "
                         "/api/documents/ID, /api/corrections, /api/stats; PUT "
                         "/api/documents/ID/categories; POST /api/bulk; DELETE "
                         "/api/corrections/SEQ (docs/serve.md)"
@@ -344,6 +379,10 @@ class Server {
     }
     if (explain) {
       const std::string text = text_of(doc);
+      if (text_slot_ != Xapian::BAD_VALUENO) {
+        entry["text"] = utf8_prefix(text, kMaxTextBytes);
+        entry["text_truncated"] = text.size() > kMaxTextBytes;
+      }
       std::vector<Category> scores = indexer_->score(text);
       if (scores.size() > kExplainTop) scores.resize(kExplainTop);
       internal::Json explanation = internal::Json::object();
@@ -397,19 +436,7 @@ class Server {
   // every document) filtered to the categories `filter`.
   Xapian::Query parse_search(const Xapian::Database& db, const std::string& raw_query,
                              const std::vector<std::string>& filter) const {
-    Xapian::Query query = Xapian::Query::MatchAll;
-    if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
-      Xapian::QueryParser parser;
-      parser.set_database(db);
-      parser.set_default_op(Xapian::Query::OP_OR);
-      configure_query_parser(parser, indexer_->options().stemmer, prefix());
-      try {
-        query = parser.parse_query(raw_query, kQueryParserFlags);
-      } catch (const Xapian::QueryParserError& e) {
-        throw HttpError{400, "cannot parse the query: " + e.get_msg()};
-      }
-    }
-    return category_filter(query, filter, prefix());
+    return category_filter(parse_query(db, raw_query), filter, prefix());
   }
 
   internal::Json search(const httplib::Request& req) const {
@@ -480,42 +507,87 @@ class Server {
     return result;
   }
 
-  // The documents whose two best stored scores are closest (one category:
-  // its score; none: 0), least sure first; ties by docid.
-  internal::Json review(const httplib::Request& req) const {
-    const auto limit = static_cast<size_t>(int_param(req, "limit", 10, 1, kMaxLimit));
-    const Xapian::Database db = open();
-    using Entry = std::pair<double, Xapian::docid>;
-    std::priority_queue<Entry> worst;  // the largest margin kept on top, to be dropped
-    Xapian::doccount scanned = 0;
-    for (Xapian::PostingIterator it = db.postlist_begin(""); it != db.postlist_end("");
-         ++it, ++scanned) {
-      if (scanned == kReviewScanLimit) break;
-      const Xapian::Document doc = db.get_document(*it);
-      std::vector<Category> categories = decode_categories(doc.get_value(slot()));
-      std::sort(categories.begin(), categories.end(),
-                [](const Category& a, const Category& b) { return a.score > b.score; });
-      double margin = 0;
-      if (categories.size() == 1) margin = categories[0].score;
-      if (categories.size() >= 2) margin = categories[0].score - categories[1].score;
-      worst.emplace(margin, *it);
-      if (worst.size() > limit) worst.pop();
+  // `raw` parsed as autocat search parses a query; blank: every document.
+  Xapian::Query parse_query(const Xapian::Database& db, const std::string& raw) const {
+    if (raw.find_first_not_of(" \t\n\r\f\v") == std::string::npos) {
+      return Xapian::Query::MatchAll;
     }
-    std::vector<Entry> chosen;
-    for (; !worst.empty(); worst.pop()) chosen.push_back(worst.top());
-    std::reverse(chosen.begin(), chosen.end());
+    Xapian::QueryParser parser;
+    parser.set_database(db);
+    parser.set_default_op(Xapian::Query::OP_OR);
+    configure_query_parser(parser, indexer_->options().stemmer, prefix());
+    try {
+      return parser.parse_query(raw, kQueryParserFlags);
+    } catch (const Xapian::QueryParserError& e) {
+      throw HttpError{400, "cannot parse the query: " + e.get_msg()};
+    }
+  }
+
+  // What the page needs to know about this server and its model.
+  internal::Json info() const {
+    const std::shared_ptr<const internal::Categorizer> model = explain_model();
+    const ClassifyOptions options;
+    internal::Json result = internal::Json::object();
+    result["read_only"] = read_only_;
+    result["decision"] = decision_name(model->decision_mode(options));
+    result["other"] = model->other_enabled(options);
+    result["method"] = method_name(indexer_->default_method());
+    result["text_stored"] = text_slot_ != Xapian::BAD_VALUENO;
+    return result;
+  }
+
+  // The review queue (indexer/review_queue.h), filtered and paged.
+  internal::Json review(const httplib::Request& req) const {
+    check_params(req, "/api/review", {"limit", "offset", "category", "q"});
+    const auto limit = static_cast<size_t>(int_param(req, "limit", 10, 1, kMaxLimit));
+    const auto offset = static_cast<size_t>(int_param(req, "offset", 0, 0, 1000000000));
+    ReviewFilter filter;
+    for (size_t i = 0; i < req.get_param_value_count("category"); ++i) {
+      filter.categories.push_back(req.get_param_value("category", i));
+      if (filter.categories.back().empty()) throw HttpError{400, "category= needs a name"};
+    }
+    const Xapian::Database db = open();
+    if (req.has_param("q")) {
+      const Xapian::Query query = parse_query(db, req.get_param_value("q"));
+      if (query.get_type() != Xapian::Query::LEAF_MATCH_ALL) {
+        Xapian::Enquire enquire(db);
+        enquire.set_query(query);
+        enquire.set_weighting_scheme(Xapian::BoolWeight());
+        const Xapian::MSet matches = enquire.get_mset(0, db.get_doccount());
+        filter.matching.emplace();
+        for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
+          filter.matching->insert(*it);
+        }
+      }
+    }
+    const ReviewPage page = queue_->page(db, filter, offset, limit);
     internal::Json documents = internal::Json::array();
-    for (const Entry& entry : chosen) {
-      const Xapian::Document doc = db.get_document(entry.second);
+    for (const ReviewItem& entry : page.items) {
+      const Xapian::Document doc = db.get_document(entry.docid);
       internal::Json item = internal::Json::object();
       item["id"] = document_id(doc);
       item["title"] = doc.get_data();
-      item["margin"] = entry.first;
+      item["margin"] = entry.margin;
+      item["candidates"] = categories_json(entry.candidates);
+      item["rescored"] = entry.rescored;
       item["categories"] = categories_json(decode_categories(doc.get_value(slot())));
       documents.push_back(std::move(item));
     }
+    const RerankStats stats = queue_->rerank_stats();
+    internal::Json rerank = internal::Json::object();
+    rerank["runs"] = stats.runs;
+    rerank["last_ms"] = stats.last_ms;
+    rerank["max_ms"] = stats.max_ms;
+    rerank["last_search_ms"] = stats.last_search_ms;
+    rerank["last_model_ms"] = stats.last_model_ms;
+    rerank["last_rescored"] = stats.last_rescored;
+    rerank["last_similar"] = stats.last_similar;
+    rerank["last_reordered"] = stats.last_reordered;
     internal::Json result = internal::Json::object();
+    result["total"] = page.total;
+    result["offset"] = offset;
     result["documents"] = std::move(documents);
+    result["rerank"] = std::move(rerank);
     return result;
   }
 
@@ -561,6 +633,7 @@ class Server {
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
+    const Xapian::rev before = db.get_revision();
     // Counted however it ends, once the model may have learned: explanations
     // then reopen the model.
     struct Counted {
@@ -578,7 +651,9 @@ class Server {
     warn_model();
     db.close();
     const Xapian::Database reader = open();
-    internal::Json result = document_json(find(reader, id), false);
+    const Xapian::Document doc = find(reader, id);
+    queue_->written(reader, before, {doc.get_docid()});
+    internal::Json result = document_json(doc, false);
     result["correction"] = correction_to_json(correction);
     return result;
   }
@@ -636,6 +711,7 @@ class Server {
     }
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
+    const Xapian::rev before = db.get_revision();
     struct Counted {
       std::atomic<uint64_t>& count;
       ~Counted() { ++count; }
@@ -653,10 +729,14 @@ class Server {
     const Xapian::Database reader = open();
     internal::Json records = internal::Json::array();
     internal::Json documents = internal::Json::array();
+    std::vector<Xapian::docid> written;
     for (const Correction& correction : undone) {
       records.push_back(correction_to_json(correction));
-      documents.push_back(document_json(find(reader, correction.id), false));
+      const Xapian::Document doc = find(reader, correction.id);
+      written.push_back(doc.get_docid());
+      documents.push_back(document_json(doc, false));
     }
+    queue_->written(reader, before, written);
     internal::Json result = internal::Json::object();
     result["undone"] = std::move(records);
     result["documents"] = std::move(documents);
@@ -711,6 +791,7 @@ class Server {
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
+    const Xapian::rev before = db.get_revision();
     Xapian::Enquire enquire(db);
     enquire.set_query(parse_search(db, raw_query, filter));
     const Xapian::MSet matches = enquire.get_mset(0, db.get_doccount());
@@ -725,8 +806,10 @@ class Server {
                                std::to_string(kMaxBulk) + ": narrow the search"};
     }
     std::vector<std::string> ids;
+    std::vector<Xapian::docid> docids;
     for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
       ids.push_back(document_id(it.get_document()));
+      docids.push_back(*it);
     }
     struct Counted {
       std::atomic<uint64_t>& count;
@@ -741,6 +824,8 @@ class Server {
       throw HttpError{400, e.what()};
     }
     warn_model();
+    db.close();
+    queue_->written(open(), before, docids);
     internal::Json records = internal::Json::array();
     for (const Correction& correction : made) records.push_back(correction_to_json(correction));
     internal::Json result = internal::Json::object();
@@ -775,6 +860,7 @@ class Server {
   SearchMetadata metadata_;
   Xapian::valueno text_slot_ = Xapian::BAD_VALUENO;
   std::unique_ptr<CategoryIndexer> indexer_;
+  std::unique_ptr<ReviewQueue> queue_;
   std::mutex write_mutex_;
   mutable std::mutex warn_mutex_;
   // Corrections taught so far, and the model explanations read (see explain_model()).
