@@ -1,7 +1,10 @@
 // Live learning: learn() and forget() through the journal, kNN's live index
 // and the live models of the other methods, and what they report.
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <map>
 
 #include "autocat/error.h"
@@ -84,12 +87,28 @@ void Categorizer::ensure_live_models(bool for_learning) const {
       live.reset();
     }
     live_.replay.reset();
+    std::lock_guard<std::mutex> lock(learn_mutex_);
+    // Records caught up while the sums were read follow the open's.
+    if (live) {
+      for (const JournalRecord& record : live_appended_) {
+        if (record.kind == JournalRecord::Kind::kForget) {
+          live->forget(record.id);
+          continue;
+        }
+        DocumentTerms doc;
+        std::vector<uint32_t> categories;
+        if (record_document(record, /*warn=*/false, &doc, &categories)) {
+          live->learn(record.id, doc, categories);
+        }
+      }
+    }
+    live_appended_.clear();
+    live_ready_ = true;
     std::atomic_store(&live_.models, live);
     live_.active.store(live != nullptr, std::memory_order_release);
     if (!error.empty()) {
-      std::lock_guard<std::mutex> lock(learn_mutex_);
       live_.error = error;
-      if (journal_at_open_) {
+      if (journal_at_open_ || appended_since_open_.load()) {
         add_warning(error +
                     "; Rocchio, Naive Bayes, svm and logreg classify with the models as trained, "
                     "without the "
@@ -107,7 +126,7 @@ void Categorizer::ensure_live_models(bool for_learning) const {
 }
 
 std::shared_ptr<const LiveModel> Categorizer::live_model(Method method) const {
-  if (journal_at_open_) {
+  if (journal_at_open_ || appended_since_open_.load(std::memory_order_acquire)) {
     ensure_live_models(/*for_learning=*/false);
   } else if (!live_.active.load(std::memory_order_acquire)) {
     return nullptr;  // nothing learned: the trained model, at no cost
@@ -128,7 +147,58 @@ void Categorizer::journal(const std::vector<JournalRecord>& records, bool sync) 
   if (model_dir_.empty() || records.empty()) return;
   const JournalContents result =
       append_journal(model_dir_, paths_.model_file, paths_.journal, records, sync, &journal_end_);
+  journal_seen_.store(journal_end_);
+  // Appended by others after this object's last catch-up: they come before
+  // these records in the journal, so they take effect before them here too.
+  apply_appended_locked(result.records);
   if (!result.torn.empty()) add_warning(result.torn + " (cut off)");
+}
+
+void Categorizer::apply_appended_locked(const std::vector<JournalRecord>& records) {
+  if (records.empty()) return;
+  appended_since_open_.store(true, std::memory_order_release);
+  for (const JournalRecord& record : records) {
+    if (!knn_ready_) {
+      knn_appended_.push_back(record);
+    } else if (knn_.live) {
+      apply_record(record, knn_.live.get());
+    }
+    if (!live_ready_) {
+      live_appended_.push_back(record);
+    } else if (live_.models) {
+      if (record.kind == JournalRecord::Kind::kForget) {
+        live_.models->forget(record.id);
+        continue;
+      }
+      DocumentTerms doc;
+      std::vector<uint32_t> categories;
+      if (record_document(record, /*warn=*/false, &doc, &categories)) {
+        live_.models->learn(record.id, doc, categories);
+      }
+    }
+  }
+}
+
+uint64_t Categorizer::catch_up() {
+  if (model_dir_.empty()) return 0;
+  struct stat status {};
+  if (::stat(paths_.journal.c_str(), &status) != 0) {
+    if (errno == ENOENT && journal_seen_.load() == 0) return 0;
+  } else if (uint64_t(status.st_size) == journal_seen_.load()) {
+    return 0;
+  }
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  return catch_up_locked();
+}
+
+uint64_t Categorizer::catch_up_locked() {
+  if (model_dir_.empty()) return 0;
+  const JournalContents more = read_journal(paths_.journal, journal_end_);
+  if (more.version == 0 && journal_end_ == 0) return 0;  // no journal yet
+  journal_end_ = more.valid_bytes;
+  journal_seen_.store(more.file_bytes);
+  apply_appended_locked(more.records);
+  return more.records.size();
 }
 
 void Categorizer::learn(const std::string& id, std::string_view text,
@@ -179,6 +249,7 @@ void Categorizer::learn(const std::vector<LearnedDocument>& documents, bool sync
   knn_index();
   ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
+  catch_up_locked();
   journal(records, sync);
   for (const JournalRecord& record : records) {
     apply_record(record, knn_.live.get());
@@ -199,6 +270,7 @@ void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
   knn_index();
   ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
+  catch_up_locked();  // another process may have learned the id
   std::vector<JournalRecord> records;
   for (const std::string& id : ids) {
     if (!knn_.live->contains(id)) {
