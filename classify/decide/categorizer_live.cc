@@ -60,13 +60,14 @@ void Categorizer::ensure_live_models(bool for_learning) const {
     std::string error;
     try {
       if (corpus_) {
-        live = std::make_shared<LiveModels>(model_, idf_, *corpus_, std::vector<std::string>());
+        live = std::make_shared<LiveModels>(model_, idf_, corpus_, std::vector<std::string>());
       } else {
         const std::string& path = paths_.training_db;
         const Xapian::Database db = open_training_db(path, model_dir_);
-        const TrainingCorpus corpus = read_training_corpus(db, path, model_dir_);
-        check_corpus_matches(corpus, model_, path);
-        live = std::make_shared<LiveModels>(model_, idf_, corpus, training_ids(&db));
+        auto corpus =
+            std::make_shared<const TrainingCorpus>(read_training_corpus(db, path, model_dir_));
+        check_corpus_matches(*corpus, model_, path);
+        live = std::make_shared<LiveModels>(model_, idf_, std::move(corpus), training_ids(&db));
       }
       if (live_.replay) {
         for (const JournalRecord& record : *live_.replay) {

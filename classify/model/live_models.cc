@@ -35,26 +35,25 @@ const std::vector<uint8_t>& selection_for(TermAmount amount, const std::vector<u
 }  // namespace
 
 LiveModels::LiveModels(const ModelState& model, const std::vector<float>& idf,
-                       const TrainingCorpus& corpus, std::vector<std::string> base_ids)
+                       std::shared_ptr<const TrainingCorpus> shared_corpus,
+                       std::vector<std::string> base_ids)
     : selected_(model.selected),
       idf_(idf),
       rocchio_gamma_(model.rocchio_gamma),
       alpha_{model.multinomial_nb.alpha, model.bernoulli_nb.alpha, model.complement_nb.alpha},
       tfidf_{model.multinomial_nb.tfidf(), false, model.complement_nb.tfidf()},
       multinomial_from_em_(model.em.iterations > 0),
+      corpus_(std::move(shared_corpus)),
       fitted_(all_methods().size()) {
+  const TrainingCorpus& corpus = *corpus_;
   if (!base_ids.empty() && base_ids.size() != corpus.num_docs()) {
     throw InvalidArgumentError("live models: " + std::to_string(base_ids.size()) + " ids for " +
                                std::to_string(corpus.num_docs()) + " documents");
   }
   for (Method method : all_methods()) {
     if (!keeps(method) || linear_slot(method) >= 0) continue;
-    const TermAmount amount = amount_for(method);
-    const size_t slot = amount_slot(amount);
-    if (sums_kept_[slot]) continue;
     // One kTfidf sum serves Rocchio and NB on tf-idf.
-    sums_[slot] = sum_categories(corpus, amount, selection_for(amount, selected_), idf_);
-    sums_kept_[slot] = true;
+    sums_kept_[amount_slot(amount_for(method))] = true;
   }
   // Doc-major copy of the postings, to subtract a forgotten training document.
   const uint32_t num_docs = corpus.num_docs();
@@ -103,11 +102,38 @@ TermAmount LiveModels::amount_for(Method method) const {
 
 void LiveModels::add_locked(const DocumentTerms& doc, const std::vector<uint32_t>& categories,
                             double sign) {
+  bool logged = false;
   for (size_t slot = 0; slot < sums_.size(); ++slot) {
     if (!sums_kept_[slot]) continue;
+    if (!sums_built_[slot]) {
+      if (!logged) changes_.push_back(Change{doc, categories, sign});
+      logged = true;
+      continue;
+    }
     add_document(doc, categories, sign, selection_for(sums_[slot].amount, selected_), idf_,
                  &sums_[slot]);
   }
+}
+
+const CategorySums& LiveModels::sums_locked(TermAmount amount) const {
+  const size_t slot = amount_slot(amount);
+  if (!sums_built_[slot]) {
+    // The training collection's sums, then every change in its order: the
+    // same additions, in the same order, as sums kept from the start.
+    const std::vector<uint8_t>& selected = selection_for(amount, selected_);
+    sums_[slot] = sum_categories(*corpus_, amount, selected, idf_);
+    for (const Change& change : changes_) {
+      add_document(change.doc, change.categories, change.sign, selected, idf_, &sums_[slot]);
+    }
+    sums_built_[slot] = true;
+    bool all_built = true;
+    for (size_t s = 0; s < sums_.size(); ++s) all_built &= !sums_kept_[s] || sums_built_[s];
+    if (all_built) {
+      std::vector<Change>().swap(changes_);
+      corpus_.reset();
+    }
+  }
+  return sums_[slot];
 }
 
 bool LiveModels::remove_locked(const std::string& id) {
@@ -160,7 +186,7 @@ std::shared_ptr<const LiveModel> LiveModels::fit_locked(Method method) const {
     fitted->classifier = linear_[linear]->fit();
     return fitted;
   }
-  const CategorySums& sums = sums_[amount_slot(amount_for(method))];
+  const CategorySums& sums = sums_locked(amount_for(method));
   const int slot = nb_slot(method);
   const std::vector<float> no_idf;
   switch (method) {

@@ -12,6 +12,10 @@
 // update of the sums (a few microseconds); a model is fitted again (all of
 // it: complement NB and Rocchio's gamma touch every category) the first
 // time it is asked for after a change, so a batch of learns costs one fit.
+// Each kind of sum (categories x vocabulary) is built on the first model()
+// of a method that needs it, from the training collection and the changes
+// so far in their order (the same arithmetic as building it at once): a
+// model scored with kNN alone never builds one, whatever its categories.
 // Multinomial NB fitted by EM (train --unlabelled) is not kept: it stays as
 // trained.
 //
@@ -64,8 +68,8 @@ class LiveModels {
   // `base_ids`: the id of each corpus document, or empty (a model fitted in
   // memory: its documents cannot be forgotten by id). Keeps copies, except
   // of the svm and logreg weights: `model` must outlive this.
-  LiveModels(const ModelState& model, const std::vector<float>& idf, const TrainingCorpus& corpus,
-             std::vector<std::string> base_ids);
+  LiveModels(const ModelState& model, const std::vector<float>& idf,
+             std::shared_ptr<const TrainingCorpus> corpus, std::vector<std::string> base_ids);
   ~LiveModels();
 
   // True for the methods kept live: Rocchio, bnb, cnb, nb unless EM fitted
@@ -88,9 +92,12 @@ class LiveModels {
     DocumentTerms doc;
     std::vector<uint32_t> categories;
   };
-  // Adds (sign +1) or subtracts (-1) a document to every kept sum.
-  // REQUIRES: mutex_ held.
+  // Adds (sign +1) or subtracts (-1) a document to every sum built, and
+  // logs it for those not built yet. REQUIRES: mutex_ held.
   void add_locked(const DocumentTerms& doc, const std::vector<uint32_t>& categories, double sign);
+  // The sums `amount` adds up, built now if they were not.
+  // REQUIRES: mutex_ held; a kept method needs them.
+  const CategorySums& sums_locked(TermAmount amount) const;
   bool remove_locked(const std::string& id);
   std::shared_ptr<const LiveModel> fit_locked(Method method) const;
   // What `method`'s sums add up: presence, counts or tf-idf components.
@@ -107,9 +114,21 @@ class LiveModels {
   std::unique_ptr<LiveLinear> linear_[2];
 
   mutable std::mutex mutex_;  // guards what follows, and fits
-  // By TermAmount: kCount, kPresence, kTfidf (empty sums if no kept method needs them).
-  std::array<CategorySums, 3> sums_;
-  std::array<bool, 3> sums_kept_ = {false, false, false};
+  // The training collection, to build the sums from when first needed
+  // (dropped once every kept sum is built).
+  mutable std::shared_ptr<const TrainingCorpus> corpus_;
+  // By TermAmount: kCount, kPresence, kTfidf (empty until built).
+  mutable std::array<CategorySums, 3> sums_;
+  std::array<bool, 3> sums_kept_ = {false, false, false};  // a kept method needs them
+  mutable std::array<bool, 3> sums_built_ = {false, false, false};
+  // The changes since the training, in order, while some kept sums are not
+  // built (replayed onto them when they are).
+  struct Change {
+    DocumentTerms doc;
+    std::vector<uint32_t> categories;
+    double sign;
+  };
+  mutable std::vector<Change> changes_;
   // The training documents doc-major: document d's terms are
   // base_terms_[base_start_[d] .. base_start_[d + 1]).
   std::vector<uint64_t> base_start_;
