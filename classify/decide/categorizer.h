@@ -188,6 +188,9 @@ class Categorizer {
 
  private:
   void build_classifiers();
+  // Fits combo's members' live models that a change came after, at once
+  // (LiveModels::fit); nothing while nothing was learned or forgotten.
+  void fit_live_members() const;
   // Decodes the part of the model file that holds `method`'s state, once;
   // nothing for kNN, combo and a model fitted in memory.
   void load_part(Method method) const;

@@ -136,6 +136,22 @@ std::shared_ptr<const LiveModel> Categorizer::live_model(Method method) const {
   return live ? live->model(method) : nullptr;
 }
 
+void Categorizer::fit_live_members() const {
+  if (!journal_at_open_ && !appended_since_open_.load(std::memory_order_acquire) &&
+      !live_.active.load(std::memory_order_acquire)) {
+    return;  // nothing learned: the trained models
+  }
+  if (journal_at_open_ || appended_since_open_.load(std::memory_order_acquire)) {
+    ensure_live_models(/*for_learning=*/false);
+  }
+  const std::shared_ptr<LiveModels> live = std::atomic_load(&live_.models);
+  if (!live) return;
+  std::vector<Method> members;
+  for (int32_t member : model_.combo.members) members.push_back(static_cast<Method>(member));
+  for (Method member : members) load_part(member);
+  live->fit(members);
+}
+
 void Categorizer::require_installed() const {
   // Two trains later the generation's training database is gone, and
   // reading it would fail with advice to train a model that exists.

@@ -2,6 +2,9 @@
 // fitted from them lazily and published copy-on-write.
 #include "classify/model/live_models.h"
 
+#include <algorithm>
+#include <exception>
+#include <thread>
 #include <utility>
 
 #include "autocat/error.h"
@@ -210,6 +213,45 @@ std::shared_ptr<const LiveModel> LiveModels::fit_locked(Method method) const {
   }
   fitted->classifier = std::make_unique<NaiveBayesClassifier>(fitted->naive_bayes);
   return fitted;
+}
+
+void LiveModels::fit(const std::vector<Method>& methods) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t now = version();
+  std::vector<Method> stale;
+  for (Method method : methods) {
+    if (!keeps(method) || std::find(stale.begin(), stale.end(), method) != stale.end()) continue;
+    const std::shared_ptr<const LiveModel> current =
+        std::atomic_load(&fitted_[static_cast<size_t>(method)]);
+    if (current && current->version == now) continue;
+    // Built here, by one thread: the fits below only read the sums.
+    if (linear_slot(method) < 0) sums_locked(amount_for(method));
+    stale.push_back(method);
+  }
+  std::vector<std::shared_ptr<const LiveModel>> fitted(stale.size());
+  std::vector<std::exception_ptr> errors(stale.size());
+  std::atomic<size_t> next{0};
+  // Each fit reads the sums and writes only its own result (a linear
+  // method its own LiveLinear).
+  const auto work = [&] {
+    for (size_t i = next++; i < stale.size(); i = next++) {
+      try {
+        fitted[i] = fit_locked(stale[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(stale.size(), std::max(1U, std::thread::hardware_concurrency()));
+  std::vector<std::thread> others;
+  for (size_t t = 1; t < threads; ++t) others.emplace_back(work);
+  work();
+  for (std::thread& other : others) other.join();
+  for (size_t i = 0; i < stale.size(); ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    std::atomic_store(&fitted_[static_cast<size_t>(stale[i])], fitted[i]);
+  }
 }
 
 std::shared_ptr<const LiveModel> LiveModels::model(Method method) const {

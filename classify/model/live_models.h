@@ -86,6 +86,11 @@ class LiveModels {
   // The model of `method` for the current sums, fitted now if a change
   // came after the last fit. Null if !keeps(method).
   std::shared_ptr<const LiveModel> model(Method method) const;
+  // Fits now, each on its own thread (as many at once as there are cores),
+  // the models of `methods` that a change came after: what model() would
+  // do for each in turn, in the time of the slowest (combo asks for all of
+  // its members on every score). Methods not kept are skipped.
+  void fit(const std::vector<Method>& methods) const;
 
  private:
   struct Learned {
