@@ -48,26 +48,25 @@ bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) 
 }
 
 void Categorizer::ensure_live_models(bool for_learning) const {
-  // LiveModels reads the Naive Bayes models' alpha, the linear weights and idf: a damaged
-  // section throws ModelFormatError here, not mistaken for a missing
-  // training database below.
-  for (Method method : {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
-                        Method::kComplementNaiveBayes, Method::kSvm, Method::kLogreg}) {
-    load_part(method);
-  }
-  std::call_once(live_.once, [this] {
+  // LiveModels decodes the Naive Bayes and linear sections (load_part) when
+  // one of their models is first asked for: a damaged section throws
+  // ModelFormatError then.
+  const auto load = [this](Method method) { load_part(method); };
+  std::call_once(live_.once, [this, &load] {
     std::shared_ptr<LiveModels> live;
     std::string error;
     try {
       if (corpus_) {
-        live = std::make_shared<LiveModels>(model_, idf_, corpus_, std::vector<std::string>());
+        live =
+            std::make_shared<LiveModels>(model_, idf_, corpus_, std::vector<std::string>(), load);
       } else {
         const std::string& path = paths_.training_db;
         const Xapian::Database db = open_training_db(path, model_dir_);
         auto corpus =
             std::make_shared<const TrainingCorpus>(read_training_corpus(db, path, model_dir_));
         check_corpus_matches(*corpus, model_, path);
-        live = std::make_shared<LiveModels>(model_, idf_, std::move(corpus), training_ids(&db));
+        live =
+            std::make_shared<LiveModels>(model_, idf_, std::move(corpus), training_ids(&db), load);
       }
       if (live_.replay) {
         for (const JournalRecord& record : *live_.replay) {
@@ -148,7 +147,6 @@ void Categorizer::fit_live_members() const {
   if (!live) return;
   std::vector<Method> members;
   for (int32_t member : model_.combo.members) members.push_back(static_cast<Method>(member));
-  for (Method member : members) load_part(member);
   live->fit(members);
 }
 
