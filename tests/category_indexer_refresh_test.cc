@@ -129,21 +129,29 @@ TEST(CategoryIndexerRefreshTest, AppliesWhatAnotherIndexerJournaled) {
   EXPECT_NE(score(reader, Method::kKnn)[0].score, before[1][0].score);
 }
 
-TEST(CategoryIndexerRefreshTest, LearningAppliesOthersRecordsFirstInJournalOrder) {
+TEST(CategoryIndexerRefreshTest, LearnAndForgetApplyOthersRecordsFirst) {
   testing_util::TempDir temp;
   const std::string dir = temp.file("model");
   train(dir);
   CategoryIndexer first(dir);
   CategoryIndexer second(dir);
   first.score(kSportsText);  // kNN's index built before the other's records
-  second.learn("same-id", kSportsText, {"food"});
+  second.score(kSportsText);
+  const std::vector<std::optional<Method>> methods = {Method::kKnn, Method::kRocchio,
+                                                      Method::kNaiveBayes, Method::kSvm};
+  second.learn("other-id", kSportsText, {"food"});
   // Without a refresh: `first` applies the other's record, then its own,
   // as a fresh open replays the journal.
-  first.learn("same-id", kSportsText, {"science"});
-  for (const auto& method :
-       std::vector<std::optional<Method>>{Method::kKnn, Method::kRocchio, Method::kNaiveBayes}) {
+  first.learn("mine", kSportsText, {"science"});
+  for (const auto& method : methods) {
     expect_same_scores(score(first, method), score(CategoryIndexer(dir), method),
                        "learned after another's learn");
+  }
+  // A document the other learned can be forgotten without a refresh.
+  second.forget("mine");
+  for (const auto& method : methods) {
+    expect_same_scores(score(second, method), score(CategoryIndexer(dir), method),
+                       "forgot what the other learned");
   }
 }
 
