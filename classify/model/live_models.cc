@@ -263,6 +263,8 @@ std::shared_ptr<const LiveModel> LiveModels::fit_locked(Method method) const {
 }
 
 void LiveModels::fit(const std::vector<Method>& methods) const {
+  // Combo calls this on every score: nothing to do unless a change came.
+  if (fit_version_.load(std::memory_order_acquire) == version()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t now = version();
   std::vector<Method> stale;
@@ -303,6 +305,7 @@ void LiveModels::fit(const std::vector<Method>& methods) const {
     if (errors[i]) std::rethrow_exception(errors[i]);
     std::atomic_store(&fitted_[static_cast<size_t>(stale[i])], fitted[i]);
   }
+  fit_version_.store(now, std::memory_order_release);
 }
 
 std::shared_ptr<const LiveModel> LiveModels::model(Method method) const {

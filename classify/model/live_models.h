@@ -177,6 +177,8 @@ class LiveModels {
   std::unordered_map<std::string, uint32_t> base_ids_;
   std::unordered_map<std::string, Learned> learned_;
   std::atomic<uint64_t> version_{0};
+  // The version fit() last fitted its methods at (~0: never).
+  mutable std::atomic<uint64_t> fit_version_{~uint64_t{0}};
   // By Method; read with std::atomic_load, replaced with std::atomic_store.
   mutable std::vector<std::shared_ptr<const LiveModel>> fitted_;
 };
