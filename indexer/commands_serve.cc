@@ -6,7 +6,10 @@
 //
 // Readers open the database per request (they see every committed write);
 // writes are serialized by one mutex and committed, and taught to the model
-// (journaled, fsynced), before the reply.
+// (journaled, fsynced), before the reply. Each request first follows the
+// model directory (CategoryIndexer::refresh: a new generation, records
+// other processes journaled) and then uses one snapshot of the model for its
+// whole reply.
 #include <httplib.h>
 #include <xapian.h>
 
@@ -38,6 +41,7 @@
 #include "indexer/review_queue.h"
 #include "indexer/search_metadata.h"
 #include "indexer/serve_page.h"
+#include "plugin/indexer_access.h"
 
 namespace autocat::cli {
 
@@ -193,6 +197,43 @@ void check_params(const httplib::Request& req, const std::string& route,
   }
 }
 
+// The model a request uses: the snapshot wrap() pinned for the request on
+// its thread, else (outside a request) the server's current one. Reads as a
+// pointer, so every use in a reply sees one model generation.
+class RequestModel {
+ public:
+  void reset(std::unique_ptr<CategoryIndexer> current) { current_ = std::move(current); }
+  CategoryIndexer* operator->() const { return get(); }
+  CategoryIndexer& operator*() const { return *get(); }
+  CategoryIndexer& current() const { return *current_; }
+
+  // Pins a snapshot of the current model for this thread until destroyed.
+  class Pin {
+   public:
+    Pin(const RequestModel& model, std::unique_ptr<CategoryIndexer> snapshot)
+        : snapshot_(std::move(snapshot)) {
+      pinned_ = Pinned{&model, snapshot_.get()};
+    }
+    ~Pin() { pinned_ = Pinned{}; }
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+
+   private:
+    std::unique_ptr<CategoryIndexer> snapshot_;
+  };
+
+ private:
+  struct Pinned {
+    const RequestModel* owner = nullptr;
+    CategoryIndexer* model = nullptr;
+  };
+  CategoryIndexer* get() const { return pinned_.owner == this ? pinned_.model : current_.get(); }
+  static thread_local Pinned pinned_;
+  std::unique_ptr<CategoryIndexer> current_;
+};
+
+thread_local RequestModel::Pinned RequestModel::pinned_;
+
 class Server {
  public:
   Server(std::string db_path, const std::string& model_dir, bool read_only)
@@ -200,7 +241,7 @@ class Server {
     const Xapian::Database db = open();
     metadata_ = read_search_metadata(db);
     text_slot_ = stored_text_slot(metadata_);
-    indexer_ = std::make_unique<CategoryIndexer>(model_dir, relabel_index_options(metadata_));
+    indexer_.reset(std::make_unique<CategoryIndexer>(model_dir, relabel_index_options(metadata_)));
     ReviewQueueOptions queue_options;
     queue_options.category_slot = slot();
     queue_options.text_slot = text_slot_;
@@ -304,7 +345,8 @@ class Server {
 
   // Turns every failure into a JSON error reply.
   Handler wrap(Handler handler) {
-    return [handler](const httplib::Request& req, httplib::Response& res) {
+    return [this, handler](const httplib::Request& req, httplib::Response& res) {
+      const RequestModel::Pin model = pin_model();
       try {
         // A reader that saw two commits go by retries on the new revision.
         for (int attempt = 1;; ++attempt) {
@@ -330,6 +372,23 @@ class Server {
     if (!std::filesystem::exists(db_path_, ec))
       throw NotFoundError(db_path_ + ": no such database");
     return Xapian::Database(db_path_);
+  }
+
+  // Follows the model directory (a new generation, others' journal
+  // records), then pins the model for this request. A directory that cannot
+  // be followed now (being replaced, a damaged journal) is reported, once
+  // per message, and the model held so far keeps serving.
+  RequestModel::Pin pin_model() const {
+    try {
+      if (indexer_.current().refresh()) warn_model();
+    } catch (const Error& e) {
+      const std::lock_guard<std::mutex> lock(warn_mutex_);
+      if (e.what() != last_refresh_error_) {
+        last_refresh_error_ = e.what();
+        std::cerr << "autocat: warning: " << e.what() << " (serving the model opened before)\n";
+      }
+    }
+    return RequestModel::Pin(indexer_, indexer_.current().snapshot());
   }
 
   void warn_model() const {
@@ -397,17 +456,10 @@ class Server {
     return entry;
   }
 
-  // The model as a fresh open sees it (the journal replayed), as `autocat
-  // explain` reads it: opened on the first explanation, and again after a
-  // correction taught it something.
+  // The model that scored the request's document, with what it learned
+  // (corrections included) as a fresh open would replay it.
   std::shared_ptr<const internal::Categorizer> explain_model() const {
-    const std::lock_guard<std::mutex> lock(explain_mutex_);
-    const uint64_t corrections = corrections_.load();
-    if (!explain_model_ || explain_model_corrections_ != corrections) {
-      explain_model_ = std::make_shared<const internal::Categorizer>(model_dir_);
-      explain_model_corrections_ = corrections;
-    }
-    return explain_model_;
+    return internal::IndexerAccess::categorizer(*indexer_);
   }
 
   // Adds to `explanation` what `autocat explain --json` says about `text`
@@ -421,7 +473,6 @@ class Server {
       options.classify.k = model->knn_k(options.classify);
       internal::Explainer explainer(*model);  // not thread-safe: one per request
       const ExplainedText explained = explain_text(*model, explainer, text, options);
-      model->take_warnings();  // the indexer's model reports the same journal
       internal::Json explained_json =
           explanation_json(id, explained.explanation, explained.terms, options.classify.k);
       for (auto it = explained_json.begin(); it != explained_json.end(); ++it) {
@@ -634,12 +685,6 @@ class Server {
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
     const Xapian::rev before = db.get_revision();
-    // Counted however it ends, once the model may have learned: explanations
-    // then reopen the model.
-    struct Counted {
-      std::atomic<uint64_t>& count;
-      ~Counted() { ++count; }
-    } counted{corrections_};
     Correction correction;
     try {
       correction = correct_document(db, *indexer_, id, names, correction_options(req));
@@ -712,10 +757,6 @@ class Server {
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
     const Xapian::rev before = db.get_revision();
-    struct Counted {
-      std::atomic<uint64_t>& count;
-      ~Counted() { ++count; }
-    } counted{corrections_};
     std::vector<Correction> undone;
     try {
       undone = undo_correction(db, *indexer_, seq, editor_of(req), text_slot_);
@@ -811,10 +852,6 @@ class Server {
       ids.push_back(document_id(it.get_document()));
       docids.push_back(*it);
     }
-    struct Counted {
-      std::atomic<uint64_t>& count;
-      ~Counted() { ++count; }
-    } counted{corrections_};
     std::vector<Correction> made;
     try {
       made = correct_documents(db, *indexer_, ids, add, remove, correction_options(req));
@@ -859,15 +896,11 @@ class Server {
   bool read_only_;
   SearchMetadata metadata_;
   Xapian::valueno text_slot_ = Xapian::BAD_VALUENO;
-  std::unique_ptr<CategoryIndexer> indexer_;
+  RequestModel indexer_;
   std::unique_ptr<ReviewQueue> queue_;
   std::mutex write_mutex_;
   mutable std::mutex warn_mutex_;
-  // Corrections taught so far, and the model explanations read (see explain_model()).
-  std::atomic<uint64_t> corrections_{0};
-  mutable std::mutex explain_mutex_;
-  mutable std::shared_ptr<const internal::Categorizer> explain_model_;
-  mutable uint64_t explain_model_corrections_ = 0;
+  mutable std::string last_refresh_error_;  // guarded by warn_mutex_
 };
 
 int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {

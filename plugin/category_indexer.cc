@@ -1,8 +1,11 @@
 // CategoryIndexer: the indexing hook an application calls for each document.
-// Every method is const and only reads the Categorizer (itself thread-safe)
-// and the options fixed at construction, so one CategoryIndexer may be shared
-// by many indexing threads.
+// Every const method loads the current generation (an immutable snapshot of
+// the open model and its names) once and works on it alone; refresh()
+// publishes a new one. So one CategoryIndexer may be shared by many
+// indexing threads, also while it refreshes.
 #include "autocat/category_indexer.h"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +14,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -19,8 +23,10 @@
 #include "autocat/facets.h"
 #include "classify/decide/categorizer.h"
 #include "classify/decide/rules.h"
+#include "classify/io/model_dir.h"
 #include "classify/model/model_io.h"
 #include "classify/text/analyzer.h"
+#include "plugin/indexer_access.h"
 
 namespace autocat {
 
@@ -207,13 +213,54 @@ std::string model_version_term(const std::string& fingerprint) {
   return kModelTermPrefix + compact.substr(0, 200);
 }
 
-struct CategoryIndexer::Rep {
-  std::unique_ptr<internal::Categorizer> categorizer;
-  IndexOptions options;
+namespace {
+
+// What identifies a model file on disk: a model directory replaced by
+// another (trained from scratch under the same name) can reuse the
+// generation's name, not its inode, size and time together.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = -1;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileIdentity& other) const {
+    return device == other.device && inode == other.inode && size == other.size &&
+           mtime_ns == other.mtime_ns;
+  }
+};
+
+// The identity of `path`; size -1 if it cannot be stat'ed.
+FileIdentity identify(const std::string& path) {
+  FileIdentity identity;
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) return identity;
+  identity.device = status.st_dev;
+  identity.inode = status.st_ino;
+  identity.size = status.st_size;
+  identity.mtime_ns = int64_t(status.st_mtim.tv_sec) * 1000000000 + status.st_mtim.tv_nsec;
+  return identity;
+}
+
+}  // namespace
+
+// The names a generation gives out by reference (categories(),
+// model_fingerprint(), model_term()): kept while the indexer lives, so
+// that a reference taken before a refresh() stays valid.
+struct internal::IndexerNames {
+  std::vector<std::string> categories;         // as the model orders them
   std::vector<std::string> sorted_categories;  // for binary_search
-  internal::RuleSet rules;                     // IndexOptions::rules_file
   std::string model_fingerprint;               // of the model opened, journal included
   std::string model_term;                      // empty: options.categorize off
+};
+
+// One model generation as the indexer uses it; never modified once
+// published (its Categorizer learns, thread-safely, in place).
+struct IndexerGeneration {
+  std::shared_ptr<internal::Categorizer> categorizer;
+  std::shared_ptr<const internal::IndexerNames> names;
+  internal::RuleSet rules;  // IndexOptions::rules_file
+  std::string model_file;   // the path the categorizer loaded
+  FileIdentity identity;    // of model_file when it was loaded (size -1: unknown)
 
   // The learned categories with the rules applied (their title: field
   // matches `title`).
@@ -250,43 +297,113 @@ struct CategoryIndexer::Rep {
   }
 };
 
-CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOptions& options)
-    : rep_(std::make_unique<Rep>()) {
-  rep_->categorizer = std::make_unique<internal::Categorizer>(model_dir);
-  rep_->options = options;
-  check_options(rep_->options, rep_->categorizer->categories(), model_dir);
-  rep_->sorted_categories = rep_->categorizer->categories();
+namespace {
+
+// Opens the generation installed in `model_dir` now.
+std::shared_ptr<const IndexerGeneration> open_generation(const std::string& model_dir,
+                                                         const IndexOptions& options) {
+  auto generation = std::make_shared<IndexerGeneration>();
+  // Stat'ed before the open: if a train installs another model meanwhile,
+  // the paths differ and the next refresh() opens it.
+  const std::string resolved = internal::resolve_model_dir(model_dir).model_file;
+  const FileIdentity identity = identify(resolved);
+  generation->categorizer = std::make_shared<internal::Categorizer>(model_dir);
+  const internal::Categorizer& categorizer = *generation->categorizer;
+  generation->model_file = categorizer.paths().model_file;
+  if (generation->model_file == resolved) generation->identity = identity;
+  check_options(options, categorizer.categories(), model_dir);
+  auto names = std::make_shared<internal::IndexerNames>();
+  names->categories = categorizer.categories();
+  names->sorted_categories = categorizer.categories();
+  std::sort(names->sorted_categories.begin(), names->sorted_categories.end());
   // From the generation the categorizer opened (its files never change but
   // for journal appends), not from CURRENT again: a model installed
   // meanwhile must not be recorded for documents this one categorizes.
-  rep_->model_fingerprint = model_fingerprint_with_journal(
-      internal::model_file_fingerprint(rep_->categorizer->paths().model_file),
-      rep_->categorizer->journal_bytes_at_open());
-  if (rep_->options.categorize) rep_->model_term = model_version_term(rep_->model_fingerprint);
-  std::sort(rep_->sorted_categories.begin(), rep_->sorted_categories.end());
+  names->model_fingerprint = model_fingerprint_with_journal(
+      internal::model_file_fingerprint(categorizer.paths().model_file),
+      categorizer.journal_bytes_at_open());
+  if (options.categorize) names->model_term = model_version_term(names->model_fingerprint);
+  generation->names = std::move(names);
   if (!options.rules_file.empty()) {
-    rep_->rules = internal::RuleSet::load(options.rules_file, rep_->categorizer->categories());
+    generation->rules = internal::RuleSet::load(options.rules_file, categorizer.categories());
   }
+  return generation;
+}
+
+}  // namespace
+
+struct CategoryIndexer::Rep {
+  std::string model_dir;
+  IndexOptions options;
+  // Read with std::atomic_load, replaced with std::atomic_store by
+  // refresh(): each call works on the generation it loaded.
+  std::shared_ptr<const IndexerGeneration> generation;
+  std::mutex refresh_mutex;  // serializes refresh(); guards `names_held`
+  std::vector<std::shared_ptr<const internal::IndexerNames>> names_held;
+
+  std::shared_ptr<const IndexerGeneration> current() const { return std::atomic_load(&generation); }
+  void hold(std::shared_ptr<const IndexerGeneration> next) {
+    names_held.push_back(next->names);
+    std::atomic_store(&generation, std::move(next));
+  }
+};
+
+std::shared_ptr<const internal::Categorizer> internal::IndexerAccess::categorizer(
+    const CategoryIndexer& indexer) {
+  return indexer.rep_->current()->categorizer;
+}
+
+CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOptions& options)
+    : rep_(std::make_unique<Rep>()) {
+  rep_->model_dir = model_dir;
+  rep_->options = options;
+  rep_->hold(open_generation(model_dir, options));
+}
+
+CategoryIndexer::CategoryIndexer(const CategoryIndexer& other, SnapshotTag)
+    : rep_(std::make_unique<Rep>()) {
+  rep_->model_dir = other.rep_->model_dir;
+  rep_->options = other.rep_->options;
+  rep_->hold(other.rep_->current());
 }
 
 CategoryIndexer::~CategoryIndexer() = default;
 
-const std::vector<std::string>& CategoryIndexer::categories() const {
-  return rep_->categorizer->categories();
+std::unique_ptr<CategoryIndexer> CategoryIndexer::snapshot() const {
+  return std::unique_ptr<CategoryIndexer>(new CategoryIndexer(*this, SnapshotTag()));
 }
 
-Method CategoryIndexer::default_method() const { return rep_->categorizer->default_method(); }
+bool CategoryIndexer::refresh() {
+  const std::lock_guard<std::mutex> lock(rep_->refresh_mutex);
+  const std::shared_ptr<const IndexerGeneration> current = rep_->current();
+  // Two small reads: CURRENT and a stat of the model file it names.
+  const std::string installed = internal::resolve_model_dir(rep_->model_dir).model_file;
+  if (installed != current->model_file || current->identity.size < 0 ||
+      !(identify(installed) == current->identity)) {
+    rep_->hold(open_generation(rep_->model_dir, rep_->options));
+    return true;
+  }
+  return current->categorizer->catch_up() > 0;
+}
+
+const std::vector<std::string>& CategoryIndexer::categories() const {
+  return rep_->current()->names->categories;
+}
+
+Method CategoryIndexer::default_method() const {
+  return rep_->current()->categorizer->default_method();
+}
 
 std::vector<std::string> CategoryIndexer::take_warnings() const {
-  return rep_->categorizer->take_warnings();
+  return rep_->current()->categorizer->take_warnings();
 }
 
 void CategoryIndexer::learn(const std::string& id, std::string_view text,
                             const std::vector<std::string>& labels) {
-  rep_->categorizer->learn(id, text, labels);
+  rep_->current()->categorizer->learn(id, text, labels);
 }
 
-void CategoryIndexer::forget(const std::string& id) { rep_->categorizer->forget(id); }
+void CategoryIndexer::forget(const std::string& id) { rep_->current()->categorizer->forget(id); }
 
 const IndexOptions& CategoryIndexer::options() const { return rep_->options; }
 
@@ -296,7 +413,8 @@ std::vector<Category> CategoryIndexer::score(std::string_view text) const {
 
 std::vector<Category> CategoryIndexer::score(std::string_view text,
                                              const ClassifyOptions& options) const {
-  const internal::Categorizer& categorizer = *rep_->categorizer;
+  const std::shared_ptr<const IndexerGeneration> generation = rep_->current();
+  const internal::Categorizer& categorizer = *generation->categorizer;
   internal::DocumentTerms doc = categorizer.document_terms(categorizer.analyzer().analyze(text));
   return categorizer.ranked(categorizer.scores(doc, options));
 }
@@ -307,7 +425,7 @@ std::vector<Category> CategoryIndexer::categorize(std::string_view text) const {
 
 std::vector<Category> CategoryIndexer::categorize(std::string_view text,
                                                   const ClassifyOptions& options) const {
-  return rep_->categorize(text, std::string_view(), options);
+  return rep_->current()->categorize(text, std::string_view(), options);
 }
 
 std::vector<Category> CategoryIndexer::index(std::string_view text, Xapian::Document& doc) const {
@@ -318,15 +436,18 @@ std::vector<Category> CategoryIndexer::index_with_title(std::string_view text,
                                                         std::string_view title,
                                                         Xapian::Document& doc) const {
   const IndexOptions& options = rep_->options;
+  // One generation for the categories and the model term they are stored with.
+  const std::shared_ptr<const IndexerGeneration> generation = rep_->current();
   // The classifier's analysis (ICU, the model's settings) is separate from
   // the search terms below (Xapian's TermGenerator). Rules see the title.
   Categorization categorization;
   if (options.categorize) {
-    categorization = rep_->categorize_with_runner_up(text, title, options.classify);
+    categorization = generation->categorize_with_runner_up(text, title, options.classify);
   }
 
   if (options.index_text) index_search_text(text, options.stemmer, doc);
-  set_categories(doc, categorization);
+  store_categories(*generation->names, doc, categorization.assigned);
+  set_runner_up(doc, categorization.runner_up);
   return std::move(categorization.assigned);
 }
 
@@ -343,30 +464,39 @@ void CategoryIndexer::set_runner_up(Xapian::Document& doc,
 }
 
 Decision CategoryIndexer::decision_mode() const {
-  return rep_->categorizer->decision_mode(rep_->options.classify);
+  return rep_->current()->categorizer->decision_mode(rep_->options.classify);
 }
 
 void CategoryIndexer::set_categories(Xapian::Document& doc,
                                      const std::vector<Category>& categories) const {
+  store_categories(*rep_->current()->names, doc, categories);
+}
+
+void CategoryIndexer::store_categories(const internal::IndexerNames& names, Xapian::Document& doc,
+                                       const std::vector<Category>& categories) const {
   const IndexOptions& options = rep_->options;
   // Drop what a previous call stored before adding anything.
-  remove_category_terms(doc, options.category_prefix, rep_->sorted_categories,
+  remove_category_terms(doc, options.category_prefix, names.sorted_categories,
                         doc.get_value(options.category_slot));
   doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
   for (const Category& category : categories) {
     doc.add_boolean_term(category_term(category.name, options.category_prefix));
   }
   if (!categories.empty()) doc.add_value(options.category_slot, encode_categories(categories));
-  if (!rep_->model_term.empty()) {
+  if (!names.model_term.empty()) {
     remove_model_terms(doc);
-    doc.add_boolean_term(rep_->model_term);
+    doc.add_boolean_term(names.model_term);
   }
   set_runner_up(doc, std::nullopt);
 }
 
-const std::string& CategoryIndexer::model_term() const { return rep_->model_term; }
+const std::string& CategoryIndexer::model_term() const {
+  return rep_->current()->names->model_term;
+}
 
-const std::string& CategoryIndexer::model_fingerprint() const { return rep_->model_fingerprint; }
+const std::string& CategoryIndexer::model_fingerprint() const {
+  return rep_->current()->names->model_fingerprint;
+}
 
 void CategoryIndexer::configure_query_parser(Xapian::QueryParser& parser) const {
   autocat::configure_query_parser(parser, rep_->options.stemmer, rep_->options.category_prefix);
@@ -418,9 +548,11 @@ std::vector<std::vector<Category>> CategoryIndexer::categorize_batch(
 std::vector<Categorization> CategoryIndexer::categorize_batch_with_runner_up(
     const std::vector<std::string>& texts, unsigned threads) const {
   std::vector<Categorization> result(texts.size());
+  // One generation for the whole batch.
+  const std::shared_ptr<const IndexerGeneration> generation = rep_->current();
   run_in_parallel(texts.size(), threads, [&](size_t i) {
     result[i] =
-        rep_->categorize_with_runner_up(texts[i], std::string_view(), rep_->options.classify);
+        generation->categorize_with_runner_up(texts[i], std::string_view(), rep_->options.classify);
   });
   return result;
 }

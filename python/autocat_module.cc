@@ -443,6 +443,13 @@ const char kForgetDoc[] =
     "Removes the training document `id` (str) from the open model (journaled).\n\n"
     "Returns None. Raises NotFoundError if no training document has that id, IOError if the "
     "journal cannot be written; nothing changes then.";
+const char kRefreshDoc[] =
+    "Follows the model directory: switches to a newer model generation (after `autocat train` "
+    "or `train --add`) or applies the documents other processes learned or forgot since. "
+    "Returns True if anything changed. Cheap when nothing did (a read of CURRENT and two "
+    "stat calls): a long-lived program calls it between requests. Raises NotFoundError or "
+    "ModelFormatError if the new generation or journal records cannot be read; the indexer "
+    "keeps its model then.";
 const char kModelTermDoc[] =
     "The term each categorized document gets, naming the model (bytes, b'XAUTOCATMODEL...'; "
     "b'' with categorize=False).";
@@ -634,6 +641,18 @@ PYBIND11_MODULE(_autocat, module) {
             emit_warnings(indexer);
           },
           py::arg("id"), kForgetDoc)
+      .def(
+          "refresh",
+          [](autocat::CategoryIndexer& indexer) {
+            bool changed = false;
+            {
+              py::gil_scoped_release release;
+              changed = indexer.refresh();
+            }
+            emit_warnings(indexer);
+            return changed;
+          },
+          kRefreshDoc)
       .def_property_readonly(
           "model_term",
           [](const autocat::CategoryIndexer& indexer) { return py::bytes(indexer.model_term()); },

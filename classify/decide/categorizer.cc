@@ -45,6 +45,7 @@ std::vector<double> Categorizer::scores(const DocumentTerms& doc,
   // rather than, say, Naive Bayes falling back to the priors.
   if (doc.terms.empty()) return result;
   const Method chosen = method(options);
+  if (chosen == Method::kCombo) fit_live_members();
   classifier(chosen).score(doc, options, &result);
   // combo's scores are calibrated already; the others are mapped here, so
   // a score means a probability whatever the method (when the model has

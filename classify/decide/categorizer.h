@@ -22,8 +22,10 @@
 // it. Without the training database (a classify-only node) these methods
 // keep the trained models and live_status() says so. Combo's stacking
 // weights, thresholds, radii and calibration stay as trained until the
-// refit; combo combines its members' live scores. A Categorizer does not
-// see what other processes learn after it opened.
+// refit; combo combines its members' live scores. What other Categorizers
+// (in this process or another) append to the journal after this one opened
+// is applied by catch_up(), and by learn() and forget() before their own
+// records, so every open model applies the journal in its order.
 //
 // Opening and the lazily built parts are in categorizer_load.cc, live
 // learning in categorizer_live.cc, the decision in decision.h, the
@@ -163,6 +165,14 @@ class Categorizer {
   void forget(const std::string& id);
   void forget(const std::vector<std::string>& ids, bool sync = true);
   LiveStatus live_status() const;
+  // Applies the records other Categorizers appended to the journal since
+  // this one last read or wrote it, in journal order, as a fresh open would
+  // replay them; returns how many. Costs a stat() when nothing was appended.
+  // A torn tail (an append under way elsewhere) waits for the next call.
+  // Throws ModelFormatError naming the journal if the new part is damaged or
+  // the journal was cut, IOError if it cannot be read; nothing is applied
+  // then. Thread-safe like learn().
+  uint64_t catch_up();
   // The warnings about the journal (a torn tail ignored, records skipped,
   // the journal not applied without the training database) not returned by
   // an earlier call: each is returned once, so that every reader can report
@@ -178,6 +188,9 @@ class Categorizer {
 
  private:
   void build_classifiers();
+  // Fits combo's members' live models that a change came after, at once
+  // (LiveModels::fit); nothing while nothing was learned or forgotten.
+  void fit_live_members() const;
   // Decodes the part of the model file that holds `method`'s state, once;
   // nothing for kNN, combo and a model fitted in memory.
   void load_part(Method method) const;
@@ -202,8 +215,15 @@ class Categorizer {
   // is no longer the one this object opened (nothing for a model fitted in
   // memory).
   void require_installed() const;
-  // Appends to the journal (no-op for a model fitted in memory).
+  // Appends to the journal (no-op for a model fitted in memory), after
+  // applying what others appended since journal_end_. REQUIRES:
+  // learn_mutex_ held; kNN's index and the live models built.
   void journal(const std::vector<JournalRecord>& records, bool sync);
+  // catch_up() with learn_mutex_ held.
+  uint64_t catch_up_locked();
+  // Applies records others appended: to kNN's index and the live models if
+  // built, else kept for them to apply when they are. REQUIRES: learn_mutex_ held.
+  void apply_appended_locked(const std::vector<JournalRecord>& records);
 
   std::string model_dir_;  // empty for a model fitted in memory
   ModelPaths paths_;
@@ -253,6 +273,17 @@ class Categorizer {
   mutable std::mutex learn_mutex_;
   uint64_t journal_end_ = 0;  // where this object last saw the journal end
   uint64_t journal_bytes_at_open_ = 0;
+  // Records others appended after the open, waiting for kNN's index or the
+  // live models to be built (knn_ready_, live_ready_: built, records go
+  // straight to them).
+  mutable std::vector<JournalRecord> knn_appended_;
+  mutable std::vector<JournalRecord> live_appended_;
+  mutable bool knn_ready_ = false;
+  mutable bool live_ready_ = false;
+  // The journal's size when this object last read or wrote it (catch_up's
+  // stat compares against it), and whether records came after the open.
+  std::atomic<uint64_t> journal_seen_{0};
+  std::atomic<bool> appended_since_open_{false};
   mutable LiveStatus status_;  // its warnings guarded by warnings_mutex_
   // Adds a warning to status_ (any thread; taken under learn_mutex_ or not).
   void add_warning(std::string warning) const;

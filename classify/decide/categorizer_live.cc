@@ -1,7 +1,10 @@
 // Live learning: learn() and forget() through the journal, kNN's live index
 // and the live models of the other methods, and what they report.
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <map>
 
 #include "autocat/error.h"
@@ -45,25 +48,25 @@ bool Categorizer::apply_record(const JournalRecord& record, KnnLiveIndex* live) 
 }
 
 void Categorizer::ensure_live_models(bool for_learning) const {
-  // LiveModels reads the Naive Bayes models' alpha, the linear weights and idf: a damaged
-  // section throws ModelFormatError here, not mistaken for a missing
-  // training database below.
-  for (Method method : {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
-                        Method::kComplementNaiveBayes, Method::kSvm, Method::kLogreg}) {
-    load_part(method);
-  }
-  std::call_once(live_.once, [this] {
+  // LiveModels decodes the Naive Bayes and linear sections (load_part) when
+  // one of their models is first asked for: a damaged section throws
+  // ModelFormatError then.
+  const auto load = [this](Method method) { load_part(method); };
+  std::call_once(live_.once, [this, &load] {
     std::shared_ptr<LiveModels> live;
     std::string error;
     try {
       if (corpus_) {
-        live = std::make_shared<LiveModels>(model_, idf_, *corpus_, std::vector<std::string>());
+        live =
+            std::make_shared<LiveModels>(model_, idf_, corpus_, std::vector<std::string>(), load);
       } else {
         const std::string& path = paths_.training_db;
         const Xapian::Database db = open_training_db(path, model_dir_);
-        const TrainingCorpus corpus = read_training_corpus(db, path, model_dir_);
-        check_corpus_matches(corpus, model_, path);
-        live = std::make_shared<LiveModels>(model_, idf_, corpus, training_ids(&db));
+        auto corpus =
+            std::make_shared<const TrainingCorpus>(read_training_corpus(db, path, model_dir_));
+        check_corpus_matches(*corpus, model_, path);
+        live =
+            std::make_shared<LiveModels>(model_, idf_, std::move(corpus), training_ids(&db), load);
       }
       if (live_.replay) {
         for (const JournalRecord& record : *live_.replay) {
@@ -84,12 +87,28 @@ void Categorizer::ensure_live_models(bool for_learning) const {
       live.reset();
     }
     live_.replay.reset();
+    std::lock_guard<std::mutex> lock(learn_mutex_);
+    // Records caught up while the sums were read follow the open's.
+    if (live) {
+      for (const JournalRecord& record : live_appended_) {
+        if (record.kind == JournalRecord::Kind::kForget) {
+          live->forget(record.id);
+          continue;
+        }
+        DocumentTerms doc;
+        std::vector<uint32_t> categories;
+        if (record_document(record, /*warn=*/false, &doc, &categories)) {
+          live->learn(record.id, doc, categories);
+        }
+      }
+    }
+    live_appended_.clear();
+    live_ready_ = true;
     std::atomic_store(&live_.models, live);
     live_.active.store(live != nullptr, std::memory_order_release);
     if (!error.empty()) {
-      std::lock_guard<std::mutex> lock(learn_mutex_);
       live_.error = error;
-      if (journal_at_open_) {
+      if (journal_at_open_ || appended_since_open_.load()) {
         add_warning(error +
                     "; Rocchio, Naive Bayes, svm and logreg classify with the models as trained, "
                     "without the "
@@ -107,13 +126,28 @@ void Categorizer::ensure_live_models(bool for_learning) const {
 }
 
 std::shared_ptr<const LiveModel> Categorizer::live_model(Method method) const {
-  if (journal_at_open_) {
+  if (journal_at_open_ || appended_since_open_.load(std::memory_order_acquire)) {
     ensure_live_models(/*for_learning=*/false);
   } else if (!live_.active.load(std::memory_order_acquire)) {
     return nullptr;  // nothing learned: the trained model, at no cost
   }
   const std::shared_ptr<LiveModels> live = std::atomic_load(&live_.models);
   return live ? live->model(method) : nullptr;
+}
+
+void Categorizer::fit_live_members() const {
+  if (!journal_at_open_ && !appended_since_open_.load(std::memory_order_acquire) &&
+      !live_.active.load(std::memory_order_acquire)) {
+    return;  // nothing learned: the trained models
+  }
+  if (journal_at_open_ || appended_since_open_.load(std::memory_order_acquire)) {
+    ensure_live_models(/*for_learning=*/false);
+  }
+  const std::shared_ptr<LiveModels> live = std::atomic_load(&live_.models);
+  if (!live) return;
+  std::vector<Method> members;
+  for (int32_t member : model_.combo.members) members.push_back(static_cast<Method>(member));
+  live->fit(members);
 }
 
 void Categorizer::require_installed() const {
@@ -128,7 +162,58 @@ void Categorizer::journal(const std::vector<JournalRecord>& records, bool sync) 
   if (model_dir_.empty() || records.empty()) return;
   const JournalContents result =
       append_journal(model_dir_, paths_.model_file, paths_.journal, records, sync, &journal_end_);
+  journal_seen_.store(journal_end_);
+  // Appended by others after this object's last catch-up: they come before
+  // these records in the journal, so they take effect before them here too.
+  apply_appended_locked(result.records);
   if (!result.torn.empty()) add_warning(result.torn + " (cut off)");
+}
+
+void Categorizer::apply_appended_locked(const std::vector<JournalRecord>& records) {
+  if (records.empty()) return;
+  appended_since_open_.store(true, std::memory_order_release);
+  for (const JournalRecord& record : records) {
+    if (!knn_ready_) {
+      knn_appended_.push_back(record);
+    } else if (knn_.live) {
+      apply_record(record, knn_.live.get());
+    }
+    if (!live_ready_) {
+      live_appended_.push_back(record);
+    } else if (live_.models) {
+      if (record.kind == JournalRecord::Kind::kForget) {
+        live_.models->forget(record.id);
+        continue;
+      }
+      DocumentTerms doc;
+      std::vector<uint32_t> categories;
+      if (record_document(record, /*warn=*/false, &doc, &categories)) {
+        live_.models->learn(record.id, doc, categories);
+      }
+    }
+  }
+}
+
+uint64_t Categorizer::catch_up() {
+  if (model_dir_.empty()) return 0;
+  struct stat status {};
+  if (::stat(paths_.journal.c_str(), &status) != 0) {
+    if (errno == ENOENT && journal_seen_.load() == 0) return 0;
+  } else if (uint64_t(status.st_size) == journal_seen_.load()) {
+    return 0;
+  }
+  std::lock_guard<std::mutex> lock(learn_mutex_);
+  return catch_up_locked();
+}
+
+uint64_t Categorizer::catch_up_locked() {
+  if (model_dir_.empty()) return 0;
+  const JournalContents more = read_journal(paths_.journal, journal_end_);
+  if (more.version == 0 && journal_end_ == 0) return 0;  // no journal yet
+  journal_end_ = more.valid_bytes;
+  journal_seen_.store(more.file_bytes);
+  apply_appended_locked(more.records);
+  return more.records.size();
 }
 
 void Categorizer::learn(const std::string& id, std::string_view text,
@@ -179,6 +264,7 @@ void Categorizer::learn(const std::vector<LearnedDocument>& documents, bool sync
   knn_index();
   ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
+  catch_up_locked();
   journal(records, sync);
   for (const JournalRecord& record : records) {
     apply_record(record, knn_.live.get());
@@ -199,6 +285,7 @@ void Categorizer::forget(const std::vector<std::string>& ids, bool sync) {
   knn_index();
   ensure_live_models(/*for_learning=*/true);
   std::lock_guard<std::mutex> lock(learn_mutex_);
+  catch_up_locked();  // another process may have learned the id
   std::vector<JournalRecord> records;
   for (const std::string& id : ids) {
     if (!knn_.live->contains(id)) {

@@ -84,6 +84,7 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   live_.replay = knn_.replay;
   journal_end_ = journal.valid_bytes;
   journal_bytes_at_open_ = journal.valid_bytes;
+  journal_seen_ = journal.file_bytes;
   if (!journal.torn.empty()) add_warning(journal.torn + "; the next learn or forget cuts it off");
   try {
     knn_.training_db = Xapian::Database(paths_.training_db);
@@ -212,6 +213,7 @@ const KnnIndex& Categorizer::knn_index() const {
         knn_.replay.reset();
       }
     }
+    const bool replaying = knn_.replay != nullptr;
     if (knn_.replay) {
       for (const JournalRecord& record : *knn_.replay) {
         if (apply_record(record, live.get())) ++status_.replayed;
@@ -220,7 +222,16 @@ const KnnIndex& Categorizer::knn_index() const {
     knn_.classifier = std::make_unique<KnnClassifier>(std::shared_ptr<const KnnLiveIndex>(live),
                                                       model_.knn_similarity_power, model_.knn_k);
     knn_.index = std::move(index);
-    knn_.live = std::move(live);
+    {
+      // Records caught up while the index was built follow the open's.
+      std::lock_guard<std::mutex> lock(learn_mutex_);
+      if (replaying) {
+        for (const JournalRecord& record : knn_appended_) apply_record(record, live.get());
+      }
+      knn_appended_.clear();
+      knn_.live = std::move(live);
+      knn_ready_ = true;
+    }
     knn_.replay.reset();
     if (knn_.training_db_open) {
       knn_.training_db.close();

@@ -402,8 +402,9 @@ JournalContents append_journal(const std::string& model_dir, const std::string& 
   const uint64_t from = *known_end <= size ? *known_end : 0;
   JournalContents contents;
   contents.file_bytes = size;
+  // What others appended since `from` stays in `contents.records`, for the
+  // caller to apply before its own records (the order a fresh open replays).
   parse_file(file.fd, path, from, size, &contents);
-  contents.records.clear();  // what others appended is not this caller's business here
   const bool created = contents.valid_bytes == 0;
 
   // A format 1 journal stays format 1 (rewriting it would move the

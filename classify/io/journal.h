@@ -94,9 +94,10 @@ JournalContents read_journal(const std::string& path, uint64_t from = 0);
 // them as one batch (format 2: with their commit record) and, if `sync`,
 // fsyncs. A damaged journal (ModelFormatError) is left as it is. `*known_end` (0 = unknown) is
 // where this caller last saw the journal end; only what lies past it is checked again, and it is
-// set to the new end. Throws IOError (lock, write) or InvalidArgumentError if DIR's installed model
-// is no longer `expected_model_file` (retrained since it was opened: reopen it); nothing is written
-// then.
+// set to the new end. The result's `records` are those others appended past `*known_end` (all of
+// the journal's if it is 0), in order, before the new ones. Throws IOError (lock, write) or
+// InvalidArgumentError if DIR's installed model is no longer `expected_model_file` (retrained since
+// it was opened: reopen it); nothing is written then.
 JournalContents append_journal(const std::string& model_dir, const std::string& expected_model_file,
                                const std::string& path, const std::vector<JournalRecord>& records,
                                bool sync, uint64_t* known_end);

@@ -12,6 +12,14 @@
 // update of the sums (a few microseconds); a model is fitted again (all of
 // it: complement NB and Rocchio's gamma touch every category) the first
 // time it is asked for after a change, so a batch of learns costs one fit.
+// Each kind of sum (categories x vocabulary) is built on the first model()
+// of a method that needs it, from the training collection and the changes
+// so far in their order (the same arithmetic as building it at once), and
+// the Naive Bayes and linear sections of the model file are decoded, and
+// svm's and logreg's live state set up, only when one of their models is
+// first asked for (the changes replayed onto it then): a model scored with
+// kNN alone learns at the cost of kNN, whatever its categories and
+// vocabulary.
 // Multinomial NB fitted by EM (train --unlabelled) is not kept: it stays as
 // trained.
 //
@@ -31,6 +39,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,10 +71,13 @@ class LiveModels {
   // The sums of `corpus`, the corpus `model` was trained on; `idf` as the
   // model's classifiers use it (compute_idf of its df and selection);
   // `base_ids`: the id of each corpus document, or empty (a model fitted in
-  // memory: its documents cannot be forgotten by id). Keeps copies, except
-  // of the svm and logreg weights: `model` must outlive this.
-  LiveModels(const ModelState& model, const std::vector<float>& idf, const TrainingCorpus& corpus,
-             std::vector<std::string> base_ids);
+  // memory: its documents cannot be forgotten by id). `load_part(method)`
+  // decodes that method's section of `model` (ModelPart) before it is first
+  // read here. `model` must outlive this (the Naive Bayes settings and the
+  // svm and logreg weights are read from it when first needed).
+  LiveModels(const ModelState& model, const std::vector<float>& idf,
+             std::shared_ptr<const TrainingCorpus> corpus, std::vector<std::string> base_ids,
+             std::function<void(Method)> load_part);
   ~LiveModels();
 
   // True for the methods kept live: Rocchio, bnb, cnb, nb unless EM fitted
@@ -82,34 +94,80 @@ class LiveModels {
   // The model of `method` for the current sums, fitted now if a change
   // came after the last fit. Null if !keeps(method).
   std::shared_ptr<const LiveModel> model(Method method) const;
+  // Fits now, each on its own thread (as many at once as there are cores),
+  // the models of `methods` that a change came after: what model() would
+  // do for each in turn, in the time of the slowest (combo asks for all of
+  // its members on every score). Methods not kept are skipped.
+  void fit(const std::vector<Method>& methods) const;
 
  private:
   struct Learned {
     DocumentTerms doc;
     std::vector<uint32_t> categories;
   };
-  // Adds (sign +1) or subtracts (-1) a document to every kept sum.
-  // REQUIRES: mutex_ held.
+  // Adds (sign +1) or subtracts (-1) a document to every sum built, and
+  // logs it for those not built yet. REQUIRES: mutex_ held.
   void add_locked(const DocumentTerms& doc, const std::vector<uint32_t>& categories, double sign);
+  // The sums `amount` adds up, built now if they were not.
+  // REQUIRES: mutex_ held; a kept method needs them.
+  const CategorySums& sums_locked(TermAmount amount) const;
   bool remove_locked(const std::string& id);
   std::shared_ptr<const LiveModel> fit_locked(Method method) const;
   // What `method`'s sums add up: presence, counts or tf-idf components.
+  // REQUIRES: mutex_ held (reads the Naive Bayes settings if needed).
   TermAmount amount_for(Method method) const;
+  bool keeps_locked(Method method) const;
+  // Reads the Naive Bayes models' alpha and weighting, once.
+  void read_nb_locked() const;
+  // The live state of svm (slot 0) or logreg (1), set up on first use with
+  // the changes so far; null if that method is not trained.
+  LiveLinear* linear_locked(int slot) const;
+  // A change to the linear methods' state, applied or kept for replay.
+  struct LinearChange {
+    enum class Kind { kLearn, kForgetLearned, kForgetTrained } kind;
+    std::string id;
+    DocumentTerms doc;
+    std::vector<uint32_t> categories;
+  };
+  void linear_change_locked(LinearChange change);
+  static void apply(const LinearChange& change, LiveLinear* linear);
+  // Drops the change log and the corpus once nothing needs them.
+  void release_locked() const;
 
   // Frozen parts of the trained model.
+  const ModelState& model_;
+  std::function<void(Method)> load_part_;
   std::vector<uint8_t> selected_;
   std::vector<float> idf_;
   double rocchio_gamma_ = 0;
-  double alpha_[3] = {1, 1, 1};  // nb, bnb, cnb
-  bool tfidf_[3] = {false, false, false};
   bool multinomial_from_em_ = false;
-  // By linear_slot(): svm, logreg; null if not trained.
-  std::unique_ptr<LiveLinear> linear_[2];
 
   mutable std::mutex mutex_;  // guards what follows, and fits
-  // By TermAmount: kCount, kPresence, kTfidf (empty sums if no kept method needs them).
-  std::array<CategorySums, 3> sums_;
-  std::array<bool, 3> sums_kept_ = {false, false, false};
+  mutable bool nb_read_ = false;
+  mutable double alpha_[3] = {1, 1, 1};  // nb, bnb, cnb
+  mutable bool tfidf_[3] = {false, false, false};
+  // By linear_slot(): svm, logreg; null if not trained (or not set up yet:
+  // linear_read_).
+  mutable std::unique_ptr<LiveLinear> linear_[2];
+  mutable bool linear_read_[2] = {false, false};
+  // The linear changes since the training, while one of them is not set up.
+  mutable std::vector<LinearChange> linear_changes_;
+  // The training collection, to build the sums from when first needed
+  // (dropped once every kept sum is built).
+  mutable std::shared_ptr<const TrainingCorpus> corpus_;
+  // By TermAmount: kCount, kPresence, kTfidf (empty until built).
+  mutable std::array<CategorySums, 3> sums_;
+  // A kept method needs them (counts: known once nb_read_).
+  mutable std::array<bool, 3> sums_kept_ = {false, false, false};
+  mutable std::array<bool, 3> sums_built_ = {false, false, false};
+  // The changes since the training, in order, while some kept sums are not
+  // built (replayed onto them when they are).
+  struct Change {
+    DocumentTerms doc;
+    std::vector<uint32_t> categories;
+    double sign;
+  };
+  mutable std::vector<Change> changes_;
   // The training documents doc-major: document d's terms are
   // base_terms_[base_start_[d] .. base_start_[d + 1]).
   std::vector<uint64_t> base_start_;
@@ -119,6 +177,8 @@ class LiveModels {
   std::unordered_map<std::string, uint32_t> base_ids_;
   std::unordered_map<std::string, Learned> learned_;
   std::atomic<uint64_t> version_{0};
+  // The version fit() last fitted its methods at (~0: never).
+  mutable std::atomic<uint64_t> fit_version_{~uint64_t{0}};
   // By Method; read with std::atomic_load, replaced with std::atomic_store.
   mutable std::vector<std::shared_ptr<const LiveModel>> fitted_;
 };

@@ -258,6 +258,18 @@ class AutocatPythonTest(unittest.TestCase):
         self.assertEqual(autocat.decode_categories(doc.get_value(autocat.DEFAULT_CATEGORY_SLOT))[0][0],
                          "astronomy")
 
+    def test_refresh_follows_what_another_indexer_learned(self):
+        model = os.path.join(self.tmp, "refresh-model")
+        shutil.copytree(self.model, model)
+        reader = autocat.CategoryIndexer(model, method="knn", k=1)
+        self.assertEqual(reader.categorize(ASTRONOMY)[0][0], "astronomy")
+        self.assertFalse(reader.refresh())
+        autocat.CategoryIndexer(model).learn("live-1", ASTRONOMY, ["cooking"])
+        self.assertEqual(reader.categorize(ASTRONOMY)[0][0], "astronomy")
+        self.assertTrue(reader.refresh())
+        self.assertEqual(reader.categorize(ASTRONOMY)[0][0], "cooking")
+        self.assertFalse(reader.refresh())
+
     def test_category_filter_takes_one_name_as_a_string(self):
         # A str is one category, not a sequence of one-letter categories.
         for names in ("astronomy", b"astronomy", ["astronomy"]):

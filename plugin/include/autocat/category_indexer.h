@@ -4,10 +4,11 @@
 //
 // Thread safety: after construction every const method may be called from
 // many threads at once (kNN's index is built once, under a lock, on first
-// use), also while learn() and forget() run on other threads (they change
-// kNN's documents under a reader-writer lock and serialize among
-// themselves). Xapian::WritableDatabase is not thread-safe:
-// serialize your own calls to add_document/replace_document.
+// use), also while learn(), forget() and refresh() run on other threads
+// (learn and forget change the open model under its locks and serialize
+// among themselves; refresh() serializes with itself). Each call works on
+// the model generation that was current when it began. Xapian::WritableDatabase
+// is not thread-safe: serialize your own calls to add_document/replace_document.
 #pragma once
 
 #include <xapian.h>
@@ -23,6 +24,11 @@
 #include "autocat/types.h"
 
 namespace autocat {
+
+namespace internal {
+struct IndexerAccess;
+struct IndexerNames;
+}  // namespace internal
 
 // One document for CategoryIndexer::prepare_documents / index_documents.
 struct DocumentToIndex {
@@ -131,6 +137,31 @@ class AUTOCAT_EXPORT CategoryIndexer {
   void learn(const std::string& id, std::string_view text, const std::vector<std::string>& labels);
   void forget(const std::string& id);
 
+  // Follows the model directory between requests: if it holds a newer model
+  // generation (`autocat train` or `train --add` installed one, or the
+  // directory was replaced), switches to it; otherwise applies the journal
+  // records other processes or indexers appended (their learn and forget)
+  // since this one last read it. Returns whether anything changed. Costs a
+  // read of DIR/CURRENT and two stat() calls when nothing did, so a
+  // long-lived user (a server) calls it before each request.
+  // Calls already running on other threads finish on the generation they
+  // began with; references returned by categories(), model_fingerprint()
+  // and model_term() stay valid for this object's lifetime. The
+  // fingerprint and model_term() name the generation switched to; journal
+  // records applied do not change them (as for learn()).
+  // Throws NotFoundError or ModelFormatError naming the directory or file
+  // if the new generation cannot be opened or the journal's new records are
+  // damaged; nothing changes then and this object keeps working on what it had.
+  bool refresh();
+
+  // A CategoryIndexer on the generation this one holds now, sharing its
+  // open model (no reload; what either learns, the other sees), that this
+  // object's refresh() leaves alone: for a series of calls that must all
+  // see one generation (a reply's scores, decision and explanation).
+  // Cheap: one small allocation. It follows newer generations only through
+  // its own refresh().
+  std::unique_ptr<CategoryIndexer> snapshot() const;
+
   // Warnings about the model's journal not returned by an earlier call,
   // one line each: a torn last append ignored (a crash while it was
   // written), journal documents skipped (a category the model lacks), the
@@ -170,6 +201,12 @@ class AUTOCAT_EXPORT CategoryIndexer {
                                                      unsigned threads = 0) const;
 
  private:
+  friend struct internal::IndexerAccess;
+  struct SnapshotTag {};
+  CategoryIndexer(const CategoryIndexer& other, SnapshotTag);
+  // set_categories() with the names of one generation.
+  void store_categories(const internal::IndexerNames& names, Xapian::Document& doc,
+                        const std::vector<Category>& categories) const;
   PreparedDocument prepare_document(const std::string& id, std::string_view text,
                                     const std::string& title) const;
   // index() with the title that rules' title: field matches.
