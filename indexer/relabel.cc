@@ -5,6 +5,7 @@
 
 #include "autocat/error.h"
 #include "autocat/types.h"
+#include "indexer/index_transaction.h"
 
 namespace autocat::cli {
 
@@ -76,18 +77,48 @@ Xapian::Document relabel_document(Xapian::WritableDatabase& db, const std::strin
   const std::vector<std::string> checked = known_categories(indexer, names);
   Xapian::Document doc = find_document(db, db_path, id);
   const Xapian::docid docid = doc.get_docid();
+  std::string text;
   if (learn) {
-    const std::string text = document_text(doc, text_slot);
+    text = document_text(doc, text_slot);
     if (text.empty()) {
       throw InvalidArgumentError(db_path + ": document '" + id + "' has no text to learn from");
     }
-    indexer.learn(id, text, checked);
   }
+  // The document as it is, read in full now: put back if the model refuses it.
+  Xapian::Document previous = db.get_document(docid);
+  const uint64_t previous_bytes = document_bytes(previous);
+
+  IndexTransaction transaction(db, db_path);
   std::vector<Category> categories;
   for (const std::string& name : checked) categories.push_back(Category{name, 1.0});
   indexer.set_categories(doc, categories);
   db.replace_document(docid, doc);
-  db.commit();
+  transaction.changed(document_bytes(doc) + previous_bytes);
+  transaction.commit();
+  // Taught after the commit, so that a failed write never leaves the model
+  // knowing categories the index lacks.
+  if (learn) {
+    try {
+      indexer.learn(id, text, checked);
+    } catch (const std::exception& e) {
+      std::string failure;
+      try {
+        db.replace_document(docid, previous);
+        transaction.changed(2 * previous_bytes);
+        transaction.commit();
+      } catch (const Xapian::Error& put_back) {
+        failure = xapian_reason(put_back);
+      } catch (const Error& put_back) {
+        failure = put_back.what();
+      }
+      if (!failure.empty()) {
+        throw IOError(db_path + ": document '" + id + "' keeps the new categories, which the " +
+                      "model did not learn (" + e.what() + "), and putting back its earlier " +
+                      "ones failed: " + failure);
+      }
+      throw;
+    }
+  }
   return db.get_document(docid);
 }
 

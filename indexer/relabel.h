@@ -1,8 +1,8 @@
 // Setting a document's categories by hand, in an index autocat index wrote:
-// what `autocat relabel` and `autocat serve`'s corrections share. The model
-// is taught first (it refuses a text without known terms, and then the index
-// stays as it was); then the document's category terms and value slot are
-// replaced and the index is committed.
+// what `autocat relabel` and `autocat serve`'s corrections share. The
+// index is committed first (a full disk then leaves the model untaught),
+// then the model is taught; if it refuses the text (no known terms), the
+// document's earlier categories are put back.
 //
 // Thread safety: none; one writer per database (Xapian's lock).
 #pragma once
@@ -40,8 +40,8 @@ std::vector<std::string> known_categories(const CategoryIndexer& indexer,
                                           const std::vector<std::string>& names);
 
 // Gives document `id` of `db` the categories `names` (score 1: an editor's
-// categories are certain), teaching them to `indexer`'s model first when
-// `learn`. Commits. Returns the document as stored now. Throws
+// categories are certain), teaching them to `indexer`'s model after the
+// commit when `learn`. Returns the document as stored now. Throws
 // NotFoundError (no such id), InvalidArgumentError (unknown category, or
 // nothing to learn from) or what Xapian throws; on a throw the index is
 // unchanged.

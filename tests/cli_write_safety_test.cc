@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <string>
@@ -238,7 +239,8 @@ long reported_documents(const std::string& err) {
 // commit then "succeeds" with nothing to write).
 TEST_F(CliWriteSafetyTest, IndexOnAFullDiskReportsWhatIsCommitted) {
   int partial = 0;
-  for (uint64_t limit = 8192; limit <= 65536; limit += 8192) {
+  // The room reserved before each commit (64 KiB and more) sets the range.
+  for (uint64_t limit = 8192; limit <= 196608; limit += 16384) {
     SCOPED_TRACE("file size limit " + std::to_string(limit));
     const std::string db = dir_.file("db-" + std::to_string(limit));
     const CliResult result = run_with_file_limit(limit, index_args(db));
@@ -285,6 +287,89 @@ TEST_F(CliWriteSafetyTest, RecategorizeOnAFullDiskReportsWhatIsCommitted) {
     EXPECT_EQ(reader.get_doccount(), kCorpusDocuments);
   }
   EXPECT_GT(failed, 0) << "no limit stopped recategorize";
+}
+
+// The categories document `id` of `db` holds, as the value slot says.
+std::string categories_of(const std::string& db, const std::string& id) {
+  const Xapian::Database reader(db);
+  Xapian::PostingIterator it = reader.postlist_begin("Q" + id);
+  return it == reader.postlist_end("Q" + id) ? "" : reader.get_document(*it).get_value(200);
+}
+
+// Xapian's glass backend writes value streams from a destructor during
+// commit: a full disk there used to end relabel, recategorize and index with
+// std::terminate (exit 134). Every fill level ends in success or one line
+// naming the database; relabel --learn teaches the model only what the
+// index committed. Full disks come from a file size limit and, as root,
+// from a 4 MB tmpfs in a private mount namespace filled to each level.
+TEST_F(CliWriteSafetyTest, AFullDiskNeverAbortsACommit) {
+  const std::string db = dir_.file("db");
+  ASSERT_EQ(run_autocat(index_args(db)).exit_code, 0);
+  const std::string other = other_model();
+  const std::string journal = model_ + "/" + current_generation(model_) + "/journal";
+  const std::string before = categories_of(db, "sp-01");
+  // One case: the fill level (file size limit, or bytes left on the tmpfs).
+  // `on_db` is readable here after a run unless it was on the tmpfs.
+  const auto check = [&](const std::string& level, const std::string& on_db,
+                         const std::function<CliResult(const std::vector<std::string>&)>& run) {
+    SCOPED_TRACE(level);
+    const CliResult relabeled = run(
+        {"relabel", "--db", on_db, "--model", model_, "--learn", "--category", "food", "sp-01"});
+    ASSERT_NE(relabeled.exit_code, 134) << relabeled.err;
+    std::error_code ec;
+    const bool learned = fs::exists(journal, ec) && fs::file_size(journal) > 0;
+    if (relabeled.exit_code != 0) {
+      expect_one_line_naming(relabeled, on_db);
+      EXPECT_FALSE(learned) << "the model learned what the index did not commit";
+      if (fs::exists(on_db + "/iamglass")) {
+        EXPECT_EQ(categories_of(on_db, "sp-01"), before);
+      }
+    } else {
+      EXPECT_TRUE(learned);
+    }
+    fs::remove(journal, ec);
+    const CliResult recategorized =
+        run({"recategorize", "--model", other, "--db", on_db, "--batch", "2", "--threads", "1"});
+    ASSERT_NE(recategorized.exit_code, 134) << recategorized.err;
+    if (recategorized.exit_code != 0) expect_one_line_naming(recategorized, on_db);
+    std::vector<std::string> index = index_args(on_db + "-new");
+    const CliResult indexed = run(index);
+    ASSERT_NE(indexed.exit_code, 134) << indexed.err;
+    if (indexed.exit_code != 0) expect_one_line_naming(indexed, on_db + "-new");
+  };
+  for (uint64_t limit = 8192; limit <= 65536; limit += 16384) {
+    const std::string copy = dir_.file("limit-" + std::to_string(limit));
+    fs::copy(db, copy, fs::copy_options::recursive);
+    check("file size limit " + std::to_string(limit), copy,
+          [&](const std::vector<std::string>& args) { return run_with_file_limit(limit, args); });
+  }
+  if (::geteuid() != 0) return;  // mounting a tmpfs needs root
+  const std::string mount = dir_.file("tmpfs");
+  fs::create_directory(mount);
+  for (uint64_t left = 0; left <= 400000; left += 40000) {
+    // Each command runs in its own namespace, on a fresh tmpfs holding a
+    // copy of DB and a file filling it to `left` bytes free.
+    check("bytes left " + std::to_string(left), mount + "/db",
+          [&](const std::vector<std::string>& args) {
+            std::string command =
+                "unshare --mount --propagation private sh -c " +
+                shell_quote("mount -t tmpfs -o size=4m tmpfs " + shell_quote(mount) + " && cp -r " +
+                            shell_quote(db) + " " + shell_quote(mount) +
+                            "/db && free=$(($(stat -f -c '%a*%S' " + shell_quote(mount) + ") - " +
+                            std::to_string(left) +
+                            ")) && if [ $free -gt 0 ]; then head -c $free /dev/zero > " +
+                            shell_quote(mount) + "/filler; fi; exec \"$0\" \"$@\"") +
+                " " + shell_quote(AUTOCAT_CLI_PATH);
+            for (const std::string& arg : args) command += " " + shell_quote(arg);
+            command += " </dev/null >" + shell_quote(dir_.file("out")) + " 2>" +
+                       shell_quote(dir_.file("err"));
+            const int status = std::system(command.c_str());
+            CliResult result;
+            result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            result.err = read_file(dir_.file("err"));
+            return result;
+          });
+  }
 }
 
 // Re-indexing a database built with --store-text, without the flag, keeps
