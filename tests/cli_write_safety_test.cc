@@ -72,6 +72,30 @@ CliResult run_with_file_limit(uint64_t max_file_bytes, const std::vector<std::st
   return result;
 }
 
+// Runs the CLI in its own mount namespace, on a fresh 4 MB tmpfs at
+// `mount` holding a copy of `copy` (as `name`) and a file filling it to
+// `left` bytes free. Needs root.
+CliResult run_on_full_tmpfs(const std::string& mount, const std::string& copy,
+                            const std::string& name, uint64_t left,
+                            const std::vector<std::string>& args, const TempDir& dir) {
+  const std::string script = "mount -t tmpfs -o size=4m tmpfs " + shell_quote(mount) +
+                             " && cp -r " + shell_quote(copy) + " " +
+                             shell_quote(mount + "/" + name) + " && free=$(($(stat -f -c '%a*%S' " +
+                             shell_quote(mount) + ") - " + std::to_string(left) +
+                             ")) && if [ $free -gt 0 ]; then head -c $free /dev/zero > " +
+                             shell_quote(mount) + "/filler; fi; exec \"$0\" \"$@\"";
+  std::string command = "unshare --mount --propagation private sh -c " + shell_quote(script) + " " +
+                        shell_quote(AUTOCAT_CLI_PATH);
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
+  command += " </dev/null >" + shell_quote(dir.file("out")) + " 2>" + shell_quote(dir.file("err"));
+  const int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_file(dir.file("out"));
+  result.err = read_file(dir.file("err"));
+  return result;
+}
+
 // What a failed run must look like: exit 1 and one line, naming `path`.
 void expect_one_line_naming(const CliResult& result, const std::string& path) {
   EXPECT_EQ(result.exit_code, 1) << result.err;
@@ -194,6 +218,20 @@ TEST_F(CliWriteSafetyTest, TrainAddOnAFullDiskKeepsTheOldModel) {
     EXPECT_EQ(current_generation(model), generation);
     EXPECT_EQ(read_file(model_file), model_bytes);
   }
+}
+
+// A full disk (ENOSPC, not a file size limit) while `train --add` copies
+// the training database: the error says so and names the file.
+TEST_F(CliWriteSafetyTest, TrainAddCopyOnAFullDiskSaysTheDiskIsFull) {
+  if (::geteuid() != 0) return;  // mounting a tmpfs needs root
+  const std::string mount = dir_.file("tmpfs");
+  fs::create_directory(mount);
+  const CliResult result = run_on_full_tmpfs(
+      mount, model_, "model", 20000,
+      {"train", "--add", "--model", mount + "/model", test_data("fixture_test.jsonl")}, dir_);
+  expect_one_line_naming(result, mount + "/model/");
+  EXPECT_TRUE(contains(result.err, "/training/")) << result.err;
+  EXPECT_TRUE(contains(result.err, "No space left on device")) << result.err;
 }
 
 // An error after CURRENT was renamed (its directory's fsync failing) leaves
@@ -351,23 +389,7 @@ TEST_F(CliWriteSafetyTest, AFullDiskNeverAbortsACommit) {
     // copy of DB and a file filling it to `left` bytes free.
     check("bytes left " + std::to_string(left), mount + "/db",
           [&](const std::vector<std::string>& args) {
-            std::string command =
-                "unshare --mount --propagation private sh -c " +
-                shell_quote("mount -t tmpfs -o size=4m tmpfs " + shell_quote(mount) + " && cp -r " +
-                            shell_quote(db) + " " + shell_quote(mount) +
-                            "/db && free=$(($(stat -f -c '%a*%S' " + shell_quote(mount) + ") - " +
-                            std::to_string(left) +
-                            ")) && if [ $free -gt 0 ]; then head -c $free /dev/zero > " +
-                            shell_quote(mount) + "/filler; fi; exec \"$0\" \"$@\"") +
-                " " + shell_quote(AUTOCAT_CLI_PATH);
-            for (const std::string& arg : args) command += " " + shell_quote(arg);
-            command += " </dev/null >" + shell_quote(dir_.file("out")) + " 2>" +
-                       shell_quote(dir_.file("err"));
-            const int status = std::system(command.c_str());
-            CliResult result;
-            result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            result.err = read_file(dir_.file("err"));
-            return result;
+            return run_on_full_tmpfs(mount, db, "db", left, args, dir_);
           });
   }
 }

@@ -351,11 +351,8 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   // Add to a copy in the new generation, so a failed run leaves the model
   // as it was.
   const fs::path new_db = model_writer.next().training_db;
-  fs::copy(model_writer.current().training_db, new_db, fs::copy_options::recursive, ec);
-  if (ec) {
-    throw IOError(new_db.string() + ": cannot copy the training database: " + ec.message() +
-                  "; free space (or fix what stopped the copy) and run again");
-  }
+  // Named file by file, with the OS's reason: a full disk says so.
+  copy_directory(model_writer.current().training_db, new_db.string());
   // Xapian's lock file is no part of the data.
   fs::remove(new_db / "flintlock", ec);
 
