@@ -302,7 +302,7 @@ class Server {
     std::error_code ec;
     if (!std::filesystem::exists(db_path_, ec))
       throw NotFoundError(db_path_ + ": no such database");
-    return Xapian::Database(db_path_);
+    return open_database(db_path_);
   }
 
   void warn_model() const {

@@ -330,8 +330,17 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
                                model_dir + " INPUT...";
   // Checked before the writer creates anything: --add never makes a directory.
   std::error_code ec;
-  if (!fs::is_regular_file(resolve_model_dir(model_dir).model_file, ec)) {
-    throw NotFoundError(no_model);
+  if (!fs::is_directory(model_dir, ec)) throw NotFoundError(no_model);
+  const ModelPaths installed = resolve_model_dir(model_dir);
+  if (!fs::is_regular_file(installed.model_file, ec)) {
+    throw NotFoundError(missing_model_reason(model_dir) +
+                        "; train --add needs an installed model to add to");
+  }
+  if (!fs::is_directory(installed.training_db, ec)) {
+    throw NotFoundError(installed.training_db +
+                        " is missing: train --add adds to the model's training collection; "
+                        "train again from all the inputs with autocat train --model " +
+                        model_dir + " INPUT...");
   }
   ModelDirWriter model_writer(model_dir, on_warning);
   if (!model_writer.has_model()) throw NotFoundError(no_model);
