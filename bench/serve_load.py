@@ -9,12 +9,14 @@ import json, subprocess, sys, threading, time, urllib.request, random, statistic
 binary, db, model = sys.argv[1:4]
 p = subprocess.Popen([binary, 'serve', '--db', db, '--model', model, '--listen', '127.0.0.1:0'],
                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-url = p.stdout.readline().split()[-1]; token = p.stdout.readline().split()[-1]
+url = p.stdout.readline().split()[-1].split('/?token=')[0]; token = p.stdout.readline().split()[-1]
+auth = {'Authorization': 'Bearer ' + token}
+def get(path): return urllib.request.urlopen(urllib.request.Request(url + path, headers=auth))
 words = ['space', 'orbit', 'god', 'car', 'windows', 'hockey', 'gun', 'doctor', 'encryption', 'israel']
 def run(kind, total, threads):
     lat = []; lock = threading.Lock(); ids = []
     if kind == 'correct':
-        r = json.load(urllib.request.urlopen(url + '/api/search?q=the&limit=200'))
+        r = json.load(get('/api/search?q=the&limit=200'))
         ids = [d['id'] for d in r['documents']]
     def worker(n, seed):
         rnd = random.Random(seed)
@@ -22,7 +24,7 @@ def run(kind, total, threads):
             t = time.perf_counter()
             if kind == 'search':
                 q = rnd.choice(words)
-                urllib.request.urlopen(f'{url}/api/search?q={q}&facets=1&limit=10').read()
+                get(f'/api/search?q={q}&facets=1&limit=10').read()
             else:
                 doc = rnd.choice(ids)
                 req = urllib.request.Request(f'{url}/api/documents/{urllib.parse.quote(doc)}/categories',

@@ -23,10 +23,10 @@ constexpr int kExitUsageError = 2;
 
 const std::vector<Command>& all_commands() {
   static const std::vector<Command> commands = {
-      train_command(),   index_command(),    classify_command(), search_command(),
-      eval_command(),    features_command(), explain_command(),  recategorize_command(),
-      rules_command(),   split_command(),    learn_command(),    forget_command(),
-      relabel_command(), serve_command(),    journal_command()};
+      train_command(),   index_command(),       classify_command(), search_command(),
+      eval_command(),    features_command(),    explain_command(),  recategorize_command(),
+      rules_command(),   split_command(),       learn_command(),    forget_command(),
+      relabel_command(), corrections_command(), serve_command(),    journal_command()};
   return commands;
 }
 

@@ -56,6 +56,7 @@ Command learn_command();
 Command forget_command();
 Command serve_command();
 Command relabel_command();
+Command corrections_command();
 Command journal_command();
 
 // --model DIR, with its help for this command.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "autocat/category_indexer.h"
+#include "autocat/corrections.h"
 #include "autocat/error.h"
 #include "classify/io/atomic_file.h"
 #include "classify/io/json_text.h"
@@ -50,7 +51,10 @@ const char kUsage[] =
     "then -j<N> once documents were learned on it (autocat learn): the same model\n"
     "after learning needs no --switch-model, but documents indexed before keep\n"
     "their categories until autocat recategorize does them again.\n"
-    "A document whose id is already in DB is replaced (the summary counts them).\n"
+    "A document whose id is already in DB is replaced (the summary counts them);\n"
+    "one an editor labelled (term XAUTOCATEDITED) keeps its categories and editor\n"
+    "mark, unless --include-editor-set. Each document's best category not assigned\n"
+    "is kept in value slot 203 (NAME<TAB>SCORE) for the review queue.\n"
     "Documents with empty text are indexed without categories. DB records the model\n"
     "(and its fingerprint), prefix, slot and stemmer; indexing into it with another\n"
     "model, prefix or slot is refused unless --switch-model is given. DB may not lie\n"
@@ -96,6 +100,9 @@ void define_options(OptionSet& options) {
                "index into a DB recorded with another model, prefix or slot, and record this "
                "one: documents already in DB keep what the earlier model gave them (terms, and "
                "categories under the earlier prefix and slot) until re-indexed");
+  options.flag("--include-editor-set",
+               "re-indexing a document an editor labelled replaces its labels by the model's "
+               "categories (by default it keeps them)");
   options.flag("--json", "print the summary as one JSON object");
   add_progress_options(options, "print count and rate to stderr every 2 s and at the end");
 }
@@ -237,9 +244,10 @@ Xapian::valueno recorded_slot(const std::string& text, Xapian::valueno fallback)
 
 struct IndexCounts {
   uint64_t documents = 0;
-  uint64_t committed = 0;    // documents known to be in DB's last commit
-  Xapian::rev revision = 0;  // DB's revision when `committed` was counted
-  uint64_t replaced = 0;     // documents whose id DB already held
+  uint64_t committed = 0;        // documents known to be in DB's last commit
+  Xapian::rev revision = 0;      // DB's revision when `committed` was counted
+  uint64_t replaced = 0;         // documents whose id DB already held
+  uint64_t editor_set_kept = 0;  // of `replaced`, editor-set: their categories kept
   uint64_t uncategorized = 0;
   uint64_t empty_text = 0;
   std::map<std::string, uint64_t> categories;
@@ -391,6 +399,12 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   if (store_text) db.set_metadata(kTextSlotKey, std::to_string(text_slot));
 
   IndexTransaction transaction(db, db_path);
+  const bool include_editor_set = args.has("include-editor-set");
+  if (include_editor_set) {
+    messages.warning(db_path +
+                     ": --include-editor-set: documents an editor labelled get the model's "
+                     "categories when re-indexed, in place of their editors'");
+  }
   IndexCounts counts;
   counts.revision = db.get_revision();
   const Stopwatch clock;
@@ -425,16 +439,20 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     for (size_t i = 0; i < prepared.documents.size(); ++i) {
       PreparedDocument& doc = prepared.documents[i];
       if (store_text) doc.document.add_value(text_slot, prepared.inputs[i].text);
-      bool replacing = false;
+      Replaced replaced = Replaced::kAdded;
       try {
-        replacing = db.term_exists(doc.id_term);
-        db.replace_document(doc.id_term, doc.document);
+        replaced = replace_keeping_editor_labels(db, doc.id_term, doc.document, indexer,
+                                                 include_editor_set);
         transaction.changed(document_bytes(doc.document));
       } catch (const Xapian::Error&) {
         db_failed = true;  // Xapian flushes by itself now and then
         throw;
       }
-      if (replacing) ++counts.replaced;
+      if (replaced != Replaced::kAdded) ++counts.replaced;
+      if (replaced == Replaced::kEditorSetKept) {
+        ++counts.editor_set_kept;
+        doc.categories = decode_categories(doc.document.get_value(options.category_slot));
+      }
       if (!no_categories && doc.categories.empty()) ++counts.uncategorized;
       for (const Category& category : doc.categories) ++counts.categories[category.name];
       ++counts.documents;
@@ -520,6 +538,7 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["method"] = method;
     json["documents"] = counts.documents;
     json["replaced"] = counts.replaced;
+    json["editor_set_kept"] = counts.editor_set_kept;
     json["seconds"] = seconds;
     json["docs_per_second"] = rate(counts.documents, seconds);
     internal::Json categories = internal::Json::array();
@@ -553,6 +572,11 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   }
   if (counts.replaced != 0) {
     out << counts.replaced << " documents replaced earlier ones with the same id\n";
+  }
+  if (counts.editor_set_kept != 0) {
+    out << counts.editor_set_kept
+        << " of them kept the categories an editor gave them (--include-editor-set replaces "
+           "those)\n";
   }
   out << db_path << " now holds " << db_documents << " documents\n";
   return 0;

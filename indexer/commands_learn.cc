@@ -1,7 +1,11 @@
 // autocat learn / autocat forget: change an installed model's training
 // documents without a refit (Categorizer::learn / forget, journaled).
+#include <xapian.h>
+
+#include <cstddef>
 #include <ostream>
 
+#include "autocat/corrections.h"
 #include "autocat/error.h"
 #include "classify/corpus/db_reader.h"
 #include "classify/decide/categorizer.h"
@@ -35,7 +39,9 @@ const char kLearnUsage[] =
     "the given ids (their Q terms): each one's current category terms (the prefix\n"
     "autocat index recorded, else XC) and its text (the slot autocat index\n"
     "--store-text keeps, else the document data). Feeds an editor's corrections\n"
-    "back into the model. A database autocat index wrote without --store-text\n"
+    "back into the model: only documents an editor labelled (term XAUTOCATEDITED)\n"
+    "are taught; another is refused (skipped, among several) unless\n"
+    "--include-model-labels. A database autocat index wrote without --store-text\n"
     "keeps only the title or the first 200 bytes of each text: learn refuses it\n"
     "unless --text-from says which text to learn.\n";
 
@@ -56,6 +62,9 @@ void define_learn_options(OptionSet& options) {
                 "with --from-db: stored (default: the --store-text slot, else the data of a "
                 "database autocat index did not write), terms (the indexed words, in no order) "
                 "or data (the document data: a title or snippet for autocat index)");
+  options.flag("--include-model-labels",
+               "with --from-db: also teach documents no editor labelled (their categories are "
+               "the model's own)");
   add_reader_options(options, ReaderOptionSet{/*duplicate_ids=*/true, /*fields=*/true});
   options.flag("--json", "print the summary as one JSON object");
 }
@@ -82,6 +91,43 @@ std::string seen_by(const std::string& model_dir) {
          "vocabulary, C, thresholds and calibration as trained until a refit: autocat train "
          "--add --model " +
          model_dir;
+}
+
+// With --from-db: keeps the documents an editor labelled (editor-set) and
+// drops the others, whose categories are the model's own guess: teaching
+// them back would confirm its mistakes. One id that is not editor-set is an
+// error; among several, each is skipped with a warning.
+// --include-model-labels keeps them all, with a warning.
+void keep_editor_set(const ParsedArgs& args, std::vector<internal::LearnedDocument>& documents,
+                     std::vector<std::string>& sources, Messages& messages) {
+  const std::string db_path = args.value("from-db");
+  const Xapian::Database db(db_path);
+  std::vector<size_t> model_labelled;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    if (!is_editor_set(find_document_by_id(db, documents[i].id))) model_labelled.push_back(i);
+  }
+  if (model_labelled.empty()) return;
+  if (args.has("include-model-labels")) {
+    messages.warning(db_path +
+                     ": --include-model-labels: " + std::to_string(model_labelled.size()) +
+                     " documents no editor labelled are taught with the model's own "
+                     "categories");
+    return;
+  }
+  if (documents.size() == 1) {
+    throw InvalidArgumentError(db_path + ": document '" + documents[0].id +
+                               "' was not labelled by an editor (its categories are the "
+                               "model's); correct it first (autocat relabel), or give "
+                               "--include-model-labels to teach them anyway (nothing was "
+                               "learned)");
+  }
+  for (auto it = model_labelled.rbegin(); it != model_labelled.rend(); ++it) {
+    messages.warning(db_path + ": document '" + documents[*it].id +
+                     "' skipped: not labelled by an editor (--include-model-labels teaches "
+                     "it)");
+    documents.erase(documents.begin() + static_cast<std::ptrdiff_t>(*it));
+    sources.erase(sources.begin() + static_cast<std::ptrdiff_t>(*it));
+  }
 }
 
 int run_learn(const ParsedArgs& args, std::ostream& out, Messages& messages) {
@@ -114,8 +160,9 @@ int run_learn(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       throw UsageError("--text-from " + text_from + ": choose stored, terms or data");
     }
     internal::read_database_ids(args.value("from-db"), args.positional(), prefix, where, add);
+    keep_editor_set(args, documents, sources, messages);
   } else {
-    for (const char* name : {"ids", "label-prefix", "text-from"}) {
+    for (const char* name : {"ids", "label-prefix", "text-from", "include-model-labels"}) {
       if (args.has(name)) throw UsageError(std::string("--") + name + " needs --from-db DB");
     }
     require_inputs(args);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "autocat/category_indexer.h"
+#include "autocat/corrections.h"
 #include "autocat/error.h"
 #include "classify/io/atomic_file.h"
 #include "classify/io/json_text.h"
@@ -43,7 +44,9 @@ const char kUsage[] =
     "same command continues where it stopped. Each DB (e.g. each shard) is done in\n"
     "turn. The model term names the model file and how far its journal went when\n"
     "it was opened: after `autocat learn`, documents categorized before it are\n"
-    "done again.\n";
+    "done again. Documents an editor labelled (term XAUTOCATEDITED: autocat\n"
+    "relabel, serve's corrections) keep their categories: they are counted as\n"
+    "editor-set kept, unless --include-editor-set.\n";
 
 const char kExample[] =
     "\n"
@@ -64,33 +67,53 @@ void define_options(OptionSet& options) {
   options.flag("--all",
                "also the documents whose model term is already DIR's (not resumable: a re-run "
                "starts again)");
+  options.flag("--include-editor-set",
+               "also recategorize the documents an editor labelled (replacing their labels and "
+               "editor mark by the model's categories)");
   options.flag("--json", "print the summary as one JSON object");
   add_progress_options(options, "print count, rate and ETA to stderr every 2 s and at the end");
 }
 
 struct RecategorizeCounts {
   std::string db;
-  uint64_t documents = 0;      // documents in DB
-  uint64_t recategorized = 0;  // by this run
-  uint64_t already = 0;        // carried the model's term already
-  uint64_t without_text = 0;   // no stored text: left as they were
-  uint64_t left_by_limit = 0;  // not reached because of --limit
-  uint64_t committed = 0;      // of `recategorized`, those in DB's last commit seen
-  uint64_t changed = 0;        // of `recategorized`, those whose set of categories changed
+  uint64_t documents = 0;            // documents in DB
+  uint64_t recategorized = 0;        // by this run
+  uint64_t already = 0;              // carried the model's term already
+  uint64_t without_text = 0;         // no stored text: left as they were
+  uint64_t left_by_limit = 0;        // not reached because of --limit
+  uint64_t committed = 0;            // of `recategorized`, those in DB's last commit seen
+  uint64_t changed = 0;              // of `recategorized`, those whose set of categories changed
+  uint64_t editor_set_kept = 0;      // editor-set documents left as the editor labelled them
+  uint64_t editor_set_replaced = 0;  // editor-set documents recategorized (--include-editor-set)
+  std::vector<std::string> changed_ids;    // the first kMaxChangedIds of `changed`
   std::map<std::string, uint64_t> gained;  // documents that got the category
   std::map<std::string, uint64_t> lost;    // documents that lost it
   std::string model_term;
   std::map<std::string, uint64_t> categories;
 };
 
+// How many ids of changed documents --json lists per database.
+constexpr size_t kMaxChangedIds = 10000;
+
+// The id of `doc` (its Q term less Q); empty if it has none.
+std::string id_of(const Xapian::Document& doc) {
+  Xapian::TermIterator it = doc.termlist_begin();
+  it.skip_to(kIdPrefix);
+  if (it != doc.termlist_end() && (*it).rfind(kIdPrefix, 0) == 0) {
+    return (*it).substr(kIdPrefix.size());
+  }
+  return std::string();
+}
+
 // Counts how `after` differs from `before` (names only) into `counts`.
-void count_change(const std::vector<Category>& before, const std::vector<Category>& after,
-                  RecategorizeCounts& counts) {
+void count_change(const Xapian::Document& doc, const std::vector<Category>& before,
+                  const std::vector<Category>& after, RecategorizeCounts& counts) {
   std::set<std::string> old_names, new_names;
   for (const Category& category : before) old_names.insert(category.name);
   for (const Category& category : after) new_names.insert(category.name);
   if (old_names == new_names) return;
   ++counts.changed;
+  if (counts.changed_ids.size() < kMaxChangedIds) counts.changed_ids.push_back(id_of(doc));
   for (const std::string& name : new_names) {
     if (old_names.count(name) == 0) ++counts.gained[name];
   }
@@ -191,6 +214,7 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
   const size_t chunk_size = std::min<size_t>(batch, std::max<size_t>(64, 32 * threads));
   const Stopwatch clock;
   const bool all = args.has("all");
+  const bool include_editor_set = args.has("include-editor-set");
   uint64_t visited = 0;
   uint64_t since_commit = 0;
   for (size_t start = 0; start < docids.size(); start += chunk_size) {
@@ -200,7 +224,9 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
     for (size_t i = start; i < stop; ++i) {
       ++visited;
       const Xapian::Document doc = db.get_document(docids[i]);
-      if (!all && has_term(doc, indexer.model_term())) {
+      if (!include_editor_set && is_editor_set(doc)) {
+        ++counts.editor_set_kept;  // an editor's labels are never the model's to replace
+      } else if (!all && has_term(doc, indexer.model_term())) {
         ++counts.already;
       } else if (counts.recategorized + todo.size() >= limit) {
         ++counts.left_by_limit;
@@ -211,17 +237,24 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
         texts.push_back(std::move(text));
       }
     }
-    const std::vector<std::vector<Category>> assigned = indexer.categorize_batch(texts, threads);
+    const std::vector<Categorization> decided =
+        indexer.categorize_batch_with_runner_up(texts, threads);
     report_model_warnings(indexer, messages);
     for (size_t i = 0; i < todo.size(); ++i) {
       Xapian::Document doc = db.get_document(todo[i]);
-      count_change(decode_categories(doc.get_value(indexer.options().category_slot)), assigned[i],
+      const std::vector<Category>& assigned = decided[i].assigned;
+      count_change(doc, decode_categories(doc.get_value(indexer.options().category_slot)), assigned,
                    counts);
-      indexer.set_categories(doc, assigned[i]);  // and its model term
+      indexer.set_categories(doc, decided[i]);  // and its model term and runner-up
+      if (is_editor_set(doc)) {                 // --include-editor-set: the model's categories now
+        ++counts.editor_set_replaced;
+        doc.remove_term(kEditorSetTerm);
+        doc.add_value(kDefaultEditorSlot, std::string());
+      }
       db.replace_document(todo[i], doc);
       transaction.changed(2 * document_bytes(doc));  // and the document it replaces
       ++counts.recategorized;
-      for (const Category& category : assigned[i]) ++counts.categories[category.name];
+      for (const Category& category : assigned) ++counts.categories[category.name];
       if (++since_commit == batch) {
         transaction.commit();
         since_commit = 0;
@@ -238,6 +271,12 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
   transaction.commit();
   counts.committed = counts.recategorized;
   messages.progress_done("recategorized", visited, clock.seconds());
+  if (include_editor_set) {
+    messages.warning(db_path +
+                     ": --include-editor-set: " + std::to_string(counts.editor_set_replaced) +
+                     " editor-set documents got the model's categories in place of their "
+                     "editors' (autocat corrections no longer lists them)");
+  }
   if (counts.without_text != 0) {
     messages.warning(db_path + ": " + std::to_string(counts.without_text) +
                      " documents have no stored text (indexed without --store-text); they "
@@ -298,6 +337,8 @@ int run_recategorize(const ParsedArgs& args, std::ostream& out, Messages& messag
       entry["without_text"] = counts.without_text;
       entry["left_by_limit"] = counts.left_by_limit;
       entry["changed"] = counts.changed;
+      entry["changed_ids"] = counts.changed_ids;
+      entry["editor_set_kept"] = counts.editor_set_kept;
       entry["gained"] = count_map_json(counts.gained);
       entry["lost"] = count_map_json(counts.lost);
       list.push_back(std::move(entry));
@@ -314,6 +355,7 @@ int run_recategorize(const ParsedArgs& args, std::ostream& out, Messages& messag
         << " documents";
     if (counts.already != 0) out << ", " << counts.already << " already by this model";
     if (counts.without_text != 0) out << ", " << counts.without_text << " without stored text";
+    out << ", " << counts.editor_set_kept << " editor-set kept";
     if (counts.left_by_limit != 0) {
       out << ", " << counts.left_by_limit << " left by --limit (run again to continue)";
     }

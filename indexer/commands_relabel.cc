@@ -16,7 +16,7 @@ namespace {
 
 const char kUsage[] =
     "usage: autocat relabel --db DB --model DIR --category C [--category C ...]\n"
-    "                       [--learn] [--json] ID\n"
+    "                       [--learn] [--editor NAME] [--json] ID\n"
     "\n"
     "Gives the document ID of the index DB (written by autocat index) the\n"
     "categories C, with score 1, in place of those it has: its category terms\n"
@@ -24,7 +24,10 @@ const char kUsage[] =
     "data stay. Each C must be a category of the model in DIR. With --learn the\n"
     "model is taught the document with those categories first (as autocat\n"
     "learn, journaled), from the text autocat index --store-text kept, else the\n"
-    "document data; if the model refuses it, DB is left as it was.\n";
+    "document data (a document without learnable text is relabelled all the\n"
+    "same, untaught). The document is marked editor-set (term XAUTOCATEDITED,\n"
+    "slot 202: NAME and time), so index and recategorize keep these categories,\n"
+    "and the correction is logged in DB (autocat corrections lists them).\n";
 
 const char kFooter[] =
     "\n"
@@ -36,6 +39,8 @@ void define_options(OptionSet& options) {
   add_model_option(options, "model directory whose categories DB holds (written by autocat train)");
   options.values("--category", "C", "a category the document gets (repeat for several)");
   options.flag("--learn", "teach the model the document with these categories too");
+  options.value("--editor", "NAME",
+                "who corrects, recorded with the correction (default: $USER, else relabel)");
   options.flag("--json", "print the result as one JSON object");
 }
 
@@ -53,12 +58,18 @@ int run_relabel(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const SearchMetadata metadata = read_search_metadata(db);
   CategoryIndexer indexer(model_dir, relabel_index_options(metadata));
   const Xapian::valueno category_slot = indexer.options().category_slot;
-  const std::vector<Category> previous =
-      decode_categories(find_document(db, db_path, id).get_value(category_slot));
-  const Xapian::Document doc =
-      relabel_document(db, db_path, indexer, id, names, learn, stored_text_slot(metadata));
+  const Correction correction =
+      relabel_document(db, db_path, indexer, id, names, learn, stored_text_slot(metadata),
+                       editor_name(args.value("editor"), "relabel"));
   for (const std::string& warning : indexer.take_warnings()) messages.warning(warning);
-  const std::vector<Category> now = decode_categories(doc.get_value(category_slot));
+  const std::vector<Category>& previous = correction.previous;
+  const std::vector<Category> now =
+      decode_categories(find_document(db, db_path, id).get_value(category_slot));
+  if (learn && !correction.learned) {
+    messages.warning(db_path + ": document '" + id +
+                     "' has no text the model can learn from; its categories are set, the "
+                     "model was not taught");
+  }
 
   if (args.has("json")) {
     internal::Json json = internal::Json::object();
@@ -66,7 +77,9 @@ int run_relabel(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["id"] = id;
     json["categories"] = categories_json(now);
     json["previous"] = categories_json(previous);
-    json["learned"] = learn;
+    json["learned"] = correction.learned;
+    json["editor"] = correction.editor;
+    json["seq"] = correction.seq;
     out << json_output(json) << '\n';
     return 0;
   }
@@ -75,7 +88,8 @@ int run_relabel(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   for (const Category& category : previous) previous_names.push_back(category.name);
   out << one_line(id) << ": " << one_line(join(now_names))
       << " (was: " << (previous_names.empty() ? "none" : one_line(join(previous_names))) << ")"
-      << (learn ? "; taught to the model in " + one_line(model_dir) : "") << '\n';
+      << (correction.learned ? "; taught to the model in " + one_line(model_dir) : "")
+      << "; correction " << correction.seq << " by " << one_line(correction.editor) << '\n';
   return 0;
 }
 

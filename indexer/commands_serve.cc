@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,8 +22,6 @@
 #include <mutex>
 #include <optional>
 #include <ostream>
-#include <queue>
-#include <random>
 #include <sstream>
 #include <system_error>
 
@@ -34,7 +33,9 @@
 #include "classify/io/json_text.h"
 #include "indexer/commands.h"
 #include "indexer/explain_json.h"
+#include "indexer/http_gate.h"
 #include "indexer/relabel.h"
+#include "indexer/review_queue.h"
 #include "indexer/search_metadata.h"
 #include "indexer/serve_page.h"
 
@@ -44,16 +45,18 @@ namespace {
 
 const char kUsage[] =
     "usage: autocat serve --db DB --model DIR [--listen HOST:PORT] [--read-only]\n"
-    "                     [--token-file F]\n"
+    "                     [--token-file F | --tokens F] [--public-read]\n"
+    "                     [--allow-host NAME]... [--request-timeout S]\n"
     "\n"
     "Serves the index DB (written by autocat index) and the model DIR over HTTP:\n"
     "a page at / to search with category facets, open a document, correct its\n"
     "categories and work through a review queue of the least sure documents, and\n"
     "the JSON API the page uses (docs/serve.md). A correction is written to DB\n"
     "(category terms and value slot) and taught to the model (autocat learn,\n"
-    "journaled) before the reply. Writes need the token printed at start\n"
-    "(\"Authorization: Bearer TOKEN\"). Prints \"listening on http://HOST:PORT\" and\n"
-    "\"token: TOKEN\", then serves until killed.\n";
+    "journaled) before the reply. Every request needs the token printed at start:\n"
+    "open the address printed (http://HOST:PORT/?token=TOKEN) in a browser to sign\n"
+    "in, or send \"Authorization: Bearer TOKEN\". Prints \"listening on\n"
+    "http://HOST:PORT/?token=TOKEN\" and \"token: TOKEN\", then serves until killed.\n";
 
 const char kFooter[] =
     "\n"
@@ -67,16 +70,28 @@ void define_options(OptionSet& options) {
                 "address to serve on (default 127.0.0.1:8080; port 0 picks a free one)");
   options.flag("--read-only", "refuse corrections (403)");
   options.value("--token-file", "F",
-                "the token writes need is the first line of F (default: a random one, printed)");
+                "the token is the first line of F (default: a random one, printed)");
+  options.value("--tokens", "F",
+                "one token per editor: lines NAME TOKEN in F (instead of --token-file)");
+  options.flag("--public-read", "let reads (GET) through without a token; writes still need one");
+  options.values("--allow-host", "NAME",
+                 "also accept requests for Host NAME (repeatable; default: the --listen "
+                 "address and localhost)");
+  options.value("--request-timeout", "S",
+                "seconds a client has to send a request's headers and body (default 10)");
 }
 
-// Review scans at most this many documents (bounded work per request).
+// The review queue looks at most at this many documents.
 constexpr Xapian::doccount kReviewScanLimit = 200000;
-// Category scores shown in a document's explanation.
-constexpr size_t kExplainTop = 5;
+// The longest stored text a document view carries.
+constexpr size_t kMaxTextBytes = 100 * 1024;
+// Category scores shown in a document's explanation (the page numbers them 1-9).
+constexpr size_t kExplainTop = 9;
 constexpr int64_t kMaxLimit = 1000;
 // Longest request body read (a correction is a short list of names).
 constexpr size_t kMaxBodyBytes = 1 << 20;
+// Documents one POST /api/bulk may correct.
+constexpr size_t kMaxBulk = 10000;
 
 struct HttpError {
   int status;
@@ -115,38 +130,6 @@ void reply_error(httplib::Response& res, int status, const std::string& message)
   internal::Json body = internal::Json::object();
   body["error"] = message;
   reply_json(res, status, body);
-}
-
-std::string random_token() {
-  std::random_device device;
-  static const char kHex[] = "0123456789abcdef";
-  std::string token;
-  for (int i = 0; i < 32; ++i) token += kHex[device() % 16];
-  return token;
-}
-
-std::string read_token_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw NotFoundError(path + ": cannot read the token file (--token-file)");
-  std::string token;
-  std::getline(in, token);
-  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t'))
-    token.pop_back();
-  if (token.empty() || token.find_first_of(" \t") != std::string::npos) {
-    throw InvalidArgumentError(path +
-                               ": the first line must be the token (no spaces); write one and "
-                               "start again");
-  }
-  return token;
-}
-
-// Compares in time independent of where the strings differ.
-bool same_token(const std::string& given, const std::string& token) {
-  unsigned char diff = given.size() == token.size() ? 0 : 1;
-  for (size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i] ^ token[i % token.size()]);
-  }
-  return diff == 0;
 }
 
 int64_t int_param(const httplib::Request& req, const std::string& name, int64_t fallback,
@@ -188,17 +171,44 @@ bool flag_param(const httplib::Request& req, const std::string& name) {
   throw HttpError{400, name + "=" + text + ": give 1 or 0"};
 }
 
+// The longest start of `text` of at most `bytes` bytes that does not cut a
+// UTF-8 sequence.
+std::string utf8_prefix(const std::string& text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  size_t end = bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+// Refuses a parameter `allowed` does not name (a misspelt filter would
+// otherwise be ignored in silence).
+void check_params(const httplib::Request& req, const std::string& route,
+                  const std::vector<std::string>& allowed) {
+  for (const auto& [name, value] : req.params) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string names;
+      for (const std::string& a : allowed) names += (names.empty() ? "" : ", ") + a;
+      throw HttpError{400, route + ": unknown parameter '" + name + "'; it takes " + names};
+    }
+  }
+}
+
 class Server {
  public:
-  Server(std::string db_path, const std::string& model_dir, bool read_only, std::string token)
-      : db_path_(std::move(db_path)),
-        model_dir_(model_dir),
-        read_only_(read_only),
-        token_(std::move(token)) {
+  Server(std::string db_path, const std::string& model_dir, bool read_only)
+      : db_path_(std::move(db_path)), model_dir_(model_dir), read_only_(read_only) {
     const Xapian::Database db = open();
     metadata_ = read_search_metadata(db);
     text_slot_ = stored_text_slot(metadata_);
     indexer_ = std::make_unique<CategoryIndexer>(model_dir, relabel_index_options(metadata_));
+    ReviewQueueOptions queue_options;
+    queue_options.category_slot = slot();
+    queue_options.text_slot = text_slot_;
+    queue_options.scan_limit = kReviewScanLimit;
+    queue_ = std::make_unique<ReviewQueue>(
+        db_path_, queue_options,
+        // On the queue's thread: the server's current model, which corrections teach.
+        [this](const std::string& text) { return indexer_->score(text); });
     warn_model();
   }
 
@@ -222,12 +232,11 @@ class Server {
   }
 
   void routes(httplib::Server& http) {
+    // Signing in (/?token=) and the Content-Security-Policy are the gate's
+    // (http_gate.h).
     http.Get("/", [](const httplib::Request&, httplib::Response& res) {
       res.set_header("Cache-Control", "no-store");
       res.set_header("X-Content-Type-Options", "nosniff");
-      res.set_header("Content-Security-Policy",
-                     "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                     "'unsafe-inline'; connect-src 'self'");
       res.set_content(kServePage, "text/html; charset=utf-8");
     });
     http.Get("/api/search", wrap([this](const httplib::Request& req, httplib::Response& res) {
@@ -240,12 +249,28 @@ class Server {
                result["categories"] = std::move(names);
                reply_json(res, 200, result);
              }));
+    http.Get("/api/info", wrap([this](const httplib::Request&, httplib::Response& res) {
+               reply_json(res, 200, info());
+             }));
     http.Get("/api/review", wrap([this](const httplib::Request& req, httplib::Response& res) {
                reply_json(res, 200, review(req));
              }));
     http.Put(R"(/api/documents/(.+)/categories)",
              wrap([this](const httplib::Request& req, httplib::Response& res) {
                reply_json(res, 200, correct(req, req.matches[1]));
+             }));
+    http.Get("/api/corrections", wrap([this](const httplib::Request& req, httplib::Response& res) {
+               reply_json(res, 200, corrections(req));
+             }));
+    http.Delete(R"(/api/corrections/([^/]+))",
+                wrap([this](const httplib::Request& req, httplib::Response& res) {
+                  reply_json(res, 200, undo(req, req.matches[1]));
+                }));
+    http.Post("/api/bulk", wrap([this](const httplib::Request& req, httplib::Response& res) {
+                reply_json(res, 200, bulk(req));
+              }));
+    http.Get("/api/stats", wrap([this](const httplib::Request&, httplib::Response& res) {
+               reply_json(res, 200, stats());
              }));
     http.Get(R"(/api/documents/(.+))",
              wrap([this](const httplib::Request& req, httplib::Response& res) {
@@ -265,8 +290,10 @@ class Server {
               res, res.status,
               res.status == 404
                   ? "no API route " + req.method + " " + req.path +
-                        "; the routes: GET /api/search, /api/categories, /api/review, "
-                        "/api/documents/ID; PUT /api/documents/ID/categories (docs/serve.md)"
+                        "; the routes: GET /api/search, /api/categories, /api/info, /api/review, "
+                        "/api/documents/ID, /api/corrections, /api/stats; PUT "
+                        "/api/documents/ID/categories; POST /api/bulk; DELETE "
+                        "/api/corrections/SEQ (docs/serve.md)"
                   : "the request could not be served (HTTP " + std::to_string(res.status) + ")");
           return httplib::Server::HandlerResponse::Handled;
         }));
@@ -340,8 +367,22 @@ class Server {
     entry["id"] = document_id(doc);
     entry["title"] = doc.get_data();
     entry["categories"] = categories_json(decode_categories(doc.get_value(slot())));
+    const std::optional<EditorMark> mark = editor_mark(doc);
+    entry["editor_set"] = mark.has_value();
+    if (mark) {
+      internal::Json editor = internal::Json::object();
+      editor["name"] = mark->name;
+      editor["at"] = mark->at;
+      entry["editor"] = std::move(editor);
+    } else {
+      entry["editor"] = nullptr;
+    }
     if (explain) {
       const std::string text = text_of(doc);
+      if (text_slot_ != Xapian::BAD_VALUENO) {
+        entry["text"] = utf8_prefix(text, kMaxTextBytes);
+        entry["text_truncated"] = text.size() > kMaxTextBytes;
+      }
       std::vector<Category> scores = indexer_->score(text);
       if (scores.size() > kExplainTop) scores.resize(kExplainTop);
       internal::Json explanation = internal::Json::object();
@@ -391,6 +432,13 @@ class Server {
     }
   }
 
+  // The query of a search (q= parsed as `autocat search` does; blank:
+  // every document) filtered to the categories `filter`.
+  Xapian::Query parse_search(const Xapian::Database& db, const std::string& raw_query,
+                             const std::vector<std::string>& filter) const {
+    return category_filter(parse_query(db, raw_query), filter, prefix());
+  }
+
   internal::Json search(const httplib::Request& req) const {
     std::vector<std::string> filter;
     for (size_t i = 0; i < req.get_param_value_count("category"); ++i) {
@@ -418,19 +466,7 @@ class Server {
     }
 
     const Xapian::Database db = open();
-    Xapian::Query query = Xapian::Query::MatchAll;
-    if (raw_query.find_first_not_of(" \t\n\r\f\v") != std::string::npos) {
-      Xapian::QueryParser parser;
-      parser.set_database(db);
-      parser.set_default_op(Xapian::Query::OP_OR);
-      configure_query_parser(parser, indexer_->options().stemmer, prefix());
-      try {
-        query = parser.parse_query(raw_query, kQueryParserFlags);
-      } catch (const Xapian::QueryParserError& e) {
-        throw HttpError{400, "cannot parse the query: " + e.get_msg()};
-      }
-    }
-    query = category_filter(query, filter, prefix());
+    const Xapian::Query query = parse_search(db, raw_query, filter);
     Xapian::Enquire enquire(db);
     enquire.set_query(query);
     // The served index is one local database, where Xapian runs a decider
@@ -471,49 +507,94 @@ class Server {
     return result;
   }
 
-  // The documents whose two best stored scores are closest (one category:
-  // its score; none: 0), least sure first; ties by docid.
-  internal::Json review(const httplib::Request& req) const {
-    const auto limit = static_cast<size_t>(int_param(req, "limit", 10, 1, kMaxLimit));
-    const Xapian::Database db = open();
-    using Entry = std::pair<double, Xapian::docid>;
-    std::priority_queue<Entry> worst;  // the largest margin kept on top, to be dropped
-    Xapian::doccount scanned = 0;
-    for (Xapian::PostingIterator it = db.postlist_begin(""); it != db.postlist_end("");
-         ++it, ++scanned) {
-      if (scanned == kReviewScanLimit) break;
-      const Xapian::Document doc = db.get_document(*it);
-      std::vector<Category> categories = decode_categories(doc.get_value(slot()));
-      std::sort(categories.begin(), categories.end(),
-                [](const Category& a, const Category& b) { return a.score > b.score; });
-      double margin = 0;
-      if (categories.size() == 1) margin = categories[0].score;
-      if (categories.size() >= 2) margin = categories[0].score - categories[1].score;
-      worst.emplace(margin, *it);
-      if (worst.size() > limit) worst.pop();
+  // `raw` parsed as autocat search parses a query; blank: every document.
+  Xapian::Query parse_query(const Xapian::Database& db, const std::string& raw) const {
+    if (raw.find_first_not_of(" \t\n\r\f\v") == std::string::npos) {
+      return Xapian::Query::MatchAll;
     }
-    std::vector<Entry> chosen;
-    for (; !worst.empty(); worst.pop()) chosen.push_back(worst.top());
-    std::reverse(chosen.begin(), chosen.end());
-    internal::Json documents = internal::Json::array();
-    for (const Entry& entry : chosen) {
-      const Xapian::Document doc = db.get_document(entry.second);
-      internal::Json item = internal::Json::object();
-      item["id"] = document_id(doc);
-      item["title"] = doc.get_data();
-      item["margin"] = entry.first;
-      item["categories"] = categories_json(decode_categories(doc.get_value(slot())));
-      documents.push_back(std::move(item));
+    Xapian::QueryParser parser;
+    parser.set_database(db);
+    parser.set_default_op(Xapian::Query::OP_OR);
+    configure_query_parser(parser, indexer_->options().stemmer, prefix());
+    try {
+      return parser.parse_query(raw, kQueryParserFlags);
+    } catch (const Xapian::QueryParserError& e) {
+      throw HttpError{400, "cannot parse the query: " + e.get_msg()};
     }
+  }
+
+  // What the page needs to know about this server and its model.
+  internal::Json info() const {
+    const std::shared_ptr<const internal::Categorizer> model = explain_model();
+    const ClassifyOptions options;
     internal::Json result = internal::Json::object();
-    result["documents"] = std::move(documents);
+    result["read_only"] = read_only_;
+    result["decision"] = decision_name(model->decision_mode(options));
+    result["other"] = model->other_enabled(options);
+    result["method"] = method_name(indexer_->default_method());
+    result["text_stored"] = text_slot_ != Xapian::BAD_VALUENO;
     return result;
   }
 
-  void check_token(const httplib::Request& req) const {
-    const std::string header = req.get_header_value("Authorization");
-    const std::string bearer = "Bearer ";
-    if (header.rfind(bearer, 0) != 0 || !same_token(header.substr(bearer.size()), token_)) {
+  // The review queue (indexer/review_queue.h), filtered and paged.
+  internal::Json review(const httplib::Request& req) const {
+    check_params(req, "/api/review", {"limit", "offset", "category", "q"});
+    const auto limit = static_cast<size_t>(int_param(req, "limit", 10, 1, kMaxLimit));
+    const auto offset = static_cast<size_t>(int_param(req, "offset", 0, 0, 1000000000));
+    ReviewFilter filter;
+    for (size_t i = 0; i < req.get_param_value_count("category"); ++i) {
+      filter.categories.push_back(req.get_param_value("category", i));
+      if (filter.categories.back().empty()) throw HttpError{400, "category= needs a name"};
+    }
+    const Xapian::Database db = open();
+    if (req.has_param("q")) {
+      const Xapian::Query query = parse_query(db, req.get_param_value("q"));
+      if (query.get_type() != Xapian::Query::LEAF_MATCH_ALL) {
+        Xapian::Enquire enquire(db);
+        enquire.set_query(query);
+        enquire.set_weighting_scheme(Xapian::BoolWeight());
+        const Xapian::MSet matches = enquire.get_mset(0, db.get_doccount());
+        filter.matching.emplace();
+        for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
+          filter.matching->insert(*it);
+        }
+      }
+    }
+    const ReviewPage page = queue_->page(db, filter, offset, limit);
+    internal::Json documents = internal::Json::array();
+    for (const ReviewItem& entry : page.items) {
+      const Xapian::Document doc = db.get_document(entry.docid);
+      internal::Json item = internal::Json::object();
+      item["id"] = document_id(doc);
+      item["title"] = doc.get_data();
+      item["margin"] = entry.margin;
+      item["candidates"] = categories_json(entry.candidates);
+      item["rescored"] = entry.rescored;
+      item["categories"] = categories_json(decode_categories(doc.get_value(slot())));
+      documents.push_back(std::move(item));
+    }
+    const RerankStats stats = queue_->rerank_stats();
+    internal::Json rerank = internal::Json::object();
+    rerank["runs"] = stats.runs;
+    rerank["last_ms"] = stats.last_ms;
+    rerank["max_ms"] = stats.max_ms;
+    rerank["last_search_ms"] = stats.last_search_ms;
+    rerank["last_model_ms"] = stats.last_model_ms;
+    rerank["last_rescored"] = stats.last_rescored;
+    rerank["last_similar"] = stats.last_similar;
+    rerank["last_reordered"] = stats.last_reordered;
+    internal::Json result = internal::Json::object();
+    result["total"] = page.total;
+    result["offset"] = offset;
+    result["documents"] = std::move(documents);
+    result["rerank"] = std::move(rerank);
+    return result;
+  }
+
+  // The gate checked the token and names the editor; with --public-read a
+  // read may come without one.
+  static void check_token(const httplib::Request& req) {
+    if (req.get_header_value("X-Autocat-Editor").empty()) {
       throw HttpError{401, "give the token printed at start: Authorization: Bearer TOKEN"};
     }
   }
@@ -547,32 +628,222 @@ class Server {
   }
 
   internal::Json correct(const httplib::Request& req, const std::string& id) {
-    check_token(req);
-    if (read_only_) throw HttpError{403, "this server is read-only (--read-only)"};
+    check_write(req);
     const std::vector<std::string> names = parse_categories(req.body);
 
     const std::lock_guard<std::mutex> lock(write_mutex_);
     Xapian::WritableDatabase db = open_writable();
-    Xapian::Document doc;
+    const Xapian::rev before = db.get_revision();
     // Counted however it ends, once the model may have learned: explanations
     // then reopen the model.
     struct Counted {
       std::atomic<uint64_t>& count;
       ~Counted() { ++count; }
     } counted{corrections_};
+    Correction correction;
     try {
-      // Looks the id up before anything is taught.
-      doc = relabel_document(db, db_path_, *indexer_, id, names, /*learn=*/true, text_slot_);
+      correction = correct_document(db, *indexer_, id, names, correction_options(req));
     } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
     } catch (const InvalidArgumentError& e) {
       throw HttpError{400, e.what()};
     }
     warn_model();
-    const Xapian::docid docid = doc.get_docid();
     db.close();
     const Xapian::Database reader = open();
-    return document_json(reader.get_document(docid), false);
+    const Xapian::Document doc = find(reader, id);
+    queue_->written(reader, before, {doc.get_docid()});
+    internal::Json result = document_json(doc, false);
+    result["correction"] = correction_to_json(correction);
+    return result;
+  }
+
+  // Who corrects: the X-Autocat-Editor header (set by the token check), else
+  // "editor".
+  CorrectionOptions correction_options(const httplib::Request& req) const {
+    CorrectionOptions options;
+    options.editor = editor_of(req);
+    options.text_slot = text_slot_;
+    return options;
+  }
+
+  static std::string editor_of(const httplib::Request& req) {
+    const std::string editor = req.get_header_value("X-Autocat-Editor");
+    return editor.empty() ? std::string("editor") : editor;
+  }
+
+  static internal::Json correction_to_json(const Correction& correction) {
+    internal::Json json;
+    std::string error;
+    internal::parse_json(correction_json(correction), &json, &error);
+    return json;
+  }
+
+  // The writes' common gate: the token, then --read-only.
+  void check_write(const httplib::Request& req) const {
+    check_token(req);
+    if (read_only_) throw HttpError{403, "this server is read-only (--read-only)"};
+  }
+
+  internal::Json corrections(const httplib::Request& req) const {
+    const auto limit = static_cast<uint64_t>(int_param(req, "limit", 50, 0, kMaxLimit));
+    const auto offset = static_cast<uint64_t>(int_param(req, "offset", 0, 0, 1000000000));
+    const CorrectionPage page = list_corrections(open(), offset, limit);
+    internal::Json list = internal::Json::array();
+    for (const Correction& correction : page.corrections) {
+      list.push_back(correction_to_json(correction));
+    }
+    internal::Json result = internal::Json::object();
+    result["total"] = page.total;
+    result["corrections"] = std::move(list);
+    return result;
+  }
+
+  internal::Json undo(const httplib::Request& req, const std::string& seq_text) {
+    check_write(req);
+    uint64_t seq = 0;
+    const char* end = seq_text.data() + seq_text.size();
+    const auto [ptr, ec] = std::from_chars(seq_text.data(), end, seq);
+    if (ec != std::errc() || ptr != end || seq == 0) {
+      throw HttpError{400, "/api/corrections/" + seq_text +
+                               ": give the number (seq) of a correction, from GET "
+                               "/api/corrections"};
+    }
+    const std::lock_guard<std::mutex> lock(write_mutex_);
+    Xapian::WritableDatabase db = open_writable();
+    const Xapian::rev before = db.get_revision();
+    struct Counted {
+      std::atomic<uint64_t>& count;
+      ~Counted() { ++count; }
+    } counted{corrections_};
+    std::vector<Correction> undone;
+    try {
+      undone = undo_correction(db, *indexer_, seq, editor_of(req), text_slot_);
+    } catch (const NotFoundError& e) {
+      throw HttpError{404, e.what()};
+    } catch (const ConflictError& e) {
+      throw HttpError{409, e.what()};
+    }
+    warn_model();
+    db.close();
+    const Xapian::Database reader = open();
+    internal::Json records = internal::Json::array();
+    internal::Json documents = internal::Json::array();
+    std::vector<Xapian::docid> written;
+    for (const Correction& correction : undone) {
+      records.push_back(correction_to_json(correction));
+      const Xapian::Document doc = find(reader, correction.id);
+      written.push_back(doc.get_docid());
+      documents.push_back(document_json(doc, false));
+    }
+    queue_->written(reader, before, written);
+    internal::Json result = internal::Json::object();
+    result["undone"] = std::move(records);
+    result["documents"] = std::move(documents);
+    return result;
+  }
+
+  // The names of the string array `field` of `body` (absent: none).
+  static std::vector<std::string> string_list(const internal::Json& body,
+                                              const std::string& field) {
+    std::vector<std::string> names;
+    if (!body.contains(field)) return names;
+    if (!body[field].is_array()) throw HttpError{400, "\"" + field + "\" must be a list of names"};
+    for (const internal::Json& item : body[field]) {
+      if (!item.is_string())
+        throw HttpError{400, "each name in \"" + field + "\" must be a string"};
+      names.push_back(item.get<std::string>());
+    }
+    return names;
+  }
+
+  // Labels every document a search matches, as one undoable batch, if the
+  // caller knows how many that is.
+  internal::Json bulk(const httplib::Request& req) {
+    check_write(req);
+    const std::string usage =
+        "the body must be {\"q\": QUERY, \"category\": [...], \"add\": [...], \"remove\": "
+        "[...], \"expect\": N}";
+    internal::Json body;
+    std::string error;
+    if (!internal::parse_json(req.body, &body, &error)) {
+      throw HttpError{400, "the body is not JSON: " + error};
+    }
+    if (!body.is_object()) throw HttpError{400, usage};
+    for (auto it = body.begin(); it != body.end(); ++it) {
+      if (it.key() != "q" && it.key() != "category" && it.key() != "add" && it.key() != "remove" &&
+          it.key() != "expect") {
+        throw HttpError{400, "unknown field '" + it.key() + "'; " + usage};
+      }
+    }
+    if (body.contains("q") && !body["q"].is_string()) throw HttpError{400, usage};
+    if (!body.contains("expect") || !body["expect"].is_number_unsigned()) {
+      throw HttpError{400,
+                      "\"expect\" must be the number of documents the search matches "
+                      "(GET /api/search?exact=1 gives it); " +
+                          usage};
+    }
+    const std::string raw_query = body.value("q", std::string());
+    const std::vector<std::string> filter = string_list(body, "category");
+    const std::vector<std::string> add = string_list(body, "add");
+    const std::vector<std::string> remove = string_list(body, "remove");
+    const auto expect = body["expect"].get<uint64_t>();
+
+    const std::lock_guard<std::mutex> lock(write_mutex_);
+    Xapian::WritableDatabase db = open_writable();
+    const Xapian::rev before = db.get_revision();
+    Xapian::Enquire enquire(db);
+    enquire.set_query(parse_search(db, raw_query, filter));
+    const Xapian::MSet matches = enquire.get_mset(0, db.get_doccount());
+    if (matches.size() != expect) {
+      throw HttpError{409, "the search matches " + std::to_string(matches.size()) +
+                               " documents, not " + std::to_string(expect) +
+                               " (\"expect\"); nothing was changed"};
+    }
+    if (matches.size() > kMaxBulk) {
+      throw HttpError{400, "the search matches " + std::to_string(matches.size()) +
+                               " documents; a bulk correction takes at most " +
+                               std::to_string(kMaxBulk) + ": narrow the search"};
+    }
+    std::vector<std::string> ids;
+    std::vector<Xapian::docid> docids;
+    for (Xapian::MSetIterator it = matches.begin(); it != matches.end(); ++it) {
+      ids.push_back(document_id(it.get_document()));
+      docids.push_back(*it);
+    }
+    struct Counted {
+      std::atomic<uint64_t>& count;
+      ~Counted() { ++count; }
+    } counted{corrections_};
+    std::vector<Correction> made;
+    try {
+      made = correct_documents(db, *indexer_, ids, add, remove, correction_options(req));
+    } catch (const NotFoundError& e) {
+      throw HttpError{404, e.what()};
+    } catch (const InvalidArgumentError& e) {
+      throw HttpError{400, e.what()};
+    }
+    warn_model();
+    db.close();
+    queue_->written(open(), before, docids);
+    internal::Json records = internal::Json::array();
+    for (const Correction& correction : made) records.push_back(correction_to_json(correction));
+    internal::Json result = internal::Json::object();
+    result["batch"] = made.empty() ? 0 : made.front().batch;
+    result["corrected"] = made.size();
+    result["corrections"] = std::move(records);
+    return result;
+  }
+
+  internal::Json stats() const {
+    const CorrectionStats stats = correction_stats(open());
+    internal::Json result = internal::Json::object();
+    result["documents"] = stats.documents;
+    result["editor_set"] = stats.editor_set;
+    result["queue"] = stats.queue;
+    result["agreement"] = stats.agreement ? internal::Json(*stats.agreement) : internal::Json();
+    result["agreement_window"] = stats.agreement_window;
+    return result;
   }
 
   Xapian::WritableDatabase open_writable() const {
@@ -586,10 +857,10 @@ class Server {
   std::string db_path_;
   std::string model_dir_;
   bool read_only_;
-  std::string token_;
   SearchMetadata metadata_;
   Xapian::valueno text_slot_ = Xapian::BAD_VALUENO;
   std::unique_ptr<CategoryIndexer> indexer_;
+  std::unique_ptr<ReviewQueue> queue_;
   std::mutex write_mutex_;
   mutable std::mutex warn_mutex_;
   // Corrections taught so far, and the model explanations read (see explain_model()).
@@ -624,12 +895,28 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     throw UsageError("--listen " + listen + ": the port must be a number from 0 to 65535");
   }
   const bool read_only = args.has("read-only");
-  const std::string token =
-      args.has("token-file") ? read_token_file(args.value("token-file")) : random_token();
+  GateOptions gate;
+  gate.public_read = args.has("public-read");
+  gate.request_timeout =
+      std::chrono::milliseconds(1000 * args.integer("request-timeout", 10, 1, 3600));
+  gate.max_body_bytes = kMaxBodyBytes;
+  if (args.has("tokens") && args.has("token-file")) {
+    throw UsageError("give --tokens (one token per editor) or --token-file, not both");
+  }
+  if (args.has("tokens")) {
+    gate.editors = read_tokens_file(args.value("tokens"));
+  } else {
+    gate.editors.push_back({"editor", args.has("token-file")
+                                          ? read_token_file(args.value("token-file"))
+                                          : random_token()});
+  }
 
-  Server server(dbs[0], model_dir, read_only, token);
+  const std::vector<std::string> allowed_hosts = args.values("allow-host");
+  check_host_names(allowed_hosts);
+
+  Server server(dbs[0], model_dir, read_only);
   for (const std::string& warning : server.startup_warnings(model_dir)) messages.warning(warning);
-  httplib::Server http;
+  GatedServer http;
   http.set_payload_max_length(kMaxBodyBytes);
   server.routes(http);
   if (port == 0) {
@@ -641,12 +928,27 @@ int run_serve(const ParsedArgs& args, std::ostream& out, Messages& messages) {
                   "machine's)");
   }
   if (host != "127.0.0.1" && host != "localhost" && host != "::1") {
-    messages.warning("serving on " + host + ", not only this machine: anyone who can reach it " +
-                     "can read the index" + (read_only ? "" : " (writes need the token)"));
+    messages.warning("serving on " + host +
+                     ", not only this machine: requests and tokens cross the network "
+                     "unencrypted" +
+                     (gate.public_read ? "; anyone who can reach it can read the index" : ""));
   }
-  out << "listening on http://" << (host.find(':') != std::string::npos ? "[" + host + "]" : host)
-      << ':' << port << '\n'
-      << "token: " << token << '\n';
+  gate.hosts = accepted_hosts(host, port, allowed_hosts);
+  gate.port = port;
+  const std::string address = "http://" + gate.hosts.front();
+  gate.sign_in_address =
+      address + "/?token=" + (gate.editors.size() == 1 ? "\u2026" : "YOUR-TOKEN");
+  const size_t editors = gate.editors.size();
+  const std::string token = gate.editors.front().token;
+  http.set_gate(std::move(gate));
+  if (args.has("tokens")) {
+    out << "listening on " << address << "/\n"
+        << "editors: " << editors << " (--tokens " << args.value("tokens") << "); each signs in at "
+        << address << "/?token=THEIR-TOKEN\n";
+  } else {
+    out << "listening on " << address << "/?token=" << percent_encode(token) << '\n'
+        << "token: " << token << '\n';
+  }
   out.flush();
   if (!http.listen_after_bind()) throw IOError("--listen " + listen + ": the server stopped");
   return 0;

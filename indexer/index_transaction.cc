@@ -22,62 +22,50 @@ namespace {
 // on the way to them.
 uint64_t room_for(uint64_t pending) { return 4 * pending + (uint64_t{1} << 16); }
 
-// The reservation of one commit: released after it (what Xapian did not
-// use stays free on the disk).
-class Reservation {
- public:
-  // Reserves `bytes` past the end of DB's postings table. Throws IOError
-  // when the file system has no room; does nothing where it cannot
-  // reserve (no glass or chert table, a file system without fallocate).
-  Reservation(const std::string& db_path, uint64_t bytes) {
-    for (const char* table : {"/postlist.glass", "/postlist.DB"}) {
-      fd_ = ::open((db_path + table).c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd_ >= 0) break;
-    }
-    struct stat status {};
-    if (fd_ < 0 || ::fstat(fd_, &status) != 0) return;
-    start_ = uint64_t(status.st_size);
-    // fallocate ignores the file size limit, which the writes then meet.
-    struct rlimit limit {};
-    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-        start_ + bytes > uint64_t(limit.rlim_cur)) {
-      refuse(db_path, EFBIG, bytes);
-    }
-    if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, off_t(start_), off_t(bytes)) == 0) {
-      end_ = start_ + bytes;
-      return;
-    }
-    const int error = errno;
-    if (error == ENOSPC || error == EDQUOT || error == EFBIG) refuse(db_path, error, bytes);
-  }
-  ~Reservation() {
-    if (fd_ < 0) return;
-    struct stat status {};
-    if (end_ != 0 && ::fstat(fd_, &status) == 0 && uint64_t(status.st_size) < end_) {
-      const uint64_t from = std::max<uint64_t>(start_, uint64_t(status.st_size));
-      [[maybe_unused]] const int ignored = ::fallocate(
-          fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(from), off_t(end_ - from));
-    }
-    ::close(fd_);
-  }
-  Reservation(const Reservation&) = delete;
-  [[noreturn]] void refuse(const std::string& db_path, int error, uint64_t bytes) {
-    ::close(fd_);
-    fd_ = -1;
-    throw IOError(db_path + ": cannot commit: " + std::strerror(error) + " (it needs about " +
-                  std::to_string((bytes + 1023) >> 10) +
-                  " KiB); nothing of it was written, the database keeps its last commit: free "
-                  "space (or raise the file size limit) and run again");
-  }
-  Reservation& operator=(const Reservation&) = delete;
-
- private:
-  int fd_ = -1;
-  uint64_t start_ = 0;
-  uint64_t end_ = 0;
-};
-
 }  // namespace
+
+CommitRoom::CommitRoom(const std::string& db_path, uint64_t pending) {
+  const uint64_t bytes = room_for(pending);
+  for (const char* table : {"/postlist.glass", "/postlist.DB"}) {
+    fd_ = ::open((db_path + table).c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ >= 0) break;
+  }
+  struct stat status {};
+  if (fd_ < 0 || ::fstat(fd_, &status) != 0) return;
+  start_ = uint64_t(status.st_size);
+  // fallocate ignores the file size limit, which the writes then meet.
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      start_ + bytes > uint64_t(limit.rlim_cur)) {
+    refuse(db_path, EFBIG, bytes);
+  }
+  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, off_t(start_), off_t(bytes)) == 0) {
+    end_ = start_ + bytes;
+    return;
+  }
+  const int error = errno;
+  if (error == ENOSPC || error == EDQUOT || error == EFBIG) refuse(db_path, error, bytes);
+}
+
+CommitRoom::~CommitRoom() {
+  if (fd_ < 0) return;
+  struct stat status {};
+  if (end_ != 0 && ::fstat(fd_, &status) == 0 && uint64_t(status.st_size) < end_) {
+    const uint64_t from = std::max<uint64_t>(start_, uint64_t(status.st_size));
+    [[maybe_unused]] const int ignored = ::fallocate(
+        fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(from), off_t(end_ - from));
+  }
+  ::close(fd_);
+}
+
+void CommitRoom::refuse(const std::string& db_path, int error, uint64_t bytes) {
+  ::close(fd_);
+  fd_ = -1;
+  throw IOError(db_path + ": cannot commit: " + std::strerror(error) + " (it needs about " +
+                std::to_string((bytes + 1023) >> 10) +
+                " KiB); nothing of it was written, the database keeps its last commit: free "
+                "space (or raise the file size limit) and run again");
+}
 
 uint64_t document_bytes(const Xapian::Document& doc) {
   uint64_t bytes = doc.get_data().size();
@@ -114,7 +102,7 @@ void IndexTransaction::begin() {
 void IndexTransaction::commit() {
   std::string failure;
   try {
-    const Reservation room(db_path_, room_for(pending_));
+    const CommitRoom room(db_path_, pending_);
     active_ = false;
     db_.commit_transaction();
   } catch (const Xapian::Error& e) {

@@ -21,6 +21,26 @@
 
 namespace autocat::cli {
 
+// Room reserved past the end of the postings table of the database at
+// `db_path` for one commit of about `pending` bytes of changes (see above),
+// released (what the commit did not use) when destroyed. Throws IOError
+// naming the database when the file system has no room; reserves nothing
+// where it cannot (no glass or chert table, no fallocate).
+class CommitRoom {
+ public:
+  CommitRoom(const std::string& db_path, uint64_t pending);
+  ~CommitRoom();
+  CommitRoom(const CommitRoom&) = delete;
+  CommitRoom& operator=(const CommitRoom&) = delete;
+
+ private:
+  [[noreturn]] void refuse(const std::string& db_path, int error, uint64_t bytes);
+
+  int fd_ = -1;
+  uint64_t start_ = 0;
+  uint64_t end_ = 0;
+};
+
 class IndexTransaction {
  public:
   // Commits what `db` holds pending (which must touch no value slot), then

@@ -1,8 +1,6 @@
 // Setting a document's categories by hand, in an index autocat index wrote:
-// what `autocat relabel` and `autocat serve`'s corrections share. The
-// index is committed first (a full disk then leaves the model untaught),
-// then the model is taught; if it refuses the text (no known terms), the
-// document's earlier categories are put back.
+// what `autocat relabel` and `autocat serve` share on top of
+// autocat/corrections.h (the rules themselves live there).
 //
 // Thread safety: none; one writer per database (Xapian's lock).
 #pragma once
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "autocat/category_indexer.h"
+#include "autocat/corrections.h"
 #include "indexer/search_metadata.h"
 
 namespace autocat::cli {
@@ -30,24 +29,18 @@ Xapian::valueno stored_text_slot(const SearchMetadata& metadata);
 Xapian::Document find_document(const Xapian::Database& db, const std::string& db_path,
                                const std::string& id);
 
-// The text a model learns from: the stored full text when there is one,
-// else the document data (the title or a snippet).
-std::string document_text(const Xapian::Document& doc, Xapian::valueno text_slot);
+// Gives document `id` of `db` the categories `names` through
+// autocat::correct_document() (score 1, editor-set, logged, committed),
+// teaching them to `indexer`'s model when `learn`. Returns the record.
+// Throws NotFoundError naming `db_path` and `id`, InvalidArgumentError, or
+// what Xapian throws; on a throw the index is unchanged.
+Correction relabel_document(Xapian::WritableDatabase& db, const std::string& db_path,
+                            CategoryIndexer& indexer, const std::string& id,
+                            const std::vector<std::string>& names, bool learn,
+                            Xapian::valueno text_slot, const std::string& editor);
 
-// `names` without repeats, each a category of `indexer`'s model. Throws
-// InvalidArgumentError naming the first unknown category, or for none.
-std::vector<std::string> known_categories(const CategoryIndexer& indexer,
-                                          const std::vector<std::string>& names);
-
-// Gives document `id` of `db` the categories `names` (score 1: an editor's
-// categories are certain), teaching them to `indexer`'s model after the
-// commit when `learn`. Returns the document as stored now. Throws
-// NotFoundError (no such id), InvalidArgumentError (unknown category, or
-// nothing to learn from) or what Xapian throws; on a throw the index is
-// unchanged.
-Xapian::Document relabel_document(Xapian::WritableDatabase& db, const std::string& db_path,
-                                  CategoryIndexer& indexer, const std::string& id,
-                                  const std::vector<std::string>& names, bool learn,
-                                  Xapian::valueno text_slot);
+// The editor name of a command-line correction: `given`, else $USER, else
+// `fallback`.
+std::string editor_name(const std::string& given, const std::string& fallback);
 
 }  // namespace autocat::cli

@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "autocat/corrections.h"
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/decide/categorizer.h"
@@ -226,6 +227,27 @@ struct CategoryIndexer::Rep {
                 text, title, classify)
         .assigned;
   }
+
+  // categorize() with the best category it did not assign.
+  Categorization categorize_with_runner_up(std::string_view text, std::string_view title,
+                                           const ClassifyOptions& classify) const {
+    const internal::Categorizer& model = *categorizer;
+    const std::vector<double> scores =
+        model.scores(model.document_terms(model.analyzer().analyze(text)), classify);
+    Categorization result;
+    result.assigned = rules.empty() ? model.decide(scores, classify)
+                                    : rules.decide(model, scores, text, title, classify).assigned;
+    for (Category& candidate : model.ranked(scores)) {
+      const bool assigned =
+          std::any_of(result.assigned.begin(), result.assigned.end(),
+                      [&](const Category& category) { return category.name == candidate.name; });
+      if (!assigned) {
+        result.runner_up = std::move(candidate);
+        break;
+      }
+    }
+    return result;
+  }
 };
 
 CategoryIndexer::CategoryIndexer(const std::string& model_dir, const IndexOptions& options)
@@ -298,12 +320,30 @@ std::vector<Category> CategoryIndexer::index_with_title(std::string_view text,
   const IndexOptions& options = rep_->options;
   // The classifier's analysis (ICU, the model's settings) is separate from
   // the search terms below (Xapian's TermGenerator). Rules see the title.
-  std::vector<Category> assigned;
-  if (options.categorize) assigned = rep_->categorize(text, title, options.classify);
+  Categorization categorization;
+  if (options.categorize) {
+    categorization = rep_->categorize_with_runner_up(text, title, options.classify);
+  }
 
   if (options.index_text) index_search_text(text, options.stemmer, doc);
-  set_categories(doc, assigned);
-  return assigned;
+  set_categories(doc, categorization);
+  return std::move(categorization.assigned);
+}
+
+void CategoryIndexer::set_categories(Xapian::Document& doc,
+                                     const Categorization& categorization) const {
+  set_categories(doc, categorization.assigned);
+  set_runner_up(doc, categorization.runner_up);
+}
+
+void CategoryIndexer::set_runner_up(Xapian::Document& doc,
+                                    const std::optional<Category>& runner_up) const {
+  // An empty value removes the slot.
+  doc.add_value(kDefaultRunnerUpSlot, runner_up ? encode_categories({*runner_up}) : std::string());
+}
+
+Decision CategoryIndexer::decision_mode() const {
+  return rep_->categorizer->decision_mode(rep_->options.classify);
 }
 
 void CategoryIndexer::set_categories(Xapian::Document& doc,
@@ -321,6 +361,7 @@ void CategoryIndexer::set_categories(Xapian::Document& doc,
     remove_model_terms(doc);
     doc.add_boolean_term(rep_->model_term);
   }
+  set_runner_up(doc, std::nullopt);
 }
 
 const std::string& CategoryIndexer::model_term() const { return rep_->model_term; }
@@ -353,7 +394,7 @@ std::vector<Category> CategoryIndexer::index_document(Xapian::WritableDatabase& 
                                                       const std::string& id, std::string_view text,
                                                       const std::string& title) const {
   PreparedDocument prepared = prepare_document(id, text, title);
-  db.replace_document(prepared.id_term, prepared.document);
+  replace_keeping_editor_labels(db, prepared.id_term, prepared.document, *this);
   return std::move(prepared.categories);
 }
 
@@ -374,6 +415,16 @@ std::vector<std::vector<Category>> CategoryIndexer::categorize_batch(
   return categories;
 }
 
+std::vector<Categorization> CategoryIndexer::categorize_batch_with_runner_up(
+    const std::vector<std::string>& texts, unsigned threads) const {
+  std::vector<Categorization> result(texts.size());
+  run_in_parallel(texts.size(), threads, [&](size_t i) {
+    result[i] =
+        rep_->categorize_with_runner_up(texts[i], std::string_view(), rep_->options.classify);
+  });
+  return result;
+}
+
 std::vector<std::vector<Category>> CategoryIndexer::index_documents(
     Xapian::WritableDatabase& db, const std::vector<DocumentToIndex>& documents,
     unsigned threads) const {
@@ -381,7 +432,7 @@ std::vector<std::vector<Category>> CategoryIndexer::index_documents(
   std::vector<std::vector<Category>> categories;
   categories.reserve(prepared.size());
   for (PreparedDocument& doc : prepared) {
-    db.replace_document(doc.id_term, doc.document);
+    replace_keeping_editor_labels(db, doc.id_term, doc.document, *this);
     categories.push_back(std::move(doc.categories));
   }
   return categories;

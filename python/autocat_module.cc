@@ -261,17 +261,86 @@ py::tuple index_changes(const autocat::CategoryIndexer& indexer, std::string_vie
 // What set_categories() changes in a serialised document (as index_changes).
 py::tuple set_categories_changes(const autocat::CategoryIndexer& indexer,
                                  const std::string& serialised_document,
-                                 const py::iterable& categories) {
+                                 const py::iterable& categories, bool check) {
   Xapian::Document before;
   Xapian::Document after;
   if (!serialised_document.empty()) {
     before = Xapian::Document::unserialise(serialised_document);
     after = Xapian::Document::unserialise(serialised_document);
   }
-  indexer.set_categories(after, from_tuples(categories));
+  const std::vector<autocat::Category> wanted = from_tuples(categories);
+  std::vector<std::string> names;
+  for (const autocat::Category& category : wanted) names.push_back(category.name);
+  if (check && !names.empty()) {
+    try {
+      autocat::known_categories(indexer, names);  // as relabel and serve's PUT
+    } catch (const autocat::InvalidArgumentError& e) {
+      throw py::value_error(e.what());
+    }
+  }
+  indexer.set_categories(after, wanted);
   DocumentChanges changes = diff_documents(before, after);
   return py::make_tuple(std::move(changes.removed_terms), std::move(changes.added_terms),
                         std::move(changes.values));
+}
+
+// The value slot `autocat index --store-text` recorded in `db`, or
+// Xapian::BAD_VALUENO.
+Xapian::valueno stored_text_slot(const Xapian::Database& db) {
+  const std::string text = db.get_metadata("autocat:text_slot");
+  if (text.empty()) return Xapian::BAD_VALUENO;
+  return static_cast<Xapian::valueno>(std::stoul(text));
+}
+
+Xapian::WritableDatabase open_for_corrections(const std::string& path) {
+  return Xapian::WritableDatabase(path, Xapian::DB_OPEN);
+}
+
+// correct_document() on the database at `db_path`; the record as JSON text.
+std::string correct(autocat::CategoryIndexer& indexer, const std::string& db_path,
+                    const std::string& id, const py::object& categories, const std::string& editor,
+                    bool learn) {
+  const std::vector<std::string> names = names_from_python(categories);
+  autocat::Correction correction;
+  {
+    py::gil_scoped_release release;
+    Xapian::WritableDatabase db = open_for_corrections(db_path);
+    autocat::CorrectionOptions options;
+    options.editor = editor;
+    options.learn = learn;
+    options.text_slot = stored_text_slot(db);
+    correction = autocat::correct_document(db, indexer, id, names, options);
+    db.close();
+  }
+  emit_warnings(indexer);
+  return autocat::correction_json(correction);
+}
+
+std::vector<std::string> undo(autocat::CategoryIndexer& indexer, const std::string& db_path,
+                              uint64_t seq, const std::string& editor) {
+  std::vector<autocat::Correction> undone;
+  {
+    py::gil_scoped_release release;
+    Xapian::WritableDatabase db = open_for_corrections(db_path);
+    undone = autocat::undo_correction(db, indexer, seq, editor, stored_text_slot(db));
+    db.close();
+  }
+  emit_warnings(indexer);
+  std::vector<std::string> records;
+  for (const autocat::Correction& correction : undone) {
+    records.push_back(autocat::correction_json(correction));
+  }
+  return records;
+}
+
+py::tuple corrections(const std::string& db_path, uint64_t offset, uint64_t limit) {
+  const autocat::CorrectionPage page =
+      autocat::list_corrections(Xapian::Database(db_path), offset, limit);
+  std::vector<std::string> records;
+  for (const autocat::Correction& correction : page.corrections) {
+    records.push_back(autocat::correction_json(correction));
+  }
+  return py::make_tuple(page.total, records);
 }
 
 // A batch's progress callable is called at most this often (and at the end).
@@ -467,6 +536,9 @@ PYBIND11_MODULE(_autocat, module) {
   module.attr("DEFAULT_CATEGORY_SLOT") = autocat::kDefaultCategorySlot;
   module.attr("ID_PREFIX") = autocat::kIdPrefix;
   module.attr("CATEGORY_FIELD") = autocat::kCategoryField;
+  module.attr("EDITOR_SET_TERM") = autocat::kEditorSetTerm;
+  module.attr("EDITOR_SLOT") = autocat::kDefaultEditorSlot;
+  module.attr("RUNNER_UP_SLOT") = autocat::kDefaultRunnerUpSlot;
 
   static py::exception<autocat::Error> error(module, "Error", PyExc_RuntimeError);
   static py::exception<autocat::InvalidArgumentError> invalid_argument(
@@ -475,6 +547,10 @@ PYBIND11_MODULE(_autocat, module) {
   static py::exception<autocat::ModelFormatError> model_format(module, "ModelFormatError",
                                                                error.ptr());
   static py::exception<autocat::IOError> io_error(module, "IOError", error.ptr());
+  static py::exception<autocat::ConflictError> conflict(module, "ConflictError", error.ptr());
+  conflict.attr("__doc__") =
+      "A request that contradicts the index: undoing a correction already undone, or one a "
+      "later correction of the same document replaced.";
   error.attr("__doc__") =
       "Base class of autocat's errors (a RuntimeError); the message says what went wrong, "
       "naming the file, id or name, and what to do.";
@@ -503,6 +579,8 @@ PYBIND11_MODULE(_autocat, module) {
       raise(invalid_argument, e.what());
     } catch (const autocat::NotFoundError& e) {
       raise(not_found, e.what());
+    } catch (const autocat::ConflictError& e) {
+      raise(conflict, e.what());
     } catch (const autocat::ModelFormatError& e) {
       raise(model_format, e.what());
     } catch (const autocat::IOError& e) {
@@ -642,12 +720,20 @@ PYBIND11_MODULE(_autocat, module) {
           },
           py::arg("texts"), py::arg("threads") = 0, py::arg("progress") = py::none(),
           kCategorizeManyDoc)
+      .def("_correct", &correct, py::arg("db"), py::arg("id"), py::arg("categories"),
+           py::arg("editor"), py::arg("learn"))
+      .def("_undo", &undo, py::arg("db"), py::arg("seq"), py::arg("editor"))
       .def("_index_changes", &index_changes, py::arg("text"), py::arg("serialised_document"))
       .def("_set_categories_changes", &set_categories_changes, py::arg("serialised_document"),
-           py::arg("categories"))
+           py::arg("categories"), py::arg("check") = true)
+      .def_property_readonly(
+          "category_slot",
+          [](const autocat::CategoryIndexer& indexer) { return indexer.options().category_slot; },
+          "The value slot holding the categories and scores (category_slot=, 200 by default).")
       .def("_prepare_documents", &prepare_documents, py::arg("documents"), py::arg("threads"),
            py::arg("write"), py::arg("progress") = py::none());
 
+  module.def("_corrections", &corrections, py::arg("db"), py::arg("offset"), py::arg("limit"));
   module.def(
       "query_stopwords", [] { return autocat::query_stopwords(); }, kQueryStopwordsDoc);
   module.def(

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "autocat/corrections.h"
 #include "autocat/error.h"
 #include "classify/io/model_dir.h"
-#include "indexer/relabel.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 
@@ -125,7 +125,7 @@ TEST_F(CliErrorsTest, MissingPiecesAreNamedAsTheyAre) {
 
   const CategoryIndexer indexer(model_, IndexOptions());
   try {
-    cli::known_categories(indexer, {std::string("food\0and more", 13)});
+    known_categories(indexer, {std::string("food\0and more", 13)});
     FAIL() << "an unknown category was accepted";
   } catch (const InvalidArgumentError& e) {
     EXPECT_NE(std::string(e.what()).find("food\\x00and more' is not in the model"),
@@ -459,8 +459,8 @@ TEST_F(CliErrorsTest, UsageErrors) {
   EXPECT_EQ(command.exit_code, 2);
   EXPECT_EQ(one_line(command.err),
             "autocat: unknown command 'frobnicate'; choose one of train, index, classify, search, "
-            "eval, features, explain, recategorize, rules, split, learn, forget, relabel, serve, "
-            "journal (see autocat --help)");
+            "eval, features, explain, recategorize, rules, split, learn, forget, relabel, "
+            "corrections, serve, journal (see autocat --help)");
 }
 
 // The command line is split by CLI11; its own messages never reach the user:

@@ -514,8 +514,10 @@ std::vector<std::string> search_side(const std::string& db_path) {
     while (start < text.size()) {
       const size_t end = text.find('\n', start);
       const std::string line = text.substr(start, end - start);
+      // The runner-up (slot 203) is the model's too.
       if (line.rfind(kDefaultCategoryPrefix, 0) != 0 && line.rfind("XAUTOCATMODEL", 0) != 0 &&
-          line.rfind("value " + std::to_string(kDefaultCategorySlot) + " ", 0) != 0) {
+          line.rfind("value " + std::to_string(kDefaultCategorySlot) + " ", 0) != 0 &&
+          line.rfind("value " + std::to_string(kDefaultRunnerUpSlot) + " ", 0) != 0) {
         kept += line + '\n';
       }
       start = end + 1;
@@ -596,6 +598,7 @@ TEST_F(CliIndexSafetyTest, RecategorizeReplacesOnlyTheCategoriesAndResumes) {
   ASSERT_GT(changed, 0u);
   EXPECT_EQ(number_at(first_db, "changed") + number_at(rest_db, "changed"),
             static_cast<double>(changed));
+  EXPECT_EQ(first_db["changed_ids"].size() + rest_db["changed_ids"].size(), changed);
   for (const char* renamed : {"food", "sports"}) {
     EXPECT_EQ(count_at(first_db["lost"], renamed) + count_at(rest_db["lost"], renamed),
               old_counts[renamed])

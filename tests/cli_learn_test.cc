@@ -283,6 +283,21 @@ TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
     writable.replace_document(id, doc);
     writable.commit();
   }
+  // Categories no editor marked are the model's own: not taught by default.
+  const CliResult unmarked =
+      run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1"});
+  EXPECT_EQ(unmarked.exit_code, 1);
+  EXPECT_TRUE(contains(unmarked.err, "document 'doc-1' was not labelled by an editor"))
+      << unmarked.err;
+  EXPECT_EQ(comet_category(), "astronomy");
+  {
+    Xapian::WritableDatabase writable(db, Xapian::DB_OPEN);
+    const Xapian::docid id = *writable.postlist_begin("Qdoc-1");
+    Xapian::Document doc = writable.get_document(id);
+    doc.add_boolean_term("XAUTOCATEDITED");
+    writable.replace_document(id, doc);
+    writable.commit();
+  }
   const CliResult unknown =
       run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1", "doc-9"});
   EXPECT_EQ(unknown.exit_code, 1);
@@ -290,10 +305,12 @@ TEST_F(CliLearnTest, FromDbLearnsAnEditorsCorrection) {
   EXPECT_TRUE(contains(unknown.err, "'doc-9'")) << unknown.err;
   EXPECT_EQ(comet_category(), "astronomy");
 
-  const CliResult learned =
-      run_autocat({"learn", "--model", model_, "--from-db", db, "--ids", "doc-1", "--json"});
+  const CliResult learned = run_autocat(
+      {"learn", "--model", model_, "--from-db", db, "--ids", "doc-1", "doc-2", "--json"});
   ASSERT_EQ(learned.exit_code, 0) << learned.err;
   EXPECT_EQ(testing_util::number_at(json(learned.out), "learned"), 1);
+  EXPECT_TRUE(contains(learned.err, "document 'doc-2' skipped: not labelled by an editor"))
+      << learned.err;
   EXPECT_EQ(comet_category(), "cooking");
 }
 
@@ -326,6 +343,7 @@ TEST_F(CliLearnTest, FromDbWithoutStoredTextRefusesTheSnippet) {
     Xapian::Document doc = writable.get_document(id);
     ASSERT_NO_THROW(doc.remove_term(category_term("astronomy")));
     doc.add_boolean_term(category_term("cooking"));
+    doc.add_boolean_term("XAUTOCATEDITED");
     writable.replace_document(id, doc);
     writable.commit();
   }

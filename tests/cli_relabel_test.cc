@@ -66,16 +66,23 @@ TEST_F(CliRelabelTest, RewritesTheCategoriesInPlaceAndTeachesOnlyWithLearn) {
   ASSERT_EQ(knn_category_of_comet(), "astronomy");
 
   CliResult result = run_autocat({"relabel", "--db", db_, "--model", model_, "--category",
-                                  "cooking", "--category", "medicine", "--json", "comet"});
+                                  "cooking", "--editor", "ana", "--json", "comet"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const internal::Json summary = json(result.out);
   EXPECT_EQ(summary["id"], "comet");
-  ASSERT_EQ(summary["categories"].size(), 2u);
+  ASSERT_EQ(summary["categories"].size(), 1u);
   EXPECT_EQ(summary["categories"][0]["name"], "cooking");
   EXPECT_EQ(summary["categories"][0]["score"], 1.0);
   EXPECT_EQ(summary["previous"][0]["name"], "astronomy");
   EXPECT_EQ(summary["learned"], false);
-  EXPECT_EQ(stored_categories("comet"), (std::vector<std::string>{"cooking", "medicine"}));
+  EXPECT_EQ(summary["editor"], "ana");
+  EXPECT_EQ(summary["seq"], 1);
+  EXPECT_EQ(stored_categories("comet"), (std::vector<std::string>{"cooking"}));
+  {
+    const Xapian::Database db(db_);
+    EXPECT_EQ(db.get_termfreq("XAUTOCATEDITED"), 1u);
+    EXPECT_EQ(db.get_document(*db.postlist_begin("Qcomet")).get_value(202).rfind("ana\t", 0), 0u);
+  }
   EXPECT_EQ(stored_categories("other"), std::vector<std::string>{"cooking"});
   // The text terms stay: the document is still found by its words.
   Xapian::Enquire enquire{Xapian::Database(db_)};
@@ -83,13 +90,58 @@ TEST_F(CliRelabelTest, RewritesTheCategoriesInPlaceAndTeachesOnlyWithLearn) {
   EXPECT_EQ(enquire.get_mset(0, 10).size(), 1u);
   EXPECT_EQ(knn_category_of_comet(), "astronomy") << "the model learned without --learn";
 
-  result = run_autocat(
-      {"relabel", "--db", db_, "--model", model_, "--category", "football", "--learn", "comet"});
+  result = run_autocat({"relabel", "--db", db_, "--model", model_, "--category", "football",
+                        "--editor", "ben", "--learn", "comet"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(result.out,
-            "comet: football (was: cooking, medicine); taught to the model in " + model_ + "\n");
+  EXPECT_EQ(result.out, "comet: football (was: cooking); taught to the model in " + model_ +
+                            "; correction 2 by ben\n");
   EXPECT_EQ(stored_categories("comet"), std::vector<std::string>{"football"});
   EXPECT_EQ(knn_category_of_comet(), "football");
+}
+
+// An editor's label survives recategorize and re-indexing, which say how
+// many they kept; autocat corrections exports it as training input.
+TEST_F(CliRelabelTest, EditorsLabelsAreKeptAndExported) {
+  ASSERT_EQ(run_autocat({"relabel", "--db", db_, "--model", model_, "--category", "medicine",
+                         "--editor", "ana", "comet"})
+                .exit_code,
+            0);
+  CliResult result =
+      run_autocat({"recategorize", "--model", model_, "--db", db_, "--all", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(json(result.out)["databases"][0]["editor_set_kept"], 1);
+  EXPECT_EQ(json(result.out)["databases"][0]["recategorized"], 1);  // "other" alone
+  EXPECT_EQ(stored_categories("comet"), std::vector<std::string>{"medicine"});
+
+  result = run_autocat(
+      {"index", "--model", model_, "--db", db_, "--json", "--quiet", dir_.file("inbox.jsonl")});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(json(result.out)["editor_set_kept"], 1);
+  EXPECT_EQ(stored_categories("comet"), std::vector<std::string>{"medicine"});
+
+  result = run_autocat(
+      {"recategorize", "--model", model_, "--db", db_, "--all", "--include-editor-set"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.err.find("--include-editor-set: 1 editor-set documents"), std::string::npos)
+      << result.err;
+  EXPECT_EQ(stored_categories("comet"), std::vector<std::string>{"astronomy"});
+  result = run_autocat({"corrections", "--db", db_, "--json"});
+  EXPECT_EQ(result.out, "") << "the model's categories replaced the correction";
+
+  ASSERT_EQ(run_autocat({"relabel", "--db", db_, "--model", model_, "--category", "medicine",
+                         "--editor", "ben", "comet"})
+                .exit_code,
+            0);
+  result = run_autocat({"corrections", "--db", db_, "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const internal::Json record = json(result.out);
+  EXPECT_EQ(record["id"], "comet");
+  EXPECT_EQ(record["text"], kComet);
+  EXPECT_EQ(record["labels"], internal::Json::array({"medicine"}));
+  EXPECT_EQ(record["previous"], internal::Json::array({"astronomy"}));
+  EXPECT_EQ(record["editor"], "ben");
+  result = run_autocat({"corrections", "--db", db_});
+  EXPECT_NE(result.out.find("1 correction in force in " + db_), std::string::npos) << result.out;
 }
 
 TEST_F(CliRelabelTest, BadInputChangesNothing) {
@@ -103,6 +155,10 @@ TEST_F(CliRelabelTest, BadInputChangesNothing) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find(db_ + ": no document has the id 'no-such-id'"), std::string::npos)
       << result.err;
+  result = run_autocat({"relabel", "--db", db_, "--model", model_, "--category", "cooking",
+                        "--category", "medicine", "comet"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("the model decides one-of"), std::string::npos) << result.err;
   result = run_autocat({"relabel", "--db", db_, "--model", model_, "comet"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("give --category C at least once"), std::string::npos) << result.err;

@@ -22,20 +22,68 @@ or bytes is accepted.
 
 import xapian
 
+import json as _json
+
 from ._autocat import (CATEGORY_FIELD, DEFAULT_CATEGORY_PREFIX, DEFAULT_CATEGORY_SLOT,
-                       ID_PREFIX, XAPIAN_VERSION, Error, InvalidArgumentError, IOError, ModelFormatError,
-                       NotFoundError, __version__, category_terms, decode_categories,
-                       encode_categories, query_stopwords)
+                       EDITOR_SET_TERM, EDITOR_SLOT, RUNNER_UP_SLOT,
+                       ID_PREFIX, XAPIAN_VERSION, ConflictError, Error, InvalidArgumentError,
+                       IOError, ModelFormatError, NotFoundError, __version__, category_terms,
+                       decode_categories, encode_categories, query_stopwords)
+from ._autocat import _corrections
 from ._autocat import CategoryIndexer as _CategoryIndexer
 
 __all__ = [
     "CategoryIndexer", "CategoryFacetSpy", "add_category_prefix", "category_filter",
     "facet_counts", "decode_categories", "encode_categories", "category_terms",
     "configure_query_parser", "query_stopwords", "QUERY_PARSER_FLAGS",
+    "is_editor_set", "corrections",
     "Error", "InvalidArgumentError", "NotFoundError", "ModelFormatError", "IOError",
+    "ConflictError", "EDITOR_SET_TERM", "EDITOR_SLOT", "RUNNER_UP_SLOT",
     "DEFAULT_CATEGORY_PREFIX", "DEFAULT_CATEGORY_SLOT", "ID_PREFIX", "CATEGORY_FIELD",
     "XAPIAN_VERSION", "__version__",
 ]
+
+
+def is_editor_set(doc):
+    """True if an editor set the categories of the xapian.Document `doc`
+    (it carries EDITOR_SET_TERM, "XAUTOCATEDITED"): re-indexing keeps them.
+
+    Returns a bool."""
+    term = EDITOR_SET_TERM.encode()
+    for item in doc.termlist():
+        if item.term == term:
+            return True
+    return False
+
+
+def corrections(db, offset=0, limit=50):
+    """The corrections log of the index at the path `db`, newest first:
+    `limit` records after skipping `offset`.
+
+    Returns (total, [record]), each record a dict {"seq", "id",
+    "categories", "previous", "previous_editor", "editor", "at",
+    "model_top", "learned", "undone", ...} (README, "Editors'
+    corrections")."""
+    total, records = _corrections(db, offset, limit)
+    return total, [_json.loads(record) for record in records]
+
+
+def _keep_editor_labels(indexer, db, id_term, doc):
+    # An editor-set document keeps its categories, mark and editor slot when
+    # its text is indexed again (autocat::replace_keeping_editor_labels).
+    for posting in db.postlist(id_term):
+        stored = db.get_document(posting.docid)
+        if not is_editor_set(stored):
+            return
+        slot = indexer.category_slot
+        serialised = doc.serialise()
+        removed, added, values = indexer._set_categories_changes(
+            serialised, decode_categories(stored.get_value(slot)), False)
+        _apply_changes(doc, removed, added, values)
+        doc.add_boolean_term(EDITOR_SET_TERM)
+        doc.add_value(EDITOR_SLOT, stored.get_value(EDITOR_SLOT))
+        doc.add_value(RUNNER_UP_SLOT, b"")  # empty: no value
+        return
 
 
 def _apply_changes(doc, removed_terms, added_terms, values):
@@ -93,8 +141,32 @@ class CategoryIndexer(_CategoryIndexer):
         doc.add_boolean_term(id_term)
         doc.set_data(title or text[:200])
         categories = self.index(text, doc)
+        _keep_editor_labels(self, db, id_term, doc)
         db.replace_document(id_term, doc)
         return categories
+
+    def correct(self, db, doc_id, categories, editor="python", learn=True):
+        """An editor's correction of document `doc_id` of the index at the
+        path `db` (written by `autocat index`), as `autocat relabel` and
+        serve's PUT make it: the document gets `categories` (names) with
+        score 1, is marked editor-set by `editor`, the model is taught it
+        (journaled) when `learn`, and the correction is logged and committed.
+        `db` must not be open for writing elsewhere.
+
+        Returns the logged record, a dict (see corrections()). Raises
+        NotFoundError (no such id), InvalidArgumentError (an unknown
+        category, or two for a one-of model)."""
+        return _json.loads(self._correct(db, doc_id, categories, editor, learn))
+
+    def undo(self, db, seq, editor="python"):
+        """Undoes correction `seq` (its whole batch, for a bulk one) in the
+        index at the path `db`: the documents get their previous categories
+        and editor mark back, the model forgets what was taught.
+
+        Returns the records marked undone, [dict]. Raises NotFoundError (no
+        such correction) or ConflictError (already undone, or a later
+        correction of the same document is in force)."""
+        return [_json.loads(record) for record in self._undo(db, seq, editor)]
 
 
     def set_categories(self, doc, categories):
@@ -105,7 +177,9 @@ class CategoryIndexer(_CategoryIndexer):
         db.replace_document().
 
         Returns None. Raises ValueError for an item that is not a (name,
-        score) pair, TypeError for a name that is not str or bytes."""
+        score) pair or a category the model does not have, TypeError for a
+        name that is not str or bytes. Does not mark the document
+        editor-set: correct() does, and logs the correction."""
         serialised = doc.serialise() if doc.termlist_count() or doc.values_count() else b""
         removed, added, values = self._set_categories_changes(serialised, list(categories))
         _apply_changes(doc, removed, added, values)
@@ -131,7 +205,9 @@ class CategoryIndexer(_CategoryIndexer):
 
         def write(prepared):
             for id_term, serialised, categories in prepared:
-                db.replace_document(id_term, xapian.Document.unserialise(serialised))
+                doc = xapian.Document.unserialise(serialised)
+                _keep_editor_labels(self, db, id_term, doc)
+                db.replace_document(id_term, doc)
                 stored.append(categories)
 
         self._prepare_documents([(doc_id, text, title) for doc_id, text, title in documents],

@@ -208,6 +208,56 @@ class AutocatPythonTest(unittest.TestCase):
             indexer.forget("live-1")
         self.assertIn("live-1", str(raised.exception))
 
+    def test_set_categories_refuses_a_category_the_model_lacks(self):
+        doc = xapian.Document()
+        self.indexer.index(ASTRONOMY, doc)
+        with self.assertRaises(ValueError) as raised:
+            self.indexer.set_categories(doc, [("gardening", 1.0)])
+        self.assertIn("category 'gardening' is not in the model", str(raised.exception))
+        self.assertIn(b"XCastronomy", termlist(doc))
+
+    def test_corrections_are_marked_logged_kept_and_undone(self):
+        model = os.path.join(self.tmp, "corrections-model")
+        shutil.copytree(self.model, model)
+        indexer = autocat.CategoryIndexer(model, method="knn", k=1)
+        path = os.path.join(self.tmp, "corrections-db")
+        db = xapian.WritableDatabase(path, xapian.DB_CREATE)
+        indexer.index_document(db, "comet", ASTRONOMY)
+        indexer.index_document(db, "risotto", COOKING)
+        db.commit()
+        db.close()
+        with self.assertRaises(autocat.InvalidArgumentError) as raised:
+            indexer.correct(path, "comet", ["cooking", "medicine"])
+        self.assertIn("one-of", str(raised.exception))
+        record = indexer.correct(path, "comet", ["cooking"], editor="ana")
+        self.assertEqual((record["seq"], record["editor"], record["categories"]),
+                         (1, "ana", ["cooking"]))
+        self.assertEqual(record["previous"][0]["name"], "astronomy")
+        self.assertEqual(indexer.categorize(ASTRONOMY)[0][0], "cooking")  # taught
+        # Re-indexing keeps the editor's label.
+        db = xapian.WritableDatabase(path, xapian.DB_OPEN)
+        indexer.index_document(db, "comet", ASTRONOMY + " Again.")
+        indexer.index_documents(db, [("comet", ASTRONOMY, "")])
+        db.commit()
+        doc = db.get_document(next(iter(db.postlist("Qcomet"))).docid)
+        self.assertTrue(autocat.is_editor_set(doc))
+        self.assertEqual(autocat.decode_categories(doc.get_value(autocat.DEFAULT_CATEGORY_SLOT)),
+                         [("cooking", 1.0)])
+        self.assertTrue(doc.get_value(autocat.EDITOR_SLOT).startswith(b"ana\t"))
+        db.close()
+        total, records = autocat.corrections(path)
+        self.assertEqual((total, records[0]["id"]), (1, "comet"))
+        undone = indexer.undo(path, 1, editor="ana")
+        self.assertTrue(undone[0]["undone"])
+        with self.assertRaises(autocat.ConflictError):
+            indexer.undo(path, 1)
+        self.assertEqual(indexer.categorize(ASTRONOMY)[0][0], "astronomy")  # forgotten
+        db = xapian.Database(path)
+        doc = db.get_document(next(iter(db.postlist("Qcomet"))).docid)
+        self.assertFalse(autocat.is_editor_set(doc))
+        self.assertEqual(autocat.decode_categories(doc.get_value(autocat.DEFAULT_CATEGORY_SLOT))[0][0],
+                         "astronomy")
+
     def test_category_filter_takes_one_name_as_a_string(self):
         # A str is one category, not a sequence of one-letter categories.
         for names in ("astronomy", b"astronomy", ["astronomy"]):

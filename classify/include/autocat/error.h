@@ -37,6 +37,13 @@ class AUTOCAT_EXPORT ModelFormatError : public Error {
   using Error::Error;
 };
 
+// The request contradicts the current state: undoing a correction already
+// undone, or one a later correction of the same document replaced.
+class AUTOCAT_EXPORT ConflictError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Reading or writing a file failed.
 class AUTOCAT_EXPORT IOError : public Error {
  public:

@@ -26,6 +26,19 @@ inline const std::string kCategoryField = "category";
 // Value slot holding the assigned categories and their scores. Chosen far
 // from the low slot numbers applications usually use; configurable.
 constexpr Xapian::valueno kDefaultCategorySlot = 200;
+// Boolean term of every document whose categories an editor set (a
+// correction: autocat::correct_document() in corrections.h). Re-indexing
+// and recategorizing keep such a document's categories; stock Xapian
+// filters on it with Xapian::Query(kEditorSetTerm).
+inline const std::string kEditorSetTerm = "XAUTOCATEDITED";
+// Value slot of an editor-set document: "EDITOR<TAB>TIME" of its last
+// correction (TIME in ISO 8601 UTC, 2026-12-05T23:01:02Z).
+constexpr Xapian::valueno kDefaultEditorSlot = 202;
+// Value slot of the best-scoring category a document was not given,
+// "NAME<TAB>SCORE" (the category slot's format): with the categories
+// stored, the two best candidates and their margin. Empty when every
+// category was assigned. A value, not a term, so facets stay exact.
+constexpr Xapian::valueno kDefaultRunnerUpSlot = 203;
 
 // One category with its score. Scores are in [0, 1], higher is better; what
 // they mean depends on the method (see Method).

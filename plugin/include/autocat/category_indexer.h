@@ -13,6 +13,7 @@
 #include <xapian.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,13 @@ struct DocumentToIndex {
   std::string id;
   std::string text;
   std::string title;  // empty: the data is the start of the text
+};
+
+// What CategoryIndexer decides for one text: the categories assigned and
+// the best-scoring category not assigned (none when every one was).
+struct Categorization {
+  std::vector<Category> assigned;
+  std::optional<Category> runner_up;
 };
 
 // A document built by CategoryIndexer::prepare_documents, ready for
@@ -64,10 +72,17 @@ class AUTOCAT_EXPORT CategoryIndexer {
   // core), in input order.
   std::vector<std::vector<Category>> categorize_batch(const std::vector<std::string>& texts,
                                                       unsigned threads = 0) const;
+  // The same, each with its runner-up (see Categorization).
+  std::vector<Categorization> categorize_batch_with_runner_up(const std::vector<std::string>& texts,
+                                                              unsigned threads = 0) const;
+  // How the model decides with these options: one category per document
+  // (one-of) or every category that reaches its threshold (any-of).
+  Decision decision_mode() const;
 
   // Adds to `doc` the text's search terms as Xapian::TermGenerator makes
   // them (if options.index_text; see IndexOptions::stemmer), one boolean
-  // term per assigned category (category_term()) and the category value slot.
+  // term per assigned category (category_term()), the category value slot
+  // and the runner-up slot (kDefaultRunnerUpSlot).
   // Removes category terms and the slot a previous call may have left. The
   // application's other terms and values are not touched. Returns what was
   // stored.
@@ -77,7 +92,10 @@ class AUTOCAT_EXPORT CategoryIndexer {
   // index() or set_categories() stored) by `categories`, leaving its text
   // terms, id and data alone: to re-categorize a stored document with
   // categories computed elsewhere (e.g. by categorize() on other threads).
+  // The runner-up slot is cleared: categories set this way have none.
   void set_categories(Xapian::Document& doc, const std::vector<Category>& categories) const;
+  // The same, storing `categorization`'s runner-up in kDefaultRunnerUpSlot.
+  void set_categories(Xapian::Document& doc, const Categorization& categorization) const;
 
   // The term index() and set_categories() add to each document they
   // categorize, naming this indexer's model (model_version_term()), so an
@@ -128,7 +146,9 @@ class AUTOCAT_EXPORT CategoryIndexer {
 
   // Builds a complete document for `id` (unique term "Q"+id, data = title or
   // the start of the text) and adds it to `db`, replacing any document with
-  // the same id. Returns the categories stored.
+  // the same id; a replaced document an editor labelled keeps its
+  // categories and editor mark (replace_keeping_editor_labels() in
+  // corrections.h). Returns the categories computed.
   // Throws InvalidArgumentError for an empty id.
   std::vector<Category> index_document(Xapian::WritableDatabase& db, const std::string& id,
                                        std::string_view text,
@@ -141,8 +161,9 @@ class AUTOCAT_EXPORT CategoryIndexer {
   // empty id), throws the error of the first failing one in input order.
   std::vector<PreparedDocument> prepare_documents(const std::vector<DocumentToIndex>& documents,
                                                   unsigned threads = 0) const;
-  // prepare_documents(), then replace_document() of each in input order (so
-  // docids and "later id wins" are as with index_document() one by one).
+  // prepare_documents(), then replace_keeping_editor_labels() of each in
+  // input order (so docids and "later id wins" are as with
+  // index_document() one by one).
   // Returns the categories stored, in input order. Does not commit.
   std::vector<std::vector<Category>> index_documents(Xapian::WritableDatabase& db,
                                                      const std::vector<DocumentToIndex>& documents,
@@ -154,6 +175,7 @@ class AUTOCAT_EXPORT CategoryIndexer {
   // index() with the title that rules' title: field matches.
   std::vector<Category> index_with_title(std::string_view text, std::string_view title,
                                          Xapian::Document& doc) const;
+  void set_runner_up(Xapian::Document& doc, const std::optional<Category>& runner_up) const;
   struct Rep;
   std::unique_ptr<Rep> rep_;
 };
