@@ -34,6 +34,7 @@
 #include "indexer/commands.h"
 #include "indexer/explain_json.h"
 #include "indexer/http_gate.h"
+#include "indexer/index_transaction.h"
 #include "indexer/relabel.h"
 #include "indexer/review_queue.h"
 #include "indexer/search_metadata.h"
@@ -642,6 +643,7 @@ class Server {
     } counted{corrections_};
     Correction correction;
     try {
+      const CommitRoom room(db_path_, uint64_t{1} << 12);  // a full disk: an error, no abort
       correction = correct_document(db, *indexer_, id, names, correction_options(req));
     } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
@@ -817,6 +819,7 @@ class Server {
     } counted{corrections_};
     std::vector<Correction> made;
     try {
+      const CommitRoom room(db_path_, 4096 * (ids.size() + 1));  // a full disk: no abort
       made = correct_documents(db, *indexer_, ids, add, remove, correction_options(req));
     } catch (const NotFoundError& e) {
       throw HttpError{404, e.what()};
