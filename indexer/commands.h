@@ -57,6 +57,7 @@ Command forget_command();
 Command serve_command();
 Command relabel_command();
 Command corrections_command();
+Command journal_command();
 
 // --model DIR, with its help for this command.
 void add_model_option(OptionSet& options,

@@ -29,6 +29,7 @@
 #include "classify/model/model_io.h"
 #include "classify/text/analyzer.h"
 #include "indexer/commands.h"
+#include "indexer/index_transaction.h"
 #include "indexer/progress.h"
 #include "indexer/search_metadata.h"
 
@@ -257,17 +258,19 @@ struct IndexCounts {
 // failed write to DB (`database_failed`), nothing more is committed: Xapian
 // drops what a failed commit was writing and a second commit "succeeds"
 // without it, so only the commits seen to succeed count.
-std::string after_failure(Xapian::WritableDatabase& db, const std::string& db_path,
+std::string after_failure(IndexTransaction& transaction, const std::string& db_path,
                           IndexCounts& counts, bool database_failed) {
   if (counts.documents == 0) {
     return "nothing of this run was indexed into " + db_path;
   }
   if (!database_failed) {
     try {
-      db.commit();
+      transaction.commit();
       counts.committed = counts.documents;
     } catch (const Xapian::Error&) {
       // DB keeps its last commit.
+    } catch (const Error&) {
+      // No room for it: DB keeps its last commit.
     }
   }
   const bool committed = counts.committed == counts.documents;
@@ -395,6 +398,7 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   if (options.index_text) db.set_metadata(kStemmerKey, options.stemmer);
   if (store_text) db.set_metadata(kTextSlotKey, std::to_string(text_slot));
 
+  IndexTransaction transaction(db, db_path);
   const bool include_editor_set = args.has("include-editor-set");
   if (include_editor_set) {
     messages.warning(db_path +
@@ -421,11 +425,12 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   bool db_failed = false;  // a write to DB failed: commit no more
   auto commit = [&]() {
     try {
-      db.commit();
-    } catch (const Xapian::Error&) {
+      transaction.commit();
+    } catch (...) {
       db_failed = true;
       throw;
     }
+    counts.committed = counts.documents;
   };
   auto write_pending = [&]() {
     if (!pending.valid()) return;
@@ -438,6 +443,7 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       try {
         replaced = replace_keeping_editor_labels(db, doc.id_term, doc.document, indexer,
                                                  include_editor_set);
+        transaction.changed(document_bytes(doc.document));
       } catch (const Xapian::Error&) {
         db_failed = true;  // Xapian flushes by itself now and then
         throw;
@@ -503,17 +509,19 @@ int run_index(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     commit();
   } catch (const Error& e) {
     write_before_failure();
-    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts, db_failed));
+    throw Error(std::string(e.what()) + "; " +
+                after_failure(transaction, db_path, counts, db_failed));
   } catch (const Xapian::Error& e) {
     // Xapian names a block, not the database: "Error writing block 102".
     const std::string what = db_failed
                                  ? db_path + ": cannot write the database: " + xapian_reason(e)
                                  : e.get_description();
     write_before_failure();
-    throw Error(what + "; " + after_failure(db, db_path, counts, db_failed));
+    throw Error(what + "; " + after_failure(transaction, db_path, counts, db_failed));
   } catch (const std::exception& e) {
     write_before_failure();
-    throw Error(std::string(e.what()) + "; " + after_failure(db, db_path, counts, db_failed));
+    throw Error(std::string(e.what()) + "; " +
+                after_failure(transaction, db_path, counts, db_failed));
   }
   if (counts.documents == 0) {
     messages.warning(args.has("split") ? "no document indexed: no input record has \"split\": \"" +

@@ -23,6 +23,7 @@
 #include "classify/io/atomic_file.h"
 #include "classify/io/json_text.h"
 #include "indexer/commands.h"
+#include "indexer/index_transaction.h"
 #include "indexer/progress.h"
 #include "indexer/search_metadata.h"
 
@@ -197,7 +198,7 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
   wanted.prefix = options.category_prefix;
   wanted.slot = std::to_string(options.category_slot);
   write_search_metadata(db, wanted);
-  db.commit();
+  IndexTransaction transaction(db, db_path);  // commits the metadata first
   Xapian::rev revision = db.get_revision();
 
   // The docids first: the database is changed while they are visited.
@@ -251,11 +252,13 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
         doc.add_value(kDefaultEditorSlot, std::string());
       }
       db.replace_document(todo[i], doc);
+      transaction.changed(2 * document_bytes(doc));  // and the document it replaces
       ++counts.recategorized;
       for (const Category& category : assigned) ++counts.categories[category.name];
       if (++since_commit == batch) {
-        db.commit();
+        transaction.commit();
         since_commit = 0;
+        counts.committed = counts.recategorized;
       }
       // Xapian also commits by itself after many changes.
       if (db.get_revision() != revision) {
@@ -265,7 +268,7 @@ void recategorize_open_db(Xapian::WritableDatabase& db, const std::string& db_pa
     }
     messages.progress("recategorized", visited, clock.seconds(), counts.documents);
   }
-  db.commit();
+  transaction.commit();
   counts.committed = counts.recategorized;
   messages.progress_done("recategorized", visited, clock.seconds());
   if (include_editor_set) {
@@ -287,18 +290,22 @@ RecategorizeCounts recategorize_db(const std::string& db_path, const ParsedArgs&
   counts.db = db_path;
   Xapian::WritableDatabase db =
       open_existing_database(db_path, "a database written by autocat index --store-text");
+  // Only the commits seen to succeed count: a failed commit drops what it
+  // was writing, and the next one succeeds without it.
+  const auto committed = [&counts]() -> std::string {
+    if (counts.committed == 0) return "none of this run's";
+    return "the first " + std::to_string(counts.committed) + " of this run's";
+  };
   try {
     recategorize_open_db(db, db_path, args, model_dir, messages, &counts);
   } catch (const Xapian::Error& e) {
-    // Only the commits seen to succeed count: a failed commit drops what it
-    // was writing, and the next one succeeds without it.
-    std::string committed = "none of this run's";
-    if (counts.committed != 0) {
-      committed = "the first " + std::to_string(counts.committed) + " of this run's";
-    }
-    throw IOError(db_path + ": " + xapian_reason(e) + "; " + committed +
+    throw IOError(db_path + ": " + xapian_reason(e) + "; " + committed() +
                   " recategorized documents are committed: free space (or fix what stopped it) "
                   "and run the same command again to continue");
+  } catch (const IOError& e) {
+    throw IOError(std::string(e.what()) + "; " + committed() +
+                  " recategorized documents are committed: run the same command again to "
+                  "continue");
   }
   return counts;
 }

@@ -37,6 +37,7 @@
 #include "indexer/commands.h"
 #include "indexer/explain_json.h"
 #include "indexer/http_gate.h"
+#include "indexer/index_transaction.h"
 #include "indexer/relabel.h"
 #include "indexer/review_queue.h"
 #include "indexer/search_metadata.h"
@@ -371,7 +372,7 @@ class Server {
     std::error_code ec;
     if (!std::filesystem::exists(db_path_, ec))
       throw NotFoundError(db_path_ + ": no such database");
-    return Xapian::Database(db_path_);
+    return open_database(db_path_);
   }
 
   // Follows the model directory (a new generation, others' journal
@@ -687,6 +688,7 @@ class Server {
     const Xapian::rev before = db.get_revision();
     Correction correction;
     try {
+      const CommitRoom room(db_path_, uint64_t{1} << 12);  // a full disk: an error, no abort
       correction = correct_document(db, *indexer_, id, names, correction_options(req));
     } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
@@ -854,6 +856,7 @@ class Server {
     }
     std::vector<Correction> made;
     try {
+      const CommitRoom room(db_path_, 4096 * (ids.size() + 1));  // a full disk: no abort
       made = correct_documents(db, *indexer_, ids, add, remove, correction_options(req));
     } catch (const NotFoundError& e) {
       throw HttpError{404, e.what()};

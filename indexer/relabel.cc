@@ -6,6 +6,7 @@
 
 #include "autocat/error.h"
 #include "autocat/types.h"
+#include "indexer/index_transaction.h"
 
 namespace autocat::cli {
 
@@ -50,7 +51,10 @@ Correction relabel_document(Xapian::WritableDatabase& db, const std::string& db_
                             CategoryIndexer& indexer, const std::string& id,
                             const std::vector<std::string>& names, bool learn,
                             Xapian::valueno text_slot, const std::string& editor) {
-  find_document(db, db_path, id);  // the error names the database
+  const Xapian::Document doc = find_document(db, db_path, id);  // the error names the database
+  // Xapian ends the process when the disk fills while a commit writes value
+  // slots: room for the commit inside correct_document() is reserved first.
+  const CommitRoom room(db_path, 2 * document_bytes(doc) + (uint64_t{1} << 12));
   CorrectionOptions options;
   options.editor = editor;
   options.learn = learn;

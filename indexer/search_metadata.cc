@@ -109,6 +109,15 @@ std::unique_ptr<internal::Analyzer> load_model_analyzer(const std::string& model
       internal::read_analyzer_settings(internal::resolve_model_dir(model_dir).model_file));
 }
 
+Xapian::Database open_database(const std::string& path) {
+  try {
+    return Xapian::Database(path);
+  } catch (const Xapian::DatabaseOpeningError& e) {
+    throw IOError(path + ": cannot open the database: " + xapian_reason(e) +
+                  "; give --db a database written by autocat index");
+  }
+}
+
 Xapian::WritableDatabase open_existing_database(const std::string& path,
                                                 const std::string& what_to_give) {
   std::error_code ec;

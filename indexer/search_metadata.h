@@ -79,6 +79,10 @@ bool too_many_open_files(const std::string& reason);
 // no permission, too many open files) and what to do.
 std::string database_lock_message(const std::string& path, const Xapian::DatabaseLockError& e);
 
+// Opens the database at `path` for reading. Throws IOError naming it when
+// it is not a database (Xapian's own message names no path).
+Xapian::Database open_database(const std::string& path);
+
 // Opens the existing database at `path` for writing. Throws NotFoundError
 // (none there), IOError for a lock held by another writer or a path that is
 // not a Xapian database, each naming `path` and ending "; give --db "

@@ -266,7 +266,8 @@ std::vector<std::string> known_categories(const CategoryIndexer& indexer,
   std::vector<std::string> kept;
   for (const std::string& name : names) {
     if (!std::binary_search(known.begin(), known.end(), name)) {
-      throw InvalidArgumentError("category '" + name +
+      // Printable: a NUL would end the message where what() is read.
+      throw InvalidArgumentError("category '" + internal::printable(name) +
                                  "' is not in the model; a new category needs a refit "
                                  "(autocat train --add)");
     }

@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -49,6 +52,36 @@ std::string name_from_python(const py::handle& name) {
   PyObject* bytes = PyUnicode_AsEncodedString(name.ptr(), "utf-8", "surrogateescape");
   if (bytes == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::bytes>(bytes).cast<std::string>();
+}
+
+// An id or a text argument (`what` names it in messages): a str, encoded
+// as UTF-8 with each lone surrogate from U+DC80 to U+DCFF the byte it
+// stands for (errors="surrogateescape", as names), or bytes. Any other
+// lone surrogate cannot become UTF-8: InvalidArgumentError naming it and
+// its index, as the CLI names what it refuses.
+std::string utf8_from_python(const py::handle& value, const std::string& what) {
+  if (PyBytes_Check(value.ptr())) return value.cast<std::string>();
+  if (!PyUnicode_Check(value.ptr())) {
+    throw py::type_error(what + " must be a str or bytes, not " +
+                         std::string(Py_TYPE(value.ptr())->tp_name));
+  }
+  PyObject* bytes = PyUnicode_AsEncodedString(value.ptr(), "utf-8", "surrogateescape");
+  if (bytes != nullptr) return py::reinterpret_steal<py::bytes>(bytes).cast<std::string>();
+  PyErr_Clear();
+  const Py_ssize_t length = PyUnicode_GetLength(value.ptr());
+  for (Py_ssize_t i = 0; i < length; ++i) {
+    const Py_UCS4 c = PyUnicode_ReadChar(value.ptr(), i);
+    if (c >= 0xD800 && c <= 0xDFFF) {
+      char code[8];
+      std::snprintf(code, sizeof code, "%04X", static_cast<unsigned>(c));
+      throw autocat::InvalidArgumentError(
+          what + " is not valid Unicode: a lone surrogate U+" + code + " at index " +
+          std::to_string(i) +
+          "; give text that encodes as UTF-8 (decode its bytes with errors=\"replace\" or "
+          "\"surrogateescape\"), or bytes");
+    }
+  }
+  throw autocat::InvalidArgumentError(what + " cannot be encoded as UTF-8");
 }
 
 // One name (str or bytes) or an iterable of names.
@@ -114,6 +147,17 @@ autocat::IndexOptions make_options(const std::optional<std::string>& method, int
   }
   options.classify.k = k;
   options.classify.other = other;
+  // As the CLI's --min-score: a number from 0 to 1 (NaN or 2 would let
+  // every call return no category).
+  if (!std::isfinite(min_score)) {
+    throw autocat::InvalidArgumentError("min_score needs a number, got " +
+                                        std::to_string(min_score));
+  }
+  if (min_score < 0.0 || min_score > 1.0) {
+    std::ostringstream given;
+    given << min_score;
+    throw autocat::InvalidArgumentError("min_score must be between 0 and 1, got " + given.str());
+  }
   options.classify.min_score = min_score;
   options.classify.tuned_thresholds = tuned_thresholds;
   options.classify.max_categories = max_categories;
@@ -597,7 +641,8 @@ PYBIND11_MODULE(_autocat, module) {
           kCategorySlotDoc)
       .def(
           "score",
-          [](const autocat::CategoryIndexer& indexer, std::string_view text) {
+          [](const autocat::CategoryIndexer& indexer, const py::handle& text_object) {
+            const std::string text = utf8_from_python(text_object, "text");
             std::vector<autocat::Category> result;
             {
               py::gil_scoped_release release;
@@ -609,7 +654,8 @@ PYBIND11_MODULE(_autocat, module) {
           py::arg("text"), kScoreDoc)
       .def(
           "categorize",
-          [](const autocat::CategoryIndexer& indexer, std::string_view text) {
+          [](const autocat::CategoryIndexer& indexer, const py::handle& text_object) {
+            const std::string text = utf8_from_python(text_object, "text");
             std::vector<autocat::Category> result;
             {
               py::gil_scoped_release release;
@@ -621,8 +667,10 @@ PYBIND11_MODULE(_autocat, module) {
           py::arg("text"), kCategorizeDoc)
       .def(
           "learn",
-          [](autocat::CategoryIndexer& indexer, const std::string& id, std::string_view text,
-             const py::object& labels) {
+          [](autocat::CategoryIndexer& indexer, const py::handle& id_object,
+             const py::handle& text_object, const py::object& labels) {
+            const std::string id = utf8_from_python(id_object, "id");
+            const std::string text = utf8_from_python(text_object, "text");
             const std::vector<std::string> names = names_from_python(labels);
             {
               py::gil_scoped_release release;
@@ -633,7 +681,8 @@ PYBIND11_MODULE(_autocat, module) {
           py::arg("id"), py::arg("text"), py::arg("labels"), kLearnDoc)
       .def(
           "forget",
-          [](autocat::CategoryIndexer& indexer, const std::string& id) {
+          [](autocat::CategoryIndexer& indexer, const py::handle& id_object) {
+            const std::string id = utf8_from_python(id_object, "id");
             {
               py::gil_scoped_release release;
               indexer.forget(id);
@@ -666,7 +715,10 @@ PYBIND11_MODULE(_autocat, module) {
           [](const autocat::CategoryIndexer& indexer, const py::iterable& texts, unsigned threads,
              const py::object& progress) {
             std::vector<std::string> batch;
-            for (const py::handle& text : texts) batch.push_back(text.cast<std::string>());
+            for (const py::handle& text : texts) {
+              batch.push_back(
+                  utf8_from_python(text, "texts[" + std::to_string(batch.size()) + "]"));
+            }
             std::vector<std::vector<autocat::Category>> part;
             py::list out;
             in_chunks(

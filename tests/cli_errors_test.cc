@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "autocat/corrections.h"
+#include "autocat/error.h"
 #include "classify/io/model_dir.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
@@ -86,6 +88,51 @@ class CliErrorsTest : public testing::Test {
 TempDir* CliErrorsTest::dir_ = nullptr;
 std::string CliErrorsTest::model_;
 bool CliErrorsTest::trained_ = false;
+
+// What is missing from a model directory is named as it is: CURRENT (with
+// the generation to write into it), or the training database train --add
+// adds to; a directory that is no database is named by `serve --db`; a
+// category name holding a NUL is printed whole.
+TEST_F(CliErrorsTest, MissingPiecesAreNamedAsTheyAre) {
+  const std::string no_current = scratch_.file("no-current");
+  fs::copy(model_, no_current, fs::copy_options::recursive);
+  const std::string generation = testing_util::split_lines(read_file(model_ + "/CURRENT"))[0];
+  fs::remove(no_current + "/CURRENT");
+  const CliResult classified =
+      run_autocat({"classify", "--model", no_current, test_data("fixture_test.jsonl")});
+  EXPECT_EQ(classified.exit_code, 1);
+  EXPECT_NE(classified.err.find(no_current + "/CURRENT is missing"), std::string::npos)
+      << classified.err;
+  EXPECT_NE(classified.err.find(generation), std::string::npos) << classified.err;
+
+  const std::string no_training = scratch_.file("no-training");
+  fs::copy(model_, no_training, fs::copy_options::recursive);
+  fs::remove_all(no_training + "/" + generation + "/training");
+  const CliResult added =
+      run_autocat({"train", "--add", "--model", no_training, test_data("fixture_test.jsonl")});
+  EXPECT_EQ(added.exit_code, 1);
+  EXPECT_NE(added.err.find(no_training + "/" + generation + "/training is missing"),
+            std::string::npos)
+      << added.err;
+
+  const std::string not_a_db = scratch_.file("not-a-db");
+  fs::create_directory(not_a_db);
+  const CliResult served =
+      run_autocat({"serve", "--db", not_a_db, "--model", model_, "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(served.exit_code, 1);
+  EXPECT_NE(served.err.find(not_a_db + ": cannot open the database"), std::string::npos)
+      << served.err;
+
+  const CategoryIndexer indexer(model_, IndexOptions());
+  try {
+    known_categories(indexer, {std::string("food\0and more", 13)});
+    FAIL() << "an unknown category was accepted";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("food\\x00and more' is not in the model"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 TEST_F(CliErrorsTest, MissingInputFile) {
   const std::string missing = scratch_.file("missing.jsonl");
@@ -413,7 +460,7 @@ TEST_F(CliErrorsTest, UsageErrors) {
   EXPECT_EQ(one_line(command.err),
             "autocat: unknown command 'frobnicate'; choose one of train, index, classify, search, "
             "eval, features, explain, recategorize, rules, split, learn, forget, relabel, "
-            "corrections, serve (see autocat --help)");
+            "corrections, serve, journal (see autocat --help)");
 }
 
 // The command line is split by CLI11; its own messages never reach the user:

@@ -83,6 +83,39 @@ TEST_F(CliLearnTest, LearnForgetAndRefit) {
   EXPECT_TRUE(contains(again.err, "nothing to refit")) << again.err;
 }
 
+// A journal damaged in its middle: every command refuses it (saying so
+// truly), `journal salvage` keeps the batches on both sides, keeps the
+// damaged file aside and reports the bytes lost; the model opens again.
+TEST_F(CliLearnTest, JournalSalvageKeepsTheRecordsAroundTheDamage) {
+  for (const std::string id : {"s-1", "s-2", "s-3"}) {
+    const std::string input =
+        jsonl(id + ".jsonl", "{\"id\": \"" + id + "\", \"labels\": [\"cooking\"], \"text\": \"" +
+                                 kComet + "\"}\n");
+    ASSERT_EQ(run_autocat({"learn", "--model", model_, input}).exit_code, 0);
+  }
+  std::string journal;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(model_)) {
+    if (entry.path().filename() == "journal") journal = entry.path().string();
+  }
+  std::string bytes = testing_util::read_file(journal);
+  bytes[bytes.size() / 2] ^= 0x40;  // the second learn's batch
+  write_file(journal, bytes);
+  const CliResult refused = run_autocat({"classify", "--model", model_, dir_.file("comet.txt")});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(contains(refused.err, "journal salvage")) << refused.err;
+
+  const CliResult salvaged = run_autocat({"journal", "salvage", "--model", model_, "--json"});
+  ASSERT_EQ(salvaged.exit_code, 0) << salvaged.err;
+  const internal::Json report = json(salvaged.out);
+  EXPECT_EQ(testing_util::number_at(report, "records"), 2);
+  const internal::Json* lost = testing_util::member(report, "lost");
+  ASSERT_TRUE(lost != nullptr && lost->is_array() && lost->size() == 1U) << salvaged.out;
+  EXPECT_EQ(testing_util::read_file(testing_util::string_at(report, "kept_aside")), bytes);
+  EXPECT_EQ(comet_category(), "cooking");
+  const CliResult again = run_autocat({"journal", "salvage", "--model", model_});
+  EXPECT_TRUE(contains(again.out, "no damage (2 records)")) << again.out;
+}
+
 TEST_F(CliLearnTest, BadInputNamesTheDocumentAndLearnsNothing) {
   const std::string input = jsonl(
       "bad.jsonl", std::string("{\"id\": \"ok\", \"labels\": [\"cooking\"], \"text\": \"") +

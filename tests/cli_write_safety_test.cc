@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <string>
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "autocat/category_indexer.h"
+#include "classify/io/journal.h"
 #include "tests/cli_test_util.h"
 #include "tests/test_util.h"
 
@@ -68,6 +70,30 @@ CliResult run_with_file_limit(uint64_t max_file_bytes, const std::vector<std::st
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = read_file(io.file("out"));
   result.err = read_file(io.file("err"));
+  return result;
+}
+
+// Runs the CLI in its own mount namespace, on a fresh 4 MB tmpfs at
+// `mount` holding a copy of `copy` (as `name`) and a file filling it to
+// `left` bytes free. Needs root.
+CliResult run_on_full_tmpfs(const std::string& mount, const std::string& copy,
+                            const std::string& name, uint64_t left,
+                            const std::vector<std::string>& args, const TempDir& dir) {
+  const std::string script = "mount -t tmpfs -o size=4m tmpfs " + shell_quote(mount) +
+                             " && cp -r " + shell_quote(copy) + " " +
+                             shell_quote(mount + "/" + name) + " && free=$(($(stat -f -c '%a*%S' " +
+                             shell_quote(mount) + ") - " + std::to_string(left) +
+                             ")) && if [ $free -gt 0 ]; then head -c $free /dev/zero > " +
+                             shell_quote(mount) + "/filler; fi; exec \"$0\" \"$@\"";
+  std::string command = "unshare --mount --propagation private sh -c " + shell_quote(script) + " " +
+                        shell_quote(AUTOCAT_CLI_PATH);
+  for (const std::string& arg : args) command += " " + shell_quote(arg);
+  command += " </dev/null >" + shell_quote(dir.file("out")) + " 2>" + shell_quote(dir.file("err"));
+  const int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_file(dir.file("out"));
+  result.err = read_file(dir.file("err"));
   return result;
 }
 
@@ -195,6 +221,20 @@ TEST_F(CliWriteSafetyTest, TrainAddOnAFullDiskKeepsTheOldModel) {
   }
 }
 
+// A full disk (ENOSPC, not a file size limit) while `train --add` copies
+// the training database: the error says so and names the file.
+TEST_F(CliWriteSafetyTest, TrainAddCopyOnAFullDiskSaysTheDiskIsFull) {
+  if (::geteuid() != 0) return;  // mounting a tmpfs needs root
+  const std::string mount = dir_.file("tmpfs");
+  fs::create_directory(mount);
+  const CliResult result = run_on_full_tmpfs(
+      mount, model_, "model", 20000,
+      {"train", "--add", "--model", mount + "/model", test_data("fixture_test.jsonl")}, dir_);
+  expect_one_line_naming(result, mount + "/model/");
+  EXPECT_TRUE(contains(result.err, "/training/")) << result.err;
+  EXPECT_TRUE(contains(result.err, "No space left on device")) << result.err;
+}
+
 // An error after CURRENT was renamed (its directory's fsync failing) leaves
 // the new model installed: its generation must not be removed under it.
 TEST_F(CliWriteSafetyTest, AnErrorAfterTheSwitchKeepsTheInstalledModelWhole) {
@@ -238,7 +278,8 @@ long reported_documents(const std::string& err) {
 // commit then "succeeds" with nothing to write).
 TEST_F(CliWriteSafetyTest, IndexOnAFullDiskReportsWhatIsCommitted) {
   int partial = 0;
-  for (uint64_t limit = 8192; limit <= 65536; limit += 8192) {
+  // The room reserved before each commit (64 KiB and more) sets the range.
+  for (uint64_t limit = 8192; limit <= 196608; limit += 16384) {
     SCOPED_TRACE("file size limit " + std::to_string(limit));
     const std::string db = dir_.file("db-" + std::to_string(limit));
     const CliResult result = run_with_file_limit(limit, index_args(db));
@@ -296,6 +337,82 @@ TEST_F(CliWriteSafetyTest, RecategorizeOnAFullDiskReportsWhatIsCommitted) {
     EXPECT_EQ(reader.get_doccount(), kCorpusDocuments);
   }
   EXPECT_GT(failed, 0) << "no limit stopped recategorize";
+}
+
+// The categories document `id` of `db` holds, as the value slot says.
+std::string categories_of(const std::string& db, const std::string& id) {
+  const Xapian::Database reader(db);
+  Xapian::PostingIterator it = reader.postlist_begin("Q" + id);
+  return it == reader.postlist_end("Q" + id) ? "" : reader.get_document(*it).get_value(200);
+}
+
+// Xapian's glass backend writes value streams from a destructor during
+// commit: a full disk there used to end relabel, recategorize and index with
+// std::terminate (exit 134). Every fill level ends in success or one line
+// naming the database; relabel --learn teaches the model only what the
+// index committed. Full disks come from a file size limit and, as root,
+// from a 4 MB tmpfs in a private mount namespace filled to each level.
+TEST_F(CliWriteSafetyTest, AFullDiskNeverAbortsACommit) {
+  const std::string db = dir_.file("db");
+  ASSERT_EQ(run_autocat(index_args(db)).exit_code, 0);
+  const std::string other = other_model();
+  const std::string journal = model_ + "/" + current_generation(model_) + "/journal";
+  const std::string before = categories_of(db, "sp-01");
+  // One case: the fill level (file size limit, or bytes left on the tmpfs).
+  // `on_db` is readable here after a run unless it was on the tmpfs.
+  const auto check = [&](const std::string& level, const std::string& on_db,
+                         const std::function<CliResult(const std::vector<std::string>&)>& run) {
+    SCOPED_TRACE(level);
+    const CliResult relabeled = run(
+        {"relabel", "--db", on_db, "--model", model_, "--learn", "--category", "food", "sp-01"});
+    ASSERT_NE(relabeled.exit_code, 134) << relabeled.err;
+    // Whether the model holds the correction: the journal's last record
+    // for the document teaches it "food" (a failed commit may have been
+    // learned and then undone).
+    bool learned = false;
+    for (const internal::JournalRecord& record : internal::read_journal(journal).records) {
+      if (record.id == "sp-01") {
+        learned = record.kind == internal::JournalRecord::Kind::kLearn &&
+                  record.labels == std::vector<std::string>{"food"};
+      }
+    }
+    std::error_code ec;
+    if (relabeled.exit_code != 0) {
+      expect_one_line_naming(relabeled, on_db);
+      EXPECT_FALSE(learned) << "the model learned what the index did not commit";
+      if (fs::exists(on_db + "/iamglass")) {
+        EXPECT_EQ(categories_of(on_db, "sp-01"), before);
+      }
+    } else {
+      EXPECT_TRUE(learned);
+    }
+    fs::remove(journal, ec);
+    const CliResult recategorized =
+        run({"recategorize", "--model", other, "--db", on_db, "--batch", "2", "--threads", "1"});
+    ASSERT_NE(recategorized.exit_code, 134) << recategorized.err;
+    if (recategorized.exit_code != 0) expect_one_line_naming(recategorized, on_db);
+    std::vector<std::string> index = index_args(on_db + "-new");
+    const CliResult indexed = run(index);
+    ASSERT_NE(indexed.exit_code, 134) << indexed.err;
+    if (indexed.exit_code != 0) expect_one_line_naming(indexed, on_db + "-new");
+  };
+  for (uint64_t limit = 8192; limit <= 65536; limit += 16384) {
+    const std::string copy = dir_.file("limit-" + std::to_string(limit));
+    fs::copy(db, copy, fs::copy_options::recursive);
+    check("file size limit " + std::to_string(limit), copy,
+          [&](const std::vector<std::string>& args) { return run_with_file_limit(limit, args); });
+  }
+  if (::geteuid() != 0) return;  // mounting a tmpfs needs root
+  const std::string mount = dir_.file("tmpfs");
+  fs::create_directory(mount);
+  for (uint64_t left = 0; left <= 400000; left += 40000) {
+    // Each command runs in its own namespace, on a fresh tmpfs holding a
+    // copy of DB and a file filling it to `left` bytes free.
+    check("bytes left " + std::to_string(left), mount + "/db",
+          [&](const std::vector<std::string>& args) {
+            return run_on_full_tmpfs(mount, db, "db", left, args, dir_);
+          });
+  }
 }
 
 // Re-indexing a database built with --store-text, without the flag, keeps

@@ -6,6 +6,7 @@
 #include "classify/io/journal.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <chrono>
@@ -187,6 +188,74 @@ std::vector<std::string> ids(const JournalContents& contents) {
   std::vector<std::string> out;
   for (const JournalRecord& record : contents.records) out.push_back(record.id);
   return out;
+}
+
+// A writer that knows where the journal ended checks the whole file again
+// when something else wrote to it since: damage done under a running
+// writer (serve) is found before anything is appended after it.
+TEST_F(JournalTest, AWriterFindsDamageDoneSinceItsLastAppend) {
+  append({learn("a")});
+  append({learn("b")});
+  std::string bytes = read_file(paths_.journal);
+  bytes[kJournalHeaderBytes + 14] ^= 0x01;  // inside the first record
+  write_file(paths_.journal, bytes);
+  try {
+    append({learn("c")});  // end_ is where this writer left the file
+    FAIL() << "appended after the damage";
+  } catch (const ModelFormatError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("byte 8 "), std::string::npos) << message;
+    EXPECT_EQ(message.find("nothing was cut off or appended"), std::string::npos) << message;
+    EXPECT_NE(message.find("autocat journal salvage --model " + dir_.file("m")), std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(read_file(paths_.journal), bytes);
+}
+
+// Salvage keeps every whole batch on either side of the damage, drops the
+// damaged batch whole, and reports the bytes left out.
+TEST_F(JournalTest, SalvageKeepsTheIntactBatchesAroundTheDamage) {
+  append({learn("a")});
+  const uint64_t first = end_;
+  append({learn("b"), forget("a")});
+  const uint64_t second = end_;
+  append({learn("c")});
+  std::string bytes = read_file(paths_.journal);
+  bytes[first + 20] ^= 0x10;  // the second batch's first record
+  EXPECT_THROW(parse_journal("j", bytes), ModelFormatError);
+  const JournalSalvage salvage = salvage_journal(bytes);
+  EXPECT_EQ(salvage.records, 2U);
+  EXPECT_EQ(ids(parse_journal("j", salvage.bytes)), (std::vector<std::string>{"a", "c"}));
+  ASSERT_EQ(salvage.lost.size(), 1U);
+  EXPECT_EQ(salvage.lost[0].begin, first);
+  EXPECT_EQ(salvage.lost[0].end, second);
+
+  // A journal without damage comes back whole.
+  const std::string whole = read_file(paths_.journal);
+  const JournalSalvage same = salvage_journal(whole);
+  EXPECT_EQ(same.bytes, whole);
+  EXPECT_TRUE(same.lost.empty());
+}
+
+// Anything but a regular file in place of the journal is refused at once
+// (a FIFO used to block every reader).
+TEST_F(JournalTest, AFifoIsRefused) {
+  ASSERT_EQ(::mkfifo(paths_.journal.c_str(), 0600), 0);
+  for (int i = 0; i < 2; ++i) {
+    try {
+      if (i == 0) {
+        read_journal(paths_.journal);
+      } else {
+        append({learn("a")});
+      }
+      FAIL() << "a FIFO was read as a journal";
+    } catch (const IOError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(paths_.journal + ": the journal is a FIFO, not a regular file"),
+                std::string::npos)
+          << message;
+    }
+  }
 }
 
 // One flipped bit in a record's length field before the end: the record

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <xapian.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <utility>
 
 #include "autocat/error.h"
@@ -319,6 +322,76 @@ TEST_F(KnnIndexFileTest, TruncatedUnderARunningProcessIsAnErrorNotASignal) {
     EXPECT_EXIT(ClassifyOrRefuseChanged(categorizer, texts_, paths_.knn_index),
                 testing::ExitedWithCode(0), "");
   }
+}
+
+// In a child: truncates the mapped index file after `categorizer` mapped
+// it, then reads every term's postings as a search does (the pages past
+// the new end used to raise SIGBUS), and exits 0 if the check after the
+// read refuses the file by name.
+void ReadPastTheEndThenRefuse(const Categorizer& categorizer, const std::string& index_path) {
+  fs::resize_file(index_path, 0);
+  const KnnIndex& index = categorizer.knn_index();
+  double sum = 0;
+  for (uint32_t t = 0; t < index.idf().size(); ++t) {
+    const KnnIndex::TermPostings postings = index.postings(t);
+    for (size_t i = 0; i < postings.size; ++i) sum += postings.doc[i] + postings.weight[i];
+  }
+  try {
+    index.check_file_unchanged();
+  } catch (const ModelFormatError& e) {
+    std::_Exit(std::string(e.what()).find(index_path) != std::string::npos && sum >= 0 ? 0 : 1);
+  }
+  std::_Exit(1);
+}
+
+// In a child: two threads classify in a loop while the index file is
+// truncated under them, `trials` times over; exits 0 if every outcome is
+// an answer or ModelFormatError naming the file.
+void ClassifyWhileTruncated(const std::string& model_dir, const std::vector<std::string>& texts,
+                            const std::string& index_path, int trials) {
+  const std::string original = read_file(index_path);
+  for (int trial = 0; trial < trials; ++trial) {
+    write_file(index_path, original);
+    const Categorizer categorizer(model_dir);
+    categorizer.classify(texts[0], ClassifyOptions());
+    std::atomic<bool> bad{false};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 2; ++i) {
+      threads.emplace_back([&] {
+        for (int round = 0; round < 200; ++round) {
+          try {
+            for (const std::string& text : texts) categorizer.classify(text, ClassifyOptions());
+          } catch (const ModelFormatError& e) {
+            if (std::string(e.what()).find(index_path) == std::string::npos) bad = true;
+            return;
+          }
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200 * (trial % 10)));
+    fs::resize_file(index_path, trial % 2 == 0 ? 0 : original.size() / 3);
+    for (std::thread& thread : threads) thread.join();
+    if (bad) std::_Exit(1);
+  }
+  std::_Exit(0);
+}
+
+// A truncation during a search (not between searches) reads zeros from the
+// pages past the new end instead of killing the process with SIGBUS, and
+// the search is refused with an error naming the file.
+TEST_F(KnnIndexFileTest, TruncatedDuringASearchIsAnErrorNotASignal) {
+  const std::string original = read_file(paths_.knn_index);
+  {
+    const Categorizer categorizer(model_dir_);
+    categorizer.classify(texts_[0], ClassifyOptions());
+    ASSERT_TRUE(categorizer.knn_index().mapped());
+    ASSERT_GT(original.size(), 4096U) << "the index must span two pages";
+    EXPECT_EXIT(ReadPastTheEndThenRefuse(categorizer, paths_.knn_index), testing::ExitedWithCode(0),
+                "");
+  }
+  write_file(paths_.knn_index, original);
+  EXPECT_EXIT(ClassifyWhileTruncated(model_dir_, texts_, paths_.knn_index, 100),
+              testing::ExitedWithCode(0), "");
 }
 
 TEST_F(KnnIndexFileTest, RewrittenInPlaceUnderARunningProcessIsAnError) {

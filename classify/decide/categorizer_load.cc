@@ -72,8 +72,7 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   }
   paths_ = resolve_model_dir(model_dir);
   if (!fs::exists(paths_.model_file, ec)) {
-    throw NotFoundError(model_dir + ": no model here (" + kModelFileName + " missing); " +
-                        train_hint(model_dir));
+    throw NotFoundError(missing_model_reason(model_dir) + "; " + train_hint(model_dir));
   }
   file_ = std::make_unique<const ModelFile>(paths_.model_file, &model_);
   // Read now, applied once kNN's index is built; a damaged journal fails

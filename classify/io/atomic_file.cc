@@ -11,7 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "autocat/error.h"
 
@@ -75,6 +77,40 @@ bool write_all(int fd, std::string_view data) {
   const bool no_room = error == ENOSPC || error == EFBIG || error == EDQUOT;
   throw IOError(path + ": cannot write " + what + ": " + std::strerror(error) +
                 (no_room ? "; free space (or raise the limit) and run again" : ""));
+}
+
+void copy_file_contents(const std::string& from, const std::string& to) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) throw IOError(from + ": cannot read it to copy it: " + std::strerror(errno));
+  const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+  if (out < 0) {
+    const int error = errno;
+    ::close(in);
+    throw IOError(to + ": cannot create it: " + std::strerror(error));
+  }
+  std::vector<char> buffer(1 << 16);
+  int error = 0;
+  bool reading = false;
+  for (;;) {
+    const ssize_t got = ::read(in, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got < 0) {
+        error = errno;
+        reading = true;
+      }
+      break;
+    }
+    if (!write_all(out, std::string_view(buffer.data(), size_t(got)))) {
+      error = errno;
+      break;
+    }
+  }
+  ::close(in);
+  if (::close(out) != 0 && error == 0) error = errno;
+  if (error == 0) return;
+  if (reading) throw IOError(from + ": cannot read it to copy it: " + std::strerror(error));
+  fail(to, "the copy", error);
 }
 
 void sync_path(const std::string& path, bool directory) {
@@ -182,6 +218,23 @@ void sync_tree(const std::string& root) {
   }
   if (ec) throw IOError(root + ": cannot flush to disk: " + ec.message());
   sync_directory(root);
+}
+
+void copy_directory(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::create_directory(to, ec) || ec) {
+    throw IOError(to + ": cannot create the directory: " +
+                  (ec ? ec.message() : std::string("it exists already")));
+  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(from)) {
+    const std::string target = (fs::path(to) / entry.path().filename()).string();
+    if (entry.is_directory()) {
+      copy_directory(entry.path().string(), target);
+    } else if (entry.is_regular_file()) {
+      copy_file_contents(entry.path().string(), target);
+    }
+  }
 }
 
 void crash_point(std::string_view step) {

@@ -60,6 +60,12 @@ void sync_directory(const std::string& dir);
 // Throws IOError naming the first path that fails.
 void sync_tree(const std::string& root);
 
+// Copies the directory `from` (regular files and subdirectories) to `to`,
+// which must not exist. Throws IOError naming the file that failed and the
+// OS's reason (a full disk says so: ENOSPC, not the "Input/output error"
+// std::filesystem::copy reports for a short write).
+void copy_directory(const std::string& from, const std::string& to);
+
 // Test hook at a named step of a write. The environment variable
 // AUTOCAT_CRASH_AT selects one step and what happens there:
 //   "STEP"        the process kills itself with SIGKILL, exactly as if it

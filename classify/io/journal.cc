@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "autocat/error.h"
 #include "classify/io/atomic_file.h"
@@ -150,10 +152,60 @@ bool decode(const char* data, size_t size, int version, JournalRecord* record, b
 }
 
 std::string damaged(const std::string& path, uint64_t offset, const std::string& what) {
+  const std::string model_dir = std::filesystem::path(path).parent_path().parent_path().string();
   return path + ": damaged at byte " + std::to_string(offset) + " (" + what +
-         "); nothing was cut off or appended; the model works without it: move the file aside "
-         "to open the model without the documents learned since it was trained (or restore it "
-         "from a backup)";
+         "); autocat left it as it is and appends nothing to it: `autocat journal salvage "
+         "--model " +
+         (model_dir.empty() ? std::string("DIR") : model_dir) +
+         "` keeps every intact record before and after the damage (the damaged file is kept "
+         "aside), or move the file aside to open the model without the documents learned since "
+         "it was trained";
+}
+
+// How this process last left each journal it appended to: an append
+// checks only what lies past its known end when the file is still as left
+// (nothing else wrote to it since), and the whole file otherwise, so that
+// damage done meanwhile is found before anything is appended after it.
+struct FileStamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  struct timespec modified {};
+  struct timespec changed {};
+};
+
+std::mutex& stamps_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::map<std::string, FileStamp>& stamps() {
+  static std::map<std::string, FileStamp> map;
+  return map;
+}
+
+bool same_time(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+bool left_as_written(const std::string& path, const struct stat& status) {
+  const std::lock_guard<std::mutex> lock(stamps_mutex());
+  const auto found = stamps().find(path);
+  if (found == stamps().end()) return false;
+  const FileStamp& stamp = found->second;
+  return stamp.device == status.st_dev && stamp.inode == status.st_ino &&
+         stamp.size == status.st_size && same_time(stamp.modified, status.st_mtim) &&
+         same_time(stamp.changed, status.st_ctim);
+}
+
+void remember_as_written(const std::string& path, int fd) {
+  struct stat status {};
+  const std::lock_guard<std::mutex> lock(stamps_mutex());
+  if (::fstat(fd, &status) != 0) {
+    stamps().erase(path);
+    return;
+  }
+  stamps()[path] =
+      FileStamp{status.st_dev, status.st_ino, status.st_size, status.st_mtim, status.st_ctim};
 }
 
 // Whether a complete format 1 record (checksum matching, payload parsing)
@@ -324,6 +376,19 @@ struct Fd {
   }
 };
 
+// Refuses anything but a regular file: a FIFO would block every reader
+// (files are opened with O_NONBLOCK, so the open itself does not).
+void require_regular_file(const std::string& path, const struct stat& status) {
+  if (S_ISREG(status.st_mode)) return;
+  const char* kind = S_ISFIFO(status.st_mode)   ? "a FIFO"
+                     : S_ISDIR(status.st_mode)  ? "a directory"
+                     : S_ISSOCK(status.st_mode) ? "a socket"
+                                                : "a device";
+  throw IOError(path + ": the journal is " + kind +
+                ", not a regular file; move it aside (the model opens without the documents "
+                "learned since it was trained)");
+}
+
 // Parses the journal open as `fd` (`size` bytes) from `from` on.
 void parse_file(int fd, const std::string& path, uint64_t from, uint64_t size,
                 JournalContents* contents) {
@@ -338,7 +403,71 @@ void parse_file(int fd, const std::string& path, uint64_t from, uint64_t size,
   parse(path, read_from(fd, path, from, size), from, contents);
 }
 
+// If a whole batch (format 2: records and their commit; format 1: one
+// record) starts at `at` in `bytes`, where it ends, and its record count
+// in `*records`; else 0.
+size_t whole_batch_at(const std::string& bytes, size_t at, int version, uint64_t* records) {
+  const size_t header = header_bytes(version);
+  uint64_t seen = 0;
+  size_t p = at;
+  for (;;) {
+    if (bytes.size() - p < header) return 0;
+    const char* d = bytes.data() + p;
+    const uint32_t size = get_u32(d);
+    if (version != 1 && checksum(d, 8) != get_u32(d + 8)) return 0;
+    if (size < kMinPayloadBytes || size > kMaxRecordBytes || size > bytes.size() - p - header) {
+      return 0;
+    }
+    if (checksum(d + header, size) != get_u32(d + 4)) return 0;
+    JournalRecord record;
+    bool commit = false;
+    uint32_t count = 0;
+    if (!decode(d + header, size, version, &record, &commit, &count)) return 0;
+    p += header + size;
+    if (version == 1) {
+      *records = 1;
+      return p;
+    }
+    if (commit) {
+      if (count == 0 || count != seen) return 0;
+      *records = seen;
+      return p;
+    }
+    ++seen;
+  }
+}
+
 }  // namespace
+
+JournalSalvage salvage_journal(const std::string& bytes) {
+  JournalSalvage salvage;
+  const bool v1 = bytes.size() >= kJournalHeaderBytes &&
+                  std::memcmp(bytes.data(), kJournalMagicV1, kJournalHeaderBytes) == 0;
+  const bool v2 = bytes.size() >= kJournalHeaderBytes &&
+                  std::memcmp(bytes.data(), kJournalMagic, kJournalHeaderBytes) == 0;
+  const int version = v1 ? 1 : 2;
+  salvage.bytes.assign(v1 ? kJournalMagicV1 : kJournalMagic, kJournalHeaderBytes);
+  // Where the bytes being dropped began (none while batches follow whole).
+  constexpr uint64_t kNone = UINT64_MAX;
+  uint64_t lost_from = v1 || v2 ? kNone : 0;
+  size_t at = std::min(bytes.size(), kJournalHeaderBytes);
+  while (at < bytes.size()) {
+    uint64_t records = 0;
+    const size_t end = whole_batch_at(bytes, at, version, &records);
+    if (end == 0) {
+      if (lost_from == kNone) lost_from = at;
+      ++at;
+      continue;
+    }
+    if (lost_from != kNone) salvage.lost.push_back({lost_from, at});
+    lost_from = kNone;
+    salvage.bytes.append(bytes, at, end - at);
+    salvage.records += records;
+    at = end;
+  }
+  if (lost_from != kNone) salvage.lost.push_back({lost_from, bytes.size()});
+  return salvage;
+}
 
 std::string encode_journal_records(const std::vector<JournalRecord>& records, int version) {
   std::string bytes;
@@ -362,7 +491,7 @@ JournalContents parse_journal(const std::string& path, const std::string& bytes)
 JournalContents read_journal(const std::string& path, uint64_t from) {
   JournalContents contents;
   Fd file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (file.fd < 0) {
     if (errno == ENOENT) return contents;
     throw IOError(path + ": cannot open the journal: " + std::strerror(errno));
@@ -371,6 +500,7 @@ JournalContents read_journal(const std::string& path, uint64_t from) {
   if (::fstat(file.fd, &status) != 0) {
     throw IOError(path + ": cannot read the journal: " + std::strerror(errno));
   }
+  require_regular_file(path, status);
   contents.file_bytes = uint64_t(status.st_size);
   if (from > contents.file_bytes) {
     throw ModelFormatError(path + ": shorter (" + std::to_string(contents.file_bytes) +
@@ -390,7 +520,7 @@ JournalContents append_journal(const std::string& model_dir, const std::string& 
   }
   crash_point("journal-locked");
   Fd file;
-  file.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+  file.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
   if (file.fd < 0) {
     throw IOError(path + ": cannot open the journal for writing: " + std::strerror(errno));
   }
@@ -398,8 +528,9 @@ JournalContents append_journal(const std::string& model_dir, const std::string& 
   if (::fstat(file.fd, &status) != 0) {
     throw IOError(path + ": cannot read the journal: " + std::strerror(errno));
   }
+  require_regular_file(path, status);
   const uint64_t size = uint64_t(status.st_size);
-  const uint64_t from = *known_end <= size ? *known_end : 0;
+  const uint64_t from = *known_end <= size && left_as_written(path, status) ? *known_end : 0;
   JournalContents contents;
   contents.file_bytes = size;
   // What others appended since `from` stays in `contents.records`, for the
@@ -444,6 +575,7 @@ JournalContents append_journal(const std::string& model_dir, const std::string& 
                   "; the records may or may not be there when the model is opened again");
   }
   if (sync && created) sync_directory(std::filesystem::path(path).parent_path().string());
+  remember_as_written(path, file.fd);
   contents.valid_bytes = contents.file_bytes = at;
   *known_end = at;
   return contents;

@@ -88,6 +88,23 @@ JournalContents parse_journal(const std::string& path, const std::string& bytes)
 // cannot be read.
 JournalContents read_journal(const std::string& path, uint64_t from = 0);
 
+// A damaged journal's intact part, as `autocat journal salvage` writes it:
+// every whole batch (format 2: records with their commit; format 1: a
+// record), before and after the damage, in order, under the file's magic.
+struct JournalSalvage {
+  struct Range {
+    uint64_t begin = 0;  // byte offsets in the damaged file, end excluded
+    uint64_t end = 0;
+  };
+  std::string bytes;        // the salvaged journal
+  uint64_t records = 0;     // learn and forget records kept
+  std::vector<Range> lost;  // the bytes left out, in order
+};
+
+// Salvages the journal held in `bytes` (see JournalSalvage). A journal
+// without damage comes back whole, less a torn tail.
+JournalSalvage salvage_journal(const std::string& bytes);
+
 // Appends `records` to the journal of the generation `expected_model_file`
 // belongs to, under the lock of `model_dir`: creates the file if needed,
 // first cuts off a torn tail (reported in the result's `torn`), then writes

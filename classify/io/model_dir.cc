@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -139,6 +140,26 @@ ModelPaths resolve_model_dir(const std::string& model_dir) {
   const fs::path dir(model_dir);
   const unsigned current = read_current(dir);
   return current == 0 ? paths_in(dir) : paths_in(dir / generation_name(current));
+}
+
+std::string missing_model_reason(const std::string& model_dir) {
+  const fs::path dir(model_dir);
+  std::error_code ec;
+  if (!fs::exists(dir / kCurrentFileName, ec)) {
+    unsigned newest = 0;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+      newest = std::max(newest, generation_number(entry.path().filename().string()));
+    }
+    if (newest != 0) {
+      return (dir / kCurrentFileName).string() +
+             " is missing: it names the installed generation (the newest here is " +
+             generation_name(newest) + "); write that name into it to install it again";
+    }
+    if (!fs::exists(dir / kModelFileName, ec)) {
+      return model_dir + ": no model here (" + kModelFileName + " missing)";
+    }
+  }
+  return resolve_model_dir(model_dir).model_file + " is missing";
 }
 
 ModelDirLock::ModelDirLock(const std::string& model_dir, int timeout_ms) {

@@ -53,6 +53,12 @@ ModelPaths resolve_model_dir(const std::string& model_dir);
 // (a journal append), waiting up to `timeout_ms` for a ModelDirWriter or
 // another holder to let go. Throws IOError naming the directory if it cannot
 // (a train running longer than the timeout: try again once it is done).
+// Why `model_dir` (a directory) has no installed model, in words naming
+// the missing file: CURRENT gone beside generation directories, the model
+// file of the generation CURRENT names, or no model at all. Starts with
+// the path that is missing (or `model_dir`), no trailing hint.
+std::string missing_model_reason(const std::string& model_dir);
+
 class ModelDirLock {
  public:
   ModelDirLock(const std::string& model_dir, int timeout_ms);

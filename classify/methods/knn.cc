@@ -45,6 +45,7 @@ void KnnClassifier::score(const DocumentTerms& doc, const ClassifyOptions& optio
   knn_vote(
       neighbours, similarity_power_, index_->num_categories(),
       [&](uint32_t d) { return index_->doc_categories(d); }, scores);
+  index_->check_file_unchanged();
 }
 
 }  // namespace autocat::internal

@@ -67,10 +67,11 @@ class KnnIndex {
   // The file must not change while mapped (generations are installed by
   // rename): each search first checks its size and mtime and throws
   // ModelFormatError naming it if they changed, rather than touching pages
-  // past a truncated end (SIGBUS). A truncation racing a search can still
-  // raise SIGBUS; AUTOCAT_KNN_INDEX=read in the environment reads the file
-  // into private memory instead, immune to it (not shared between
-  // processes). Throws InvalidArgumentError for another setting.
+  // past a truncated end; a truncation racing a search reads zeros from
+  // the pages past the end instead of raising SIGBUS, and the search
+  // throws that ModelFormatError after it. AUTOCAT_KNN_INDEX=read in the
+  // environment reads the file into private memory instead (not shared
+  // between processes). Throws InvalidArgumentError for another setting.
   // Returns nullptr if there is no such file (a model from before the
   // file); throws ModelFormatError naming it if it is truncated, foreign,
   // damaged or belongs to another model.
@@ -124,6 +125,12 @@ class KnnIndex {
     const uint32_t* end() const { return last; }
     std::vector<uint32_t> to_vector() const { return std::vector<uint32_t>(first, last); }
   };
+  // Throws ModelFormatError naming the file if the mapped file's size or
+  // mtime changed since open() (one fstat), or if a search touched a page
+  // past its truncated end (read as zeros): what was read since the last
+  // check is then not to be used. neighbours() checks before and after
+  // its search; a caller reading doc_categories() after it checks again.
+  void check_file_unchanged() const;
   CategoryRange doc_categories(uint32_t doc) const {
     return {doc_category_ + doc_category_start_[doc], doc_category_ + doc_category_start_[doc + 1]};
   }
@@ -138,9 +145,6 @@ class KnnIndex {
   KnnIndex() = default;
   // Points the arrays the searches read at the owned vectors.
   void use_owned_arrays();
-  // Throws ModelFormatError if the mapped file's size or mtime changed
-  // since open() (one fstat).
-  void check_file_unchanged() const;
   // Checks that every document number in term t's postings is below
   // num_docs_, once per term (mapped indexes only).
   void verify_term(uint32_t t) const;

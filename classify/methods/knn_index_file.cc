@@ -3,16 +3,19 @@
 #include "classify/methods/knn_index_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,22 +47,100 @@ std::string_view bytes_of(const T* data, uint64_t count) {
 
 }  // namespace
 
+namespace {
+
+// Pages of a mapped index file past a truncated end raise SIGBUS when a
+// search touches them. A handler, installed with the first mapping, puts a
+// page of zeros in place of such a page of a registered mapping and marks
+// the mapping damaged; the search reads zeros (document and category 0,
+// weight 0: in range, as the offset arrays are private copies) and its
+// result is then refused with an error naming the file. Faults outside
+// every mapping go to the handler installed before (or the default action).
+struct GuardedRange {
+  std::atomic<uintptr_t> begin{0};
+  std::atomic<uintptr_t> end{0};
+  std::atomic<bool> faulted{false};
+};
+constexpr int kGuardedRanges = 256;
+GuardedRange g_guarded[kGuardedRanges];
+struct sigaction g_previous_sigbus;
+uintptr_t g_page_size = 4096;
+
+void on_sigbus(int signal, siginfo_t* info, void* context) {
+  const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
+  for (GuardedRange& range : g_guarded) {
+    const uintptr_t begin = range.begin.load(std::memory_order_acquire);
+    if (begin == 0 || address < begin || address >= range.end.load(std::memory_order_acquire)) {
+      continue;
+    }
+    void* page = reinterpret_cast<void*>(address & ~(g_page_size - 1));
+    if (mmap(page, g_page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+        MAP_FAILED) {
+      range.faulted.store(true, std::memory_order_release);
+      return;
+    }
+  }
+  if ((g_previous_sigbus.sa_flags & SA_SIGINFO) != 0 && g_previous_sigbus.sa_sigaction != nullptr) {
+    g_previous_sigbus.sa_sigaction(signal, info, context);
+  } else if (g_previous_sigbus.sa_handler != SIG_DFL && g_previous_sigbus.sa_handler != SIG_IGN) {
+    g_previous_sigbus.sa_handler(signal);
+  } else {
+    // The default action, when the fault repeats on return.
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    sigaction(SIGBUS, &default_action, nullptr);
+  }
+}
+
+// Registers [address, address + length) with the SIGBUS handler; the slot,
+// or -1 if every slot is taken (the mapping is then unguarded).
+int guard_mapping(const void* address, size_t length) {
+  static std::once_flag installed;
+  std::call_once(installed, [] {
+    g_page_size = uintptr_t(sysconf(_SC_PAGESIZE));
+    struct sigaction action {};
+    action.sa_sigaction = on_sigbus;
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, &g_previous_sigbus);
+  });
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (int slot = 0; slot < kGuardedRanges; ++slot) {
+    if (g_guarded[slot].begin.load() != 0) continue;
+    const auto begin = reinterpret_cast<uintptr_t>(address);
+    g_guarded[slot].faulted.store(false);
+    g_guarded[slot].end.store(begin + ((length + g_page_size - 1) & ~(g_page_size - 1)));
+    g_guarded[slot].begin.store(begin, std::memory_order_release);
+    return slot;
+  }
+  return -1;
+}
+
+}  // namespace
+
 // The index file's bytes: mapped (shared with other processes, paged in as
 // searches touch them), or read into private memory (AUTOCAT_KNN_INDEX=read).
 // A mapping keeps the file open so that searches can check, with one
-// fstat, that nobody truncated or rewrote it in place: pages past a
-// truncated end raise SIGBUS when touched, which no caller can catch.
+// fstat, that nobody truncated or rewrote it in place, and is guarded
+// against SIGBUS (above) for a truncation racing a search.
 struct KnnIndex::Mapping {
   void* address = MAP_FAILED;
   size_t length = 0;
   int fd = -1;                       // mapped only
+  int guard = -1;                    // the mapping's slot in g_guarded, or -1
   struct timespec modified {};       // the file's mtime when opened
   std::unique_ptr<uint64_t[]> copy;  // read into memory: the bytes, 8-aligned
   ~Mapping() {
+    if (guard >= 0) g_guarded[guard].begin.store(0, std::memory_order_release);
     if (address != MAP_FAILED && copy == nullptr) munmap(address, length);
     if (fd >= 0) ::close(fd);
   }
   const char* at(uint64_t offset) const { return static_cast<const char*>(address) + offset; }
+  bool faulted() const {
+    return guard >= 0 && g_guarded[guard].faulted.load(std::memory_order_acquire);
+  }
 };
 
 void KnnIndex::MappingDeleter::operator()(Mapping* mapping) const { delete mapping; }
@@ -260,6 +341,7 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
     if (mapping->address == MAP_FAILED) {
       throw IOError(path + ": cannot map the kNN index: " + std::strerror(errno));
     }
+    mapping->guard = guard_mapping(mapping->address, mapping->length);
   }
   if (mapping->length < sizeof(KnnFileHeader) ||
       std::memcmp(mapping->at(0), kKnnIndexMagic, sizeof kKnnIndexMagic) != 0) {
@@ -311,11 +393,19 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
   if (std::memcmp(index->idf_.data(), idf.data(), terms * sizeof(float)) != 0) {
     refuse_index_file(path, "kNN index was written for other idf values (another model)");
   }
-  index->postings_start_ = reinterpret_cast<const uint64_t*>(mapping->at(layout.postings_start));
+  // The offsets are private copies (8 bytes a term, 4 a document): a page
+  // of zeros in place of a truncated one must not make a range run
+  // backwards or past the postings.
+  index->owned_postings_start_.resize(terms + 1);
+  std::memcpy(index->owned_postings_start_.data(), mapping->at(layout.postings_start),
+              (terms + 1) * sizeof(uint64_t));
+  index->owned_doc_category_start_.resize(uint64_t{header.num_docs} + 1);
+  std::memcpy(index->owned_doc_category_start_.data(), mapping->at(layout.doc_category_start),
+              (uint64_t{header.num_docs} + 1) * sizeof(uint32_t));
+  index->postings_start_ = index->owned_postings_start_.data();
   index->posting_doc_ = reinterpret_cast<const uint32_t*>(mapping->at(layout.posting_doc));
   index->posting_weight_ = reinterpret_cast<const float*>(mapping->at(layout.posting_weight));
-  index->doc_category_start_ =
-      reinterpret_cast<const uint32_t*>(mapping->at(layout.doc_category_start));
+  index->doc_category_start_ = index->owned_doc_category_start_.data();
   index->doc_category_ = reinterpret_cast<const uint32_t*>(mapping->at(layout.doc_category));
   // Offsets are checked now (one pass over per-term and per-document
   // arrays); document numbers inside the postings, term by term as
@@ -348,8 +438,8 @@ bool KnnIndex::mapped() const { return mapping_ != nullptr && mapping_->copy == 
 void KnnIndex::check_file_unchanged() const {
   if (mapping_ == nullptr || mapping_->fd < 0) return;
   struct stat status {};
-  if (fstat(mapping_->fd, &status) != 0) return;  // cannot tell: carry on
-  if (uint64_t(status.st_size) == mapping_->length &&
+  if (fstat(mapping_->fd, &status) != 0 && !mapping_->faulted()) return;  // cannot tell
+  if (!mapping_->faulted() && uint64_t(status.st_size) == mapping_->length &&
       status.st_mtim.tv_sec == mapping_->modified.tv_sec &&
       status.st_mtim.tv_nsec == mapping_->modified.tv_nsec) {
     return;

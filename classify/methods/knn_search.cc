@@ -552,10 +552,12 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
           uint32_t(terms.size() - std::count(columns.begin(), columns.end(), nullptr));
     }
   }
-  if (search == KnnSearch::kMaxScore && postings_sorted_ && total_postings >= num_docs_ / 2) {
-    return max_score_top_k(postings, terms, keep, scratch, stats);
-  }
-  return exhaustive_top_k(postings, terms, total_postings, keep, scratch, stats);
+  std::vector<Neighbour> found =
+      search == KnnSearch::kMaxScore && postings_sorted_ && total_postings >= num_docs_ / 2
+          ? max_score_top_k(postings, terms, keep, scratch, stats)
+          : exhaustive_top_k(postings, terms, total_postings, keep, scratch, stats);
+  check_file_unchanged();  // the search read no page past a truncated end
+  return found;
 }
 
 }  // namespace autocat::internal

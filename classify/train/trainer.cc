@@ -330,8 +330,17 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
                                model_dir + " INPUT...";
   // Checked before the writer creates anything: --add never makes a directory.
   std::error_code ec;
-  if (!fs::is_regular_file(resolve_model_dir(model_dir).model_file, ec)) {
-    throw NotFoundError(no_model);
+  if (!fs::is_directory(model_dir, ec)) throw NotFoundError(no_model);
+  const ModelPaths installed = resolve_model_dir(model_dir);
+  if (!fs::is_regular_file(installed.model_file, ec)) {
+    throw NotFoundError(missing_model_reason(model_dir) +
+                        "; train --add needs an installed model to add to");
+  }
+  if (!fs::is_directory(installed.training_db, ec)) {
+    throw NotFoundError(installed.training_db +
+                        " is missing: train --add adds to the model's training collection; "
+                        "train again from all the inputs with autocat train --model " +
+                        model_dir + " INPUT...");
   }
   ModelDirWriter model_writer(model_dir, on_warning);
   if (!model_writer.has_model()) throw NotFoundError(no_model);
@@ -351,11 +360,8 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   // Add to a copy in the new generation, so a failed run leaves the model
   // as it was.
   const fs::path new_db = model_writer.next().training_db;
-  fs::copy(model_writer.current().training_db, new_db, fs::copy_options::recursive, ec);
-  if (ec) {
-    throw IOError(new_db.string() + ": cannot copy the training database: " + ec.message() +
-                  "; free space (or fix what stopped the copy) and run again");
-  }
+  // Named file by file, with the OS's reason: a full disk says so.
+  copy_directory(model_writer.current().training_db, new_db.string());
   // Xapian's lock file is no part of the data.
   fs::remove(new_db / "flintlock", ec);
 

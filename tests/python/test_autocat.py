@@ -456,6 +456,27 @@ class AutocatPythonTest(unittest.TestCase):
         # help() renders it all.
         self.assertIn("progress", pydoc.render_doc(autocat.CategoryIndexer.categorize_many))
 
+    def test_arguments_are_checked_as_the_cli_checks_them(self):
+        # min_score: a number from 0 to 1, as --min-score.
+        for bad, wording in ((float("nan"), "min_score needs a number, got nan"),
+                             (2.0, "min_score must be between 0 and 1, got 2")):
+            with self.assertRaises(autocat.InvalidArgumentError) as raised:
+                autocat.CategoryIndexer(self.model, min_score=bad)
+            self.assertIn(wording, str(raised.exception))
+        # An item of categorize_many that is no text names its place.
+        with self.assertRaises(TypeError) as raised:
+            self.indexer.categorize_many(["goal", 7])
+        self.assertIn("texts[1] must be a str or bytes, not int", str(raised.exception))
+        # A lone surrogate that cannot become UTF-8 is named with its index.
+        for call, what in ((lambda: self.indexer.categorize("goal \ud800"), "text"),
+                           (lambda: self.indexer.score("goal \ud800"), "text"),
+                           (lambda: self.indexer.forget("id\ud800"), "id"),
+                           (lambda: self.indexer.learn("id\ud800", "goal", ["sports"]), "id")):
+            with self.assertRaises(autocat.InvalidArgumentError) as raised:
+                call()
+            self.assertIn(what + " is not valid Unicode: a lone surrogate U+D800 at index",
+                          str(raised.exception))
+
     def test_errors_name_the_model(self):
         missing = os.path.join(self.tmp, "no-such-model")
         with self.assertRaises(autocat.NotFoundError) as raised:
