@@ -413,10 +413,42 @@ class Server {
 
   static Xapian::Document find(const Xapian::Database& db, const std::string& id) {
     try {
-      return find_document(db, std::string(), id);
+      return find_document(db, std::string(), stored_id(db, id));
     } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
     }
+  }
+
+  // An id as replies show it: JSON holds only UTF-8, so each byte of a
+  // stored id that is not UTF-8 shows as U+FFFD.
+  static std::string shown_id(const std::string& stored) {
+    std::string quoted;
+    internal::append_json_string(stored, &quoted);
+    internal::Json shown;
+    std::string error;
+    internal::parse_json(quoted, &shown, &error);
+    return shown.is_string() ? shown.get<std::string>() : stored;
+  }
+
+  // The id a document is stored under, for `id` as replies show it, so that
+  // a document whose id is not UTF-8 can be opened and corrected by the id
+  // it is listed with. `id` itself when a document has it or none shows as
+  // it; two stored ids shown alike are a 409.
+  static std::string stored_id(const Xapian::Database& db, const std::string& id) {
+    static const std::string kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+    if (id.find(kReplacement) == std::string::npos || db.term_exists(kIdPrefix + id)) return id;
+    std::string found;
+    for (Xapian::TermIterator it = db.allterms_begin(kIdPrefix); it != db.allterms_end(kIdPrefix);
+         ++it) {
+      const std::string candidate = (*it).substr(kIdPrefix.size());
+      if (internal::is_valid_utf8(candidate) || shown_id(candidate) != id) continue;
+      if (!found.empty()) {
+        throw HttpError{409, "two documents' ids show as '" + id +
+                                 "' (they are not UTF-8): correct them with autocat relabel"};
+      }
+      found = candidate;
+    }
+    return found.empty() ? id : found;
   }
 
   // The text the model learns from and explains.
@@ -689,7 +721,8 @@ class Server {
     Correction correction;
     try {
       const CommitRoom room(db_path_, uint64_t{1} << 12);  // a full disk: an error, no abort
-      correction = correct_document(db, *indexer_, id, names, correction_options(req));
+      correction =
+          correct_document(db, *indexer_, stored_id(db, id), names, correction_options(req));
     } catch (const NotFoundError&) {
       throw HttpError{404, "no document has the id '" + id + "'"};
     } catch (const InvalidArgumentError& e) {

@@ -253,6 +253,29 @@ struct internal::IndexerNames {
   std::string model_term;                      // empty: options.categorize off
 };
 
+namespace {
+
+// set_categories() with the names of one generation. A free function: a
+// member would be exported with the internal type in its signature.
+void store_categories(const IndexOptions& options, const internal::IndexerNames& names,
+                      Xapian::Document& doc, const std::vector<Category>& categories) {
+  // Drop what a previous call stored before adding anything.
+  remove_category_terms(doc, options.category_prefix, names.sorted_categories,
+                        doc.get_value(options.category_slot));
+  doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
+  for (const Category& category : categories) {
+    doc.add_boolean_term(category_term(category.name, options.category_prefix));
+  }
+  if (!categories.empty()) doc.add_value(options.category_slot, encode_categories(categories));
+  if (!names.model_term.empty()) {
+    remove_model_terms(doc);
+    doc.add_boolean_term(names.model_term);
+  }
+  doc.add_value(kDefaultRunnerUpSlot, std::string());  // set_runner_up() may store one after
+}
+
+}  // namespace
+
 // One model generation as the indexer uses it; never modified once
 // published (its Categorizer learns, thread-safely, in place).
 struct IndexerGeneration {
@@ -446,7 +469,7 @@ std::vector<Category> CategoryIndexer::index_with_title(std::string_view text,
   }
 
   if (options.index_text) index_search_text(text, options.stemmer, doc);
-  store_categories(*generation->names, doc, categorization.assigned);
+  store_categories(rep_->options, *generation->names, doc, categorization.assigned);
   set_runner_up(doc, categorization.runner_up);
   return std::move(categorization.assigned);
 }
@@ -469,25 +492,7 @@ Decision CategoryIndexer::decision_mode() const {
 
 void CategoryIndexer::set_categories(Xapian::Document& doc,
                                      const std::vector<Category>& categories) const {
-  store_categories(*rep_->current()->names, doc, categories);
-}
-
-void CategoryIndexer::store_categories(const internal::IndexerNames& names, Xapian::Document& doc,
-                                       const std::vector<Category>& categories) const {
-  const IndexOptions& options = rep_->options;
-  // Drop what a previous call stored before adding anything.
-  remove_category_terms(doc, options.category_prefix, names.sorted_categories,
-                        doc.get_value(options.category_slot));
-  doc.add_value(options.category_slot, std::string());  // an empty value removes the slot
-  for (const Category& category : categories) {
-    doc.add_boolean_term(category_term(category.name, options.category_prefix));
-  }
-  if (!categories.empty()) doc.add_value(options.category_slot, encode_categories(categories));
-  if (!names.model_term.empty()) {
-    remove_model_terms(doc);
-    doc.add_boolean_term(names.model_term);
-  }
-  set_runner_up(doc, std::nullopt);
+  store_categories(rep_->options, *rep_->current()->names, doc, categories);
 }
 
 const std::string& CategoryIndexer::model_term() const {

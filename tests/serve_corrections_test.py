@@ -223,6 +223,32 @@ with open(export, "w") as f:
 run("train", "--model", os.path.join(WORK, "again"), export,
     os.path.join(SOURCE, "tests/data/fixture_train.jsonl"))
 
+# A document whose id is not UTF-8 is listed with U+FFFD (JSON holds only
+# UTF-8) and is opened and corrected by the id it is listed with.
+import xapian  # noqa: E402  (python3-xapian, as the stock Xapian test uses)
+
+extra = os.path.join(WORK, "extra.jsonl")
+with open(extra, "w") as f:
+    f.write(json.dumps({"id": "latin-1-id", "text": "Bread, butter and cheese for the soup."}) + "\n")
+run("index", "--model", MODEL, "--db", DB, "--store-text", extra)
+writable = xapian.WritableDatabase(DB, xapian.DB_OPEN)
+docid = next(iter(writable.postlist("Qlatin-1-id"))).docid
+renamed = writable.get_document(docid)
+renamed.remove_term("Qlatin-1-id")
+renamed.add_boolean_term(b"Qcaf\xe9")
+writable.replace_document(docid, renamed)
+writable.commit()
+writable.close()
+server = Server()
+shown = "caf\ufffd"
+status, doc = server.request("GET", "/api/documents/" + urllib.parse.quote(shown, ""))
+check(status == 200 and doc.get("id") == shown,
+      "an id that is not UTF-8 opens by the id it is shown with: %r %r" % (status, doc))
+status, doc = server.put(shown, ["science"])
+check(status == 200 and [c["name"] for c in doc.get("categories", [])] == ["science"]
+      and doc.get("editor_set"), "an id that is not UTF-8 is corrected: %r %r" % (status, doc))
+server.stop()
+
 print("serve_corrections_test: %d failures, %.1f s" % (len(failures), time.time() - started))
 if not failures:
     shutil.rmtree(WORK, ignore_errors=True)

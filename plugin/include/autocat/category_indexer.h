@@ -204,9 +204,6 @@ class AUTOCAT_EXPORT CategoryIndexer {
   friend struct internal::IndexerAccess;
   struct SnapshotTag {};
   CategoryIndexer(const CategoryIndexer& other, SnapshotTag);
-  // set_categories() with the names of one generation.
-  void store_categories(const internal::IndexerNames& names, Xapian::Document& doc,
-                        const std::vector<Category>& categories) const;
   PreparedDocument prepare_document(const std::string& id, std::string_view text,
                                     const std::string& title) const;
   // index() with the title that rules' title: field matches.
