@@ -137,13 +137,6 @@ indexer.index("Bake the bread in the oven.", doc)
 assert any(t.term.startswith(b"XC") for t in doc.termlist())
 print("categorized:", best)
 EOF
-# The console script runs the command-line tool installed with the module.
-[ -x venv/bin/autocat ] || fail "pip install . did not install the autocat command (venv/bin/autocat)"
-echo "The comet and Jupiter's moons." | env -u PYTHONPATH venv/bin/autocat classify \
-  --model "$work/model" - > venv-classify.txt 2>&1 \
-  || { cat venv-classify.txt; fail "venv/bin/autocat classify failed"; }
-grep -q astronomy venv-classify.txt \
-  || { cat venv-classify.txt; fail "venv/bin/autocat classify did not say astronomy"; }
 
 echo "== find_package(autocat): an application built against the package"
 cmake -S "$source_dir/tests/install" -B app -G Ninja -DCMAKE_FIND_PACKAGE_NO_PACKAGE_REGISTRY=ON \
