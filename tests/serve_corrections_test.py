@@ -9,10 +9,8 @@
 # many it kept, and `autocat corrections --json` trains a model.
 #
 # usage: serve_corrections_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
-import atexit
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,32 +19,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from serve_fixture import OPENER, SERVERS, check, failures, finish
+
 CLI, SOURCE, WORK = sys.argv[1:4]
 # One token per editor (--tokens): the server names who corrects.
 TOKENS = {"ana": "ana-token-0123456789", "ben": "ben-token-0123456789"}
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
 
 
 def run(*args):
     return subprocess.run([CLI, *args], check=True, capture_output=True, text=True, timeout=60)
-
-
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-SERVERS = []
-
-
-@atexit.register
-def kill_servers():
-    for process in SERVERS:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 class Server:
@@ -249,7 +230,4 @@ check(status == 200 and [c["name"] for c in doc.get("categories", [])] == ["scie
       and doc.get("editor_set"), "an id that is not UTF-8 is corrected: %r %r" % (status, doc))
 server.stop()
 
-print("serve_corrections_test: %d failures, %.1f s" % (len(failures), time.time() - started))
-if not failures:
-    shutil.rmtree(WORK, ignore_errors=True)
-sys.exit(1 if failures else 0)
+finish("serve_corrections_test", time.time() - started, WORK)

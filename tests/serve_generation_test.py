@@ -18,15 +18,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from serve_fixture import OPENER, check, failures
+
 CLI, SOURCE, WORK = sys.argv[1:4]
 TOKEN = "generation-token"
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
 
 
 def run(*args, stdin=None):
@@ -34,7 +29,6 @@ def run(*args, stdin=None):
                           text=True).stdout
 
 
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 os.makedirs(WORK, exist_ok=True)
 WORK = tempfile.mkdtemp(prefix="run-", dir=WORK)
 MODEL = os.path.join(WORK, "model")

@@ -13,11 +13,9 @@
 # Every attack is bounded in bytes and seconds.
 #
 # usage: serve_security_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
-import atexit
 import gzip
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -25,30 +23,14 @@ import tempfile
 import time
 import urllib.parse
 
+from serve_fixture import SERVERS, check, failures, finish
+
 CLI, SOURCE, WORK = sys.argv[1:4]
 TOKEN = "gate-token-1"
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
 
 
 def run(*args):
     return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
-
-
-SERVERS = []
-
-
-@atexit.register
-def kill_servers():
-    for process in SERVERS:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 os.makedirs(WORK, exist_ok=True)
@@ -80,7 +62,7 @@ class Server:
             self.process.wait()
             self.stderr.seek(0)
             failures.append("serve %s did not start: %r %s" % (extra, self.first, self.stderr.read()))
-            finish()
+            finish_test()
         self.port = int(self.first.split(":")[2].split("/")[0])
 
     def peak_kib(self):
@@ -169,11 +151,8 @@ def framing_forbidden(headers):
             "default-src 'self'" in policies[0] and headers.get("x-frame-options") == ["DENY"])
 
 
-def finish():
-    print("serve_security_test: %d failures, %.1f s" % (len(failures), time.time() - started))
-    if not failures:
-        shutil.rmtree(WORK, ignore_errors=True)
-    sys.exit(1 if failures else 0)
+def finish_test():
+    finish("serve_security_test", time.time() - started, WORK)
 
 
 started = time.time()
@@ -362,4 +341,4 @@ for args, expected in [(["--tokens", WORK], WORK + ": is a directory"),
           "serve %s: one line saying %r (got %d %r)" % (args, expected, done.returncode,
                                                          done.stderr))
 
-finish()
+finish_test()

@@ -13,7 +13,6 @@
 # members), also after a correction taught the model.
 #
 # usage: serve_test.py AUTOCAT_CLI SOURCE_DIR WORK_DIR
-import atexit
 import glob
 import json
 import os
@@ -27,36 +26,15 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from serve_fixture import OPENER, SERVERS, check, failures, finish
+
 CLI, SOURCE, WORK = sys.argv[1:4]
 TOKEN = "s3cret-token"
 SCRIPT_TITLE = "<script>alert(1)</script> & more"
-failures = []
-
-
-def check(condition, what):
-    if not condition:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
 
 
 def run(*args):
     return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
-
-
-# No proxy: an http_proxy in the environment would otherwise carry these
-# 127.0.0.1 requests to a proxy, failing or answering for the server.
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-# Every server started, killed however the test ends: a failure that raises
-# must not leave `autocat serve` running after the test.
-SERVERS = []
-
-
-@atexit.register
-def kill_servers():
-    for process in SERVERS:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 class Server:
@@ -428,7 +406,4 @@ done = subprocess.run([CLI, "serve", "--db", os.path.join(WORK, "none"), "--mode
                       capture_output=True, text=True, timeout=10)
 check(done.returncode == 1 and "no such database" in done.stderr, "a missing database: exit 1")
 
-print("serve_test: %d failures, %.1f s" % (len(failures), time.time() - started))
-if not failures:
-    shutil.rmtree(WORK, ignore_errors=True)  # a failed run's files stay for a look
-sys.exit(1 if failures else 0)
+finish("serve_test", time.time() - started, WORK)

@@ -1,0 +1,41 @@
+"""What the tests of `autocat serve` share: checks that are counted rather
+than raised, so one run reports every failure; a urllib opener that never
+goes through a proxy; and servers that are killed however a test ends."""
+import atexit
+import shutil
+import sys
+import urllib.request
+
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def finish(name, seconds, work):
+    """Prints the summary line and exits 0 only if every check passed; a
+    passing run's files in `work` are removed, a failing run's stay for a
+    look."""
+    print("%s: %d failures, %.1f s" % (name, len(failures), seconds))
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(1 if failures else 0)
+
+
+# No proxy: an http_proxy in the environment would otherwise carry these
+# 127.0.0.1 requests to a proxy, failing or answering for the server.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+# Every server started (append its Popen), killed however the test ends: a
+# failure that raises must not leave `autocat serve` running after the test.
+SERVERS = []
+
+
+@atexit.register
+def kill_servers():
+    for process in SERVERS:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
