@@ -52,7 +52,19 @@ void Categorizer::ensure_live_models(bool for_learning) const {
   // one of their models is first asked for: a damaged section throws
   // ModelFormatError then.
   const auto load = [this](Method method) { load_part(method); };
-  std::call_once(live_.once, [this, &load] {
+  // kNN's replay warns about skipped records already.
+  const auto apply = [this](LiveModels& live, const JournalRecord& record) {
+    if (record.kind == JournalRecord::Kind::kForget) {
+      live.forget(record.id);
+      return;
+    }
+    DocumentTerms doc;
+    std::vector<uint32_t> categories;
+    if (record_document(record, /*warn=*/false, &doc, &categories)) {
+      live.learn(record.id, doc, categories);
+    }
+  };
+  std::call_once(live_.once, [this, &load, &apply] {
     std::shared_ptr<LiveModels> live;
     std::string error;
     try {
@@ -69,18 +81,7 @@ void Categorizer::ensure_live_models(bool for_learning) const {
             std::make_shared<LiveModels>(model_, idf_, std::move(corpus), training_ids(&db), load);
       }
       if (live_.replay) {
-        for (const JournalRecord& record : *live_.replay) {
-          if (record.kind == JournalRecord::Kind::kForget) {
-            live->forget(record.id);
-            continue;
-          }
-          DocumentTerms doc;
-          std::vector<uint32_t> categories;
-          // kNN's replay warns about skipped records already.
-          if (record_document(record, /*warn=*/false, &doc, &categories)) {
-            live->learn(record.id, doc, categories);
-          }
-        }
+        for (const JournalRecord& record : *live_.replay) apply(*live, record);
       }
     } catch (const Error& e) {
       error = e.what();
@@ -90,17 +91,7 @@ void Categorizer::ensure_live_models(bool for_learning) const {
     std::lock_guard<std::mutex> lock(learn_mutex_);
     // Records caught up while the sums were read follow the open's.
     if (live) {
-      for (const JournalRecord& record : live_appended_) {
-        if (record.kind == JournalRecord::Kind::kForget) {
-          live->forget(record.id);
-          continue;
-        }
-        DocumentTerms doc;
-        std::vector<uint32_t> categories;
-        if (record_document(record, /*warn=*/false, &doc, &categories)) {
-          live->learn(record.id, doc, categories);
-        }
-      }
+      for (const JournalRecord& record : live_appended_) apply(*live, record);
     }
     live_appended_.clear();
     live_ready_ = true;
