@@ -34,6 +34,7 @@
 #include "classify/decide/categorizer.h"
 #include "classify/decide/explain.h"
 #include "classify/io/json_text.h"
+#include "classify/text/analyzer.h"
 #include "indexer/commands.h"
 #include "indexer/explain_json.h"
 #include "indexer/http_gate.h"
@@ -373,7 +374,7 @@ class Server {
     if (explain) {
       const std::string text = text_of(doc);
       if (text_slot_ != Xapian::BAD_VALUENO) {
-        entry["text"] = utf8_prefix(text, kMaxTextBytes);
+        entry["text"] = internal::utf8_prefix(text, kMaxTextBytes);
         entry["text_truncated"] = text.size() > kMaxTextBytes;
       }
       std::vector<Category> scores = indexer_->score(text);

@@ -77,13 +77,6 @@ bool flag_param(const httplib::Request& req, const std::string& name) {
   throw HttpError{400, name + "=" + text + ": give 1 or 0"};
 }
 
-std::string utf8_prefix(const std::string& text, size_t bytes) {
-  if (text.size() <= bytes) return text;
-  size_t end = bytes;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  return text.substr(0, end);
-}
-
 void check_params(const httplib::Request& req, const std::string& route,
                   const std::vector<std::string>& allowed) {
   for (const auto& [name, value] : req.params) {

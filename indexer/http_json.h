@@ -5,7 +5,6 @@
 
 #include <httplib.h>
 
-#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,9 +42,5 @@ bool flag_param(const httplib::Request& req, const std::string& name);
 // would otherwise be ignored in silence.
 void check_params(const httplib::Request& req, const std::string& route,
                   const std::vector<std::string>& allowed);
-
-// The longest start of `text` of at most `bytes` bytes that does not cut a
-// UTF-8 sequence.
-std::string utf8_prefix(const std::string& text, size_t bytes);
 
 }  // namespace autocat::cli
