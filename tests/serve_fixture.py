@@ -2,8 +2,10 @@
 than raised, so one run reports every failure; a urllib opener that never
 goes through a proxy; and servers that are killed however a test ends."""
 import atexit
+import os
 import shutil
 import sys
+import tempfile
 import urllib.request
 
 failures = []
@@ -39,3 +41,16 @@ def kill_servers():
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def run_directory(work, token):
+    """A directory of its own under `work` for this run (two runs at once,
+    e.g. ctest --repeat beside the suite, never delete each other's files),
+    with a token file holding `token`. Returns (directory, model path,
+    database path, token file)."""
+    os.makedirs(work, exist_ok=True)
+    directory = tempfile.mkdtemp(prefix="run-", dir=work)
+    token_file = os.path.join(directory, "token")
+    with open(token_file, "w") as f:
+        f.write(token + "\n")
+    return directory, os.path.join(directory, "model"), os.path.join(directory, "db"), token_file

@@ -18,7 +18,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from serve_fixture import OPENER, check, failures
+from serve_fixture import OPENER, check, failures, run_directory
 
 CLI, SOURCE, WORK = sys.argv[1:4]
 TOKEN = "generation-token"
@@ -29,13 +29,7 @@ def run(*args, stdin=None):
                           text=True).stdout
 
 
-os.makedirs(WORK, exist_ok=True)
-WORK = tempfile.mkdtemp(prefix="run-", dir=WORK)
-MODEL = os.path.join(WORK, "model")
-DB = os.path.join(WORK, "db")
-TOKEN_FILE = os.path.join(WORK, "token")
-with open(TOKEN_FILE, "w") as f:
-    f.write(TOKEN + "\n")
+WORK, MODEL, DB, TOKEN_FILE = run_directory(WORK, TOKEN)
 TRAIN = os.path.join(SOURCE, "tests/data/fixture_train.jsonl")
 DOCS = os.path.join(SOURCE, "tests/data/fixture_test.jsonl")
 TEXTS = {}

@@ -23,7 +23,7 @@ import tempfile
 import time
 import urllib.parse
 
-from serve_fixture import SERVERS, check, failures, finish
+from serve_fixture import SERVERS, check, failures, finish, run_directory
 
 CLI, SOURCE, WORK = sys.argv[1:4]
 TOKEN = "gate-token-1"
@@ -33,13 +33,7 @@ def run(*args):
     return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
 
 
-os.makedirs(WORK, exist_ok=True)
-WORK = tempfile.mkdtemp(prefix="run-", dir=WORK)
-MODEL = os.path.join(WORK, "model")
-DB = os.path.join(WORK, "db")
-TOKEN_FILE = os.path.join(WORK, "token")
-with open(TOKEN_FILE, "w") as f:
-    f.write(TOKEN + "\n")
+WORK, MODEL, DB, TOKEN_FILE = run_directory(WORK, TOKEN)
 TOKENS_FILE = os.path.join(WORK, "tokens")
 with open(TOKENS_FILE, "w") as f:
     f.write("# editors\nalice alice-token-77\n\nbob   bob-token-88\n")

@@ -26,7 +26,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from serve_fixture import OPENER, SERVERS, check, failures, finish
+from serve_fixture import OPENER, SERVERS, check, failures, finish, run_directory
 
 CLI, SOURCE, WORK = sys.argv[1:4]
 TOKEN = "s3cret-token"
@@ -96,15 +96,7 @@ class Server:
         check(errors == "" or sig == signal.SIGKILL, "serve wrote to stderr: %r" % errors)
 
 
-# A directory of its own for each run, so two runs at once (ctest --repeat in
-# one shell while the suite runs in another) never delete each other's files.
-os.makedirs(WORK, exist_ok=True)
-WORK = tempfile.mkdtemp(prefix="run-", dir=WORK)
-MODEL = os.path.join(WORK, "model")
-DB = os.path.join(WORK, "db")
-TOKEN_FILE = os.path.join(WORK, "token")
-with open(TOKEN_FILE, "w") as f:
-    f.write(TOKEN + "\n")
+WORK, MODEL, DB, TOKEN_FILE = run_directory(WORK, TOKEN)
 docs = os.path.join(WORK, "docs.jsonl")
 shutil.copy(os.path.join(SOURCE, "tests/data/fixture_test.jsonl"), docs)
 with open(docs, "a") as f:
