@@ -54,3 +54,15 @@ def run_directory(work, token):
     with open(token_file, "w") as f:
         f.write(token + "\n")
     return directory, os.path.join(directory, "model"), os.path.join(directory, "db"), token_file
+
+
+def chromedriver_or_skip(name, skip_code):
+    """The path of chromedriver; exits with `skip_code` (ctest's skip), saying
+    why, when Chromium or its driver is missing."""
+    chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    if not os.path.exists(chromedriver) or not (shutil.which("chromium") or
+                                                shutil.which("chromium-browser")):
+        print("%s: skipped: chromium or chromium-driver is not installed "
+              "(scripts/install-deps.sh)" % name)
+        sys.exit(skip_code)
+    return chromedriver

@@ -19,6 +19,8 @@ import time
 import urllib.error
 import urllib.request
 
+from serve_fixture import chromedriver_or_skip
+
 SKIP = 77
 CLI, SOURCE, WORK = sys.argv[1:4]
 TOKEN = "review-token"
@@ -35,12 +37,7 @@ except ImportError:
     print("serve_review_page_test: skipped: python3-selenium is not installed "
           "(scripts/install-deps.sh)")
     sys.exit(SKIP)
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-if not os.path.exists(CHROMEDRIVER) or not (shutil.which("chromium") or
-                                            shutil.which("chromium-browser")):
-    print("serve_review_page_test: skipped: chromium or chromium-driver is not installed "
-          "(scripts/install-deps.sh)")
-    sys.exit(SKIP)
+CHROMEDRIVER = chromedriver_or_skip("serve_review_page_test", SKIP)
 
 
 def run(*args):
