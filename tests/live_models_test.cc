@@ -362,6 +362,21 @@ TEST_F(LiveModelsTest, ExplainShowsTheLiveModels) {
   EXPECT_FALSE(rocchio.terms.empty());  // the trained food centroid has none of these terms
 }
 
+// Each Naive Bayes variant refits with its own trained smoothing, also when
+// it is the first (or only) method a process scores with after a learn.
+TEST_F(LiveModelsTest, EachNaiveBayesAloneRefitsWithItsTrainedAlpha) {
+  for (Method method :
+       {Method::kBernoulliNaiveBayes, Method::kNaiveBayes, Method::kComplementNaiveBayes}) {
+    const std::string copy = dir_.file(std::string("alone-") + method_name(method));
+    std::filesystem::copy(model_, copy, std::filesystem::copy_options::recursive);
+    Categorizer categorizer(copy);
+    categorizer.learn("live-1", "The comet's tail near Jupiter.", {"science"});
+    const auto live = categorizer.live_model(method);
+    ASSERT_NE(live, nullptr) << method_name(method);
+    EXPECT_EQ(live->naive_bayes.alpha, frozen_options().nb_alpha) << method_name(method);
+  }
+}
+
 TEST_F(LiveModelsTest, LearningWithoutTheTrainingDatabaseFailsAndChangesNothing) {
   Categorizer categorizer(model_);
   std::filesystem::remove_all(categorizer.paths().training_db);

@@ -155,11 +155,12 @@ bool LiveModels::keeps_locked(Method method) const {
 
 TermAmount LiveModels::amount_for(Method method) const {
   const int slot = nb_slot(method);
+  // Also for Bernoulli NB, whose refit needs its trained alpha.
+  if (slot >= 0) read_nb_locked();
   if (const MethodTraits* traits = find_method_traits(method);
       traits != nullptr && traits->counts_presence) {
     return TermAmount::kPresence;
   }
-  if (slot >= 0) read_nb_locked();
   if (slot >= 0 && !tfidf_[slot]) return TermAmount::kCount;
   return TermAmount::kTfidf;
 }
