@@ -1,6 +1,7 @@
 # The API reference (`doc`: Doxygen over the installed public headers) and
-# its test, DoxygenTest (no Doxygen warning, an undocumented public name
-# included).
+# the documentation's tests: DoxygenTest (no Doxygen warning, an
+# undocumented public name included) and DocsTest (tests/docs_test.py: links,
+# the tested examples of README.md and docs/, help(autocat)).
 find_package(Doxygen QUIET)
 set(AUTOCAT_DOXYGEN_OUTPUT "${PROJECT_BINARY_DIR}/doc")
 set(AUTOCAT_DOXYGEN_WARNINGS "${PROJECT_BINARY_DIR}/doc/warnings.log")
@@ -30,4 +31,12 @@ if(AUTOCAT_BUILD_TESTS)
             "${PROJECT_BINARY_DIR}/doc/Doxyfile" "${AUTOCAT_DOXYGEN_WARNINGS}")
   set_tests_properties(DoxygenTest PROPERTIES TIMEOUT 120)
 
+  if(AUTOCAT_BUILD_PYTHON AND AUTOCAT_BUILD_EXAMPLES)
+    add_test(NAME DocsTest
+      COMMAND "${AUTOCAT_PYTHON_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/docs_test.py"
+              "${PROJECT_SOURCE_DIR}" "$<TARGET_FILE:autocat>" "$<TARGET_FILE:search_app>"
+              "${PROJECT_BINARY_DIR}/python" "${CMAKE_CURRENT_BINARY_DIR}/tests/docs")
+    set_tests_properties(DocsTest PROPERTIES TIMEOUT 120
+      ENVIRONMENT "${AUTOCAT_PYTHON_SANITIZER_ENVIRONMENT}")
+  endif()
 endif()
