@@ -7,7 +7,7 @@ doxygen=$1
 doxyfile=$2
 warnings=$3
 if [ -z "$doxygen" ]; then
-  echo "doxygen_test: doxygen was not found when this build was configured;" \
+  echo "doxygen_test: doxygen (or python3, for its filter) was not found when this build was configured;" \
     "install it (scripts/install-deps.sh, Debian package doxygen) and configure again" >&2
   exit 1
 fi
