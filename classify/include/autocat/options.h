@@ -153,7 +153,7 @@ struct TrainOptions {
 // the analyses' cross-validated differences are noise (one document is
 // 0.1 points at a thousand).
 inline constexpr double kShortTextMeanTokens = 30.0;
-inline constexpr uint64_t kMinShortTextDocuments = 1000;  // see above
+inline constexpr uint64_t kMinShortTextDocuments = 1000;  // training documents, at least
 
 // How a document is categorized at indexing or classification time.
 struct ClassifyOptions {
