@@ -478,8 +478,8 @@ const char kCategorizeDoc[] =
 const char kLearnDoc[] =
     "Adds a training document to the open model, or replaces the one with the same `id` "
     "(str), with `text` (str) and `labels` (category names, or one name as a str or bytes). "
-    "Journaled and fsynced first: models opened later see it; kNN, Rocchio and Naive Bayes at "
-    "once, svm, logreg and combo's weights after autocat train --add.\n\n"
+    "Journaled and fsynced first: models opened later see it, and every method uses it at once, "
+    "with idf, vocabulary, C, thresholds and calibration as trained until autocat train --add.\n\n"
     "Returns None. Raises InvalidArgumentError (empty id, no labels, a category the model does "
     "not have, a text without terms), NotFoundError (no training database next to the model) or "
     "IOError (the journal cannot be written); nothing changes then.";

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages autocat needs, only those that are missing.
 # dpkg-dev and file: cpack's Debian package (dpkg-shlibdeps); python3-venv
-# and python3-wheel: `pip install .` into a virtual environment, offline.
+# and python3-wheel: `pip install .` into a virtual environment, offline;
+# doxygen: the API reference (`doc` target) and its test.
 set -euo pipefail
 
 packages=(
@@ -19,6 +20,7 @@ packages=(
   clang-format
   clang libclang-rt-14-dev
   dpkg-dev file python3-venv python3-wheel
+  doxygen
 )
 
 missing=()

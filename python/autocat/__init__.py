@@ -18,6 +18,14 @@ program) is returned with each invalid byte as a lone surrogate
 (errors="surrogateescape"): name.encode("utf-8", "surrogateescape") gives the
 bytes back. Wherever a category name is taken, a str (such names included)
 or bytes is accepted.
+
+Thread safety: a CategoryIndexer may be used from several threads at once
+(categorizing runs without the GIL); a CategoryFacetSpy serves one Enquire
+at a time. Errors: autocat.Error and its subclasses (InvalidArgumentError,
+NotFoundError, ModelFormatError, IOError, ConflictError), each message one
+line naming the file or id; xapian's own errors pass through. The guide with
+examples is docs/python.md in the source; the model's journal warnings
+arrive as RuntimeWarning.
 """
 
 import xapian
@@ -62,8 +70,9 @@ def corrections(db, offset=0, limit=50):
 
     Returns (total, [record]), each record a dict {"seq", "id",
     "categories", "previous", "previous_editor", "editor", "at",
-    "model_top", "learned", "undone", ...} (README, "Editors'
-    corrections")."""
+    "model_top", "learned", "undone", ...} (docs/serve.md, "Editors'
+    labels are facts"). Raises xapian errors opening `db`, InvalidArgumentError
+    for a record that is not JSON. Cost: reads `limit` records."""
     total, records = _corrections(db, offset, limit)
     return total, [_json.loads(record) for record in records]
 
@@ -261,12 +270,24 @@ def category_filter(query, names, prefix=DEFAULT_CATEGORY_PREFIX):
     return xapian.Query(xapian.Query.OP_FILTER, query, xapian.Query(xapian.Query.OP_OR, terms))
 
 
-class CategoryFacetSpy(xapian.MatchSpy):
+class _OwnMembersInHelp(type):
+    # help() lists what dir() returns: without this, help(autocat) repeats
+    # xapian.MatchSpy's whole documentation, which help(xapian.MatchSpy) has.
+    def __dir__(cls):
+        return sorted(vars(cls))
+
+
+class CategoryFacetSpy(xapian.MatchSpy, metaclass=_OwnMembersInHelp):
     """A xapian.MatchSpy counting the categories of the matching documents
     (a document with several counts once for each), read from the category
     value slot. Local databases only: Python match spies cannot go to
     xapian-tcpsrv. Xapian calls a spy only for the documents a match
-    decider accepts. Attribute documents_seen: the documents counted."""
+    decider accepts. Attribute documents_seen: the documents counted.
+
+    One spy serves one Enquire at a time (it is not thread-safe); it costs a
+    read and a parse of the value slot per match. Everything else of a
+    xapian.MatchSpy (name(), serialise(), ...) is as help(xapian.MatchSpy)
+    describes."""
 
     def __init__(self, slot=DEFAULT_CATEGORY_SLOT):
         """A spy reading the category value slot `slot` (int). Returns the

@@ -44,6 +44,8 @@ enum class FeatureSelection {
 
 AUTOCAT_EXPORT std::string feature_selection_name(
     FeatureSelection selection);  // mi, chi2, df, kl, none
+// The measure named `name` (as feature_selection_name() writes it), or
+// nullopt for another name; throws nothing.
 AUTOCAT_EXPORT std::optional<FeatureSelection> parse_feature_selection(const std::string& name);
 
 // How categories are chosen from the scores.
@@ -53,6 +55,7 @@ enum class Decision {
 };
 
 AUTOCAT_EXPORT std::string decision_name(Decision decision);  // one-of, any-of
+// The mode named `name` ("one-of" or "any-of"), or nullopt; throws nothing.
 AUTOCAT_EXPORT std::optional<Decision> parse_decision(const std::string& name);
 
 // kNN's k when nothing else decides it: in the middle of the range where
@@ -61,7 +64,7 @@ constexpr int kDefaultKnnK = 50;
 
 // How a model is trained.
 struct TrainOptions {
-  AnalyzerOptions analyzer;
+  AnalyzerOptions analyzer;  // how text becomes terms, saved in the model
   // Method used by index/classify when the caller names none.
   Method default_method = Method::kKnn;
   // Instead of default_method, use the method with the best cross-validated
@@ -93,7 +96,7 @@ struct TrainOptions {
   // svm / logreg: the regularization constant C, above 0. Unset = chosen by
   // cross-validation (see linear_c_candidates; 1 without tuning).
   std::optional<double> svm_c;
-  std::optional<double> logreg_c;
+  std::optional<double> logreg_c;  // as svm_c, for logreg
   // Feature selection applied to every classifier; kNone keeps every term.
   FeatureSelection feature_selection = FeatureSelection::kNone;
   // Number of terms to keep (0 = all). Global top-N, or N per category.
@@ -108,7 +111,7 @@ struct TrainOptions {
   // one-of's "other", Rocchio's radius) by cross-validation on the training
   // documents: threshold_folds more fits.
   bool tune_thresholds = true;
-  int threshold_folds = 5;
+  int threshold_folds = 5;  // folds of that cross-validation (fewer than 2 count as 2)
   // Collections of more documents than this cross-validate on a stratified
   // sample of about this many (every category keeps at least 50 or all of
   // its documents); the settings chosen there are used for the model of
@@ -150,7 +153,7 @@ struct TrainOptions {
 // the analyses' cross-validated differences are noise (one document is
 // 0.1 points at a thousand).
 inline constexpr double kShortTextMeanTokens = 30.0;
-inline constexpr uint64_t kMinShortTextDocuments = 1000;
+inline constexpr uint64_t kMinShortTextDocuments = 1000;  // training documents, at least
 
 // How a document is categorized at indexing or classification time.
 struct ClassifyOptions {
@@ -185,7 +188,7 @@ struct ClassifyOptions {
 
 // How categories are written into an application's Xapian documents.
 struct IndexOptions {
-  ClassifyOptions classify;
+  ClassifyOptions classify;  // how each document is categorized
   // Boolean term prefix of category terms.
   std::string category_prefix = kDefaultCategoryPrefix;
   // Value slot with the assigned categories and scores.

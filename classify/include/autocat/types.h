@@ -43,8 +43,8 @@ constexpr Xapian::valueno kDefaultRunnerUpSlot = 203;
 // One category with its score. Scores are in [0, 1], higher is better; what
 // they mean depends on the method (see Method).
 struct Category {
-  std::string name;
-  double score = 0.0;
+  std::string name;    // the category name, UTF-8
+  double score = 0.0;  // in [0, 1], higher is better
 };
 
 // The classifier that assigns categories.

@@ -32,31 +32,44 @@ struct IndexerNames;
 
 // One document for CategoryIndexer::prepare_documents / index_documents.
 struct DocumentToIndex {
-  std::string id;
-  std::string text;
+  std::string id;     // unique term "Q" + id; must not be empty
+  std::string text;   // the text to categorize and index
   std::string title;  // empty: the data is the start of the text
 };
 
 // What CategoryIndexer decides for one text: the categories assigned and
 // the best-scoring category not assigned (none when every one was).
 struct Categorization {
-  std::vector<Category> assigned;
-  std::optional<Category> runner_up;
+  std::vector<Category> assigned;     // best first; empty when none is assigned
+  std::optional<Category> runner_up;  // the best category not assigned
 };
 
 // A document built by CategoryIndexer::prepare_documents, ready for
 // db.replace_document(id_term, document).
 struct PreparedDocument {
-  std::string id_term;  // "Q" + id
-  Xapian::Document document;
+  std::string id_term;               // "Q" + id
+  Xapian::Document document;         // text terms, category terms, slots, data
   std::vector<Category> categories;  // what was stored
 };
 
+// An open model that categorizes texts and indexes Xapian documents with
+// their categories; it can also learn and forget documents (journaled) and
+// follow the model directory as `autocat train` installs new generations.
+// Thread safety: see the top of this header (const methods, learn, forget
+// and refresh from many threads at once). Errors are autocat::Error
+// subclasses (error.h) naming the file or id, and Xapian's own from a
+// database passed in. Cost: opening decodes the model's core (0.3 s and
+// 305 MB for a model of a million documents, BENCHMARKS.md); a method's
+// part is checked and decoded on its first use; categorizing costs the
+// analysis plus the method's scoring (docs/training.md).
 class AUTOCAT_EXPORT CategoryIndexer {
  public:
   // Opens the model directory written by `autocat train`.
-  // Throws NotFoundError or ModelFormatError naming the directory or file.
+  // Throws NotFoundError or ModelFormatError naming the directory or file,
+  // InvalidArgumentError for options the model cannot take (an unknown
+  // method or prefix).
   CategoryIndexer(const std::string& model_dir, const IndexOptions& options = IndexOptions());
+  // Closes the model; snapshots taken from it stay valid.
   ~CategoryIndexer();
   CategoryIndexer(const CategoryIndexer&) = delete;
   CategoryIndexer& operator=(const CategoryIndexer&) = delete;
@@ -65,17 +78,24 @@ class AUTOCAT_EXPORT CategoryIndexer {
   const std::vector<std::string>& categories() const;
   // The method used when options name none.
   Method default_method() const;
+  // The options this indexer was opened with.
   const IndexOptions& options() const;
 
   // Scores every category for `text`, best first (no decision applied).
+  // Throws ModelFormatError naming the section if the method's part of the
+  // model file is damaged (checked on its first use).
   std::vector<Category> score(std::string_view text) const;
+  // score() with `options` (method, k, ...) instead of the indexer's.
   std::vector<Category> score(std::string_view text, const ClassifyOptions& options) const;
-  // The categories that would be assigned to `text`.
+  // The categories that would be assigned to `text`, best first; throws as
+  // score().
   std::vector<Category> categorize(std::string_view text) const;
+  // categorize() with `options` (method, decision, thresholds) instead of
+  // the indexer's.
   std::vector<Category> categorize(std::string_view text, const ClassifyOptions& options) const;
 
   // categorize() of each text, on `threads` threads at once (0: one per
-  // core), in input order.
+  // core), in input order. Throws the first error in input order.
   std::vector<std::vector<Category>> categorize_batch(const std::vector<std::string>& texts,
                                                       unsigned threads = 0) const;
   // The same, each with its runner-up (see Categorization).
@@ -134,7 +154,10 @@ class AUTOCAT_EXPORT CategoryIndexer {
   // refit) or a text without terms; forget() throws NotFoundError for an id
   // that is not a training document; both throw IOError if the journal
   // cannot be written. Nothing changes when they throw.
+  // Cost: an fsync of the journal each call; at most milliseconds of work
+  // (0.12-0.54 ms a document on 20 Newsgroups, docs/learning.md).
   void learn(const std::string& id, std::string_view text, const std::vector<std::string>& labels);
+  // Removes the training document `id` from the open model, as learn() says.
   void forget(const std::string& id);
 
   // Follows the model directory between requests: if it holds a newer model
@@ -179,8 +202,9 @@ class AUTOCAT_EXPORT CategoryIndexer {
   // the start of the text) and adds it to `db`, replacing any document with
   // the same id; a replaced document an editor labelled keeps its
   // categories and editor mark (replace_keeping_editor_labels() in
-  // corrections.h). Returns the categories computed.
-  // Throws InvalidArgumentError for an empty id.
+  // corrections.h). Returns the categories computed. Does not commit.
+  // Throws InvalidArgumentError for an empty id, and what Xapian throws
+  // writing `db`. REQUIRES: no other thread writes `db` meanwhile.
   std::vector<Category> index_document(Xapian::WritableDatabase& db, const std::string& id,
                                        std::string_view text,
                                        const std::string& title = std::string()) const;
@@ -196,6 +220,7 @@ class AUTOCAT_EXPORT CategoryIndexer {
   // input order (so docids and "later id wins" are as with
   // index_document() one by one).
   // Returns the categories stored, in input order. Does not commit.
+  // REQUIRES: no other thread writes `db` meanwhile.
   std::vector<std::vector<Category>> index_documents(Xapian::WritableDatabase& db,
                                                      const std::vector<DocumentToIndex>& documents,
                                                      unsigned threads = 0) const;
@@ -224,7 +249,10 @@ AUTOCAT_EXPORT std::string model_version_term(const std::string& fingerprint);
 
 // Encodes / decodes the category value slot: one entry per category,
 // "name<TAB>score" joined by newlines, scores with 6 significant digits.
+// Throw nothing of their own.
 AUTOCAT_EXPORT std::string encode_categories(const std::vector<Category>& categories);
+// The categories a category value slot `value` holds, in its order (a
+// line without a score gets score 0; empty lines are skipped).
 AUTOCAT_EXPORT std::vector<Category> decode_categories(const std::string& value);
 
 }  // namespace autocat

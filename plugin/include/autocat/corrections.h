@@ -14,6 +14,10 @@
 //
 // Thread safety: free functions; Xapian::WritableDatabase is not
 // thread-safe, so serialize the calls that write one database.
+// Errors: autocat::Error subclasses (error.h) as each function says, and
+// what Xapian throws reading or writing the database. Cost: a correction is
+// bound by its durable writes (the journal's fsync when the model learns,
+// Xapian's commit); the log's readers walk the log's metadata keys.
 #pragma once
 
 #include <xapian.h>
@@ -37,8 +41,8 @@ inline const std::string kCorrectionLastKey = "autocat:correction_last";
 
 // Who set a document's categories, and when (ISO 8601 UTC).
 struct EditorMark {
-  std::string name;
-  std::string at;
+  std::string name;  // the editor's name
+  std::string at;    // when, ISO 8601 UTC
 };
 
 // One correction, as logged.
@@ -53,9 +57,9 @@ struct Correction {
   std::string model_top;                      // the category the model ranked first then
   bool learned = false;                       // the model was taught the correction
   uint64_t batch = 0;                         // a bulk correction's batch; 0: none
-  bool undone = false;
-  std::string undone_at;  // when undone; empty if not
-  std::string undone_by;  // who undid it; empty if not
+  bool undone = false;                        // undone by undo_correction()
+  std::string undone_at;                      // when undone; empty if not
+  std::string undone_by;                      // who undid it; empty if not
 };
 
 // Per-call options of correct_document().
@@ -139,9 +143,12 @@ AUTOCAT_EXPORT std::vector<Correction> correct_documents(
 
 // A page of the corrections log, newest first.
 struct CorrectionPage {
-  uint64_t total = 0;  // records in the log, undone ones included
-  std::vector<Correction> corrections;
+  uint64_t total = 0;                   // records in the log, undone ones included
+  std::vector<Correction> corrections;  // at most `limit`, newest first
 };
+// Up to `limit` records of `db`'s log, newest first, after skipping the
+// `offset` newest. Cost: reads limit records. Throws InvalidArgumentError
+// for a record that is not valid JSON (a log another program damaged).
 AUTOCAT_EXPORT CorrectionPage list_corrections(const Xapian::Database& db, uint64_t offset,
                                                uint64_t limit);
 // The record with sequence number `seq`, or nullopt.
@@ -163,7 +170,8 @@ AUTOCAT_EXPORT std::vector<Correction> undo_correction(Xapian::WritableDatabase&
                                                        Xapian::valueno text_slot);
 
 // The corrections in force: the last record of each document not undone,
-// whose document is still editor-set, in sequence order.
+// whose document is still editor-set, in sequence order. Cost: reads the
+// whole log and each corrected document.
 AUTOCAT_EXPORT std::vector<Correction> corrections_in_force(const Xapian::Database& db);
 
 // How far the review has come.
@@ -174,6 +182,8 @@ struct CorrectionStats {
   std::optional<double> agreement;  // share of the window whose model_top the editor kept
   uint64_t agreement_window = 0;    // corrections (not undone) the share covers, at most 100
 };
+// The review's progress in `db`. Cost: a term frequency and the newest
+// log records until 100 not undone are found (at most 10,000 read).
 AUTOCAT_EXPORT CorrectionStats correction_stats(const Xapian::Database& db);
 
 // A record as one JSON object (the log's format): {"seq", "id",
