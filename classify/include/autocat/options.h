@@ -144,6 +144,22 @@ struct TrainOptions {
   // analyzer.stemmer "none"; `autocat train --ngrams` or `--stemmer` turns
   // it off.
   bool choose_short_text_analysis = true;
+  // The methods cross-validated (their settings, thresholds and
+  // calibrations) and compared for the default method; empty = every
+  // method. kCombo stacks the other methods named and needs at least two of
+  // them; without it no combination is fitted. The methods not named are
+  // still fitted (at the settings given above, else their defaults) but
+  // untuned: no thresholds, no calibration. Not kept in the model file:
+  // `train --add --retune` cross-validates every method.
+  std::vector<Method> methods;
+  // Anytime training: return within about this many seconds from the start
+  // of training (reading included), with the best selection found by then.
+  // Cross-validation runs the cheap method families first, each on every
+  // fold; a family whose remaining folds (projected from its first) would
+  // not fit in the time left, with the final fit reserved, is stopped and
+  // left untuned (TunedSettings::runs says what ran and what was skipped).
+  // 0 = no limit.
+  double time_budget = 0;
 };
 
 // See TrainOptions::choose_short_text_analysis. Below kMinShortTextDocuments
