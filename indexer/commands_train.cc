@@ -10,6 +10,7 @@
 #include "classify/io/json_text.h"
 #include "classify/train/thresholds.h"
 #include "classify/train/trainer.h"
+#include "classify/train/tune_scores.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
 
@@ -418,6 +419,15 @@ std::string rare_categories_text(const internal::TrainReport& report) {
   }
   if (!own.empty() && !borrowed.empty()) text += "; ";
   if (!borrowed.empty()) text += "the others' median cut with " + borrowed;
+  // The variants of these cuts the folds preferred (tune_scores.h).
+  std::string variants;
+  for (size_t m = 0; m < report.rare_cut_variant.size() && m < all_methods().size(); ++m) {
+    if (report.rare_cut_variant[m] <= internal::kRareCutsStandard) continue;
+    variants += (variants.empty() ? "" : ", ") +
+                std::string(internal::rare_cut_variant_name(report.rare_cut_variant[m])) +
+                " with " + method_name(all_methods()[m]);
+  }
+  if (!variants.empty()) text += "; variant " + variants;
   return text + " (cross-validated)";
 }
 
@@ -615,6 +625,14 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       }
     }
     json["rare_cut_ratio"] = std::move(rare_cuts);
+    internal::Json rare_variants = internal::Json::object();
+    for (size_t m = 0; m < report.rare_cut_variant.size() && m < all_methods().size(); ++m) {
+      if (report.rare_cut_variant[m] >= 0) {
+        rare_variants[method_name(all_methods()[m])] =
+            internal::rare_cut_variant_name(report.rare_cut_variant[m]);
+      }
+    }
+    json["rare_cut_variant"] = std::move(rare_variants);
     internal::Json never = internal::Json::object(), details = internal::Json::object();
     for (size_t method = 0; method < report.never_assigned.size(); ++method) {
       internal::Json names = internal::Json::array();

@@ -114,6 +114,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.nb_alpha_objective = std::move(tuned.nb_alpha_objective);
   model.method_objective = std::move(tuned.method_objective);
   model.rare_cut_ratio = std::move(tuned.rare_cut_ratio);
+  model.rare_cut_variant = std::move(tuned.rare_cut_variant);
   // The whole collection's figure (a sample's was scaled to it for the
   // decision; kept settings carry none).
   model.knn_postings_per_token = knn_postings_per_token(corpus, 0);

@@ -129,6 +129,9 @@ struct TunedSettings {
   // settings (rank_cut_threshold; 0 = they borrow the others' median cut),
   // or -1 where the method does not try them (takes_rare_cuts).
   std::vector<double> rare_cut_ratio;
+  // Per Method: the variant of those cuts the folds chose (kRareCuts*,
+  // tune_scores.h), -1 where not tried.
+  std::vector<int> rare_cut_variant;
   // Each method's calibration (by method, combo's empty) and combo's
   // stacked model, fitted on the out-of-fold scores at the settings chosen;
   // the thresholds above are on the calibrated scale. Empty without

@@ -128,6 +128,9 @@ struct TrainReport {
   // others' median cut, -1 = not tried); empty when not tuned here.
   uint32_t rare_categories = 0;
   std::vector<double> rare_cut_ratio;
+  // Per Method: the variant of those cuts cross-validation chose
+  // (TunedSettings::rare_cut_variant; -1 = not tried).
+  std::vector<int> rare_cut_variant;
   // kNN's search cost at this size (knn_postings_per_token() of the
   // collection), the limit it was held to, and whether cross-validation
   // found it within: if not, combo was stacked without kNN and the default

@@ -174,6 +174,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->tuned_pruned_candidates = report->tuned ? model.tuned_pruned_candidates : 0;
   if (report->tuned && !kept) {
     report->rare_cut_ratio = model.rare_cut_ratio;
+    report->rare_cut_variant = model.rare_cut_variant;
     report->rare_categories = static_cast<uint32_t>(std::count_if(
         model.category_doc_counts.begin(), model.category_doc_counts.end(), is_rare_category));
   }

@@ -157,6 +157,7 @@ class LinearTuner : public MethodTuner {
           tuned->thresholds[static_cast<size_t>(methods_[m])] = std::move(candidate.thresholds);
           if (takes_rare_cuts(methods_[m], context_.decision)) {
             tuned->rare_cut_ratio[static_cast<size_t>(methods_[m])] = candidate.rare_cut_ratio;
+            tuned->rare_cut_variant[static_cast<size_t>(methods_[m])] = candidate.rare_variant;
           }
           chosen_[m] = std::move(candidate.probabilities);
           if (platt) {
@@ -188,6 +189,7 @@ class LinearTuner : public MethodTuner {
     std::vector<float> probabilities;
     std::vector<double> thresholds;
     double rare_cut_ratio = 0.0;
+    int rare_variant = -1;
     double value = -1.0;
   };
   Candidate judge(const std::vector<float>& values, Method method) const {
@@ -226,8 +228,9 @@ class LinearTuner : public MethodTuner {
       std::copy(scores.begin(), scores.end(),
                 result.probabilities.begin() + ptrdiff_t(d) * num_categories);
     }
-    result.thresholds = thresholds_from(
-        corpus_, linear_lists, takes_rare_cuts(method, context_.decision), &result.rare_cut_ratio);
+    result.thresholds =
+        thresholds_from(corpus_, linear_lists, takes_rare_cuts(method, context_.decision),
+                        &result.rare_cut_ratio, &result.rare_variant);
     result.value = objective(corpus_, linear_lists, result.thresholds, context_.decision);
     return result;
   }
