@@ -207,7 +207,7 @@ std::string default_method_text(const internal::TrainReport& report) {
 // The warning for categories any-of never assigns, named by why: the first
 // kMaxNamed of them (the summary and train --json list all).
 std::string never_assigned_text(const std::vector<internal::NeverAssigned>& categories,
-                                uint32_t total, const std::string& method) {
+                                uint32_t total, const std::string& method, double min_f1) {
   constexpr size_t kMaxNamed = 10;
   std::string text = std::to_string(categories.size()) + " of " + std::to_string(total) +
                      " categories get no threshold from cross-validation; " + method +
@@ -224,8 +224,7 @@ std::string never_assigned_text(const std::vector<internal::NeverAssigned>& cate
     }
     if (names.empty()) continue;
     text += too_few ? " Too few documents to calibrate a threshold:"
-                    : " No threshold reached F1 " + format_number(internal::kMinUsefulF1) +
-                          " in cross-validation:";
+                    : " No threshold reached F1 " + format_number(min_f1) + " in cross-validation:";
     text += names + ".";
   }
   if (categories.size() > named) {
@@ -238,26 +237,26 @@ std::string never_assigned_text(const std::vector<internal::NeverAssigned>& cate
 // Why one category gets no threshold, in words: its few positive documents
 // (with no other category's cut to borrow), or out-of-fold scores no cut of
 // which reached a useful F1.
-std::string never_assigned_reason(const internal::NeverAssigned& category) {
+std::string never_assigned_reason(const internal::NeverAssigned& category, double min_f1) {
   if (category.too_few_documents) {
     return "too few positive training documents to calibrate a threshold: " +
            std::to_string(category.documents) + " (" + std::to_string(internal::kMinPositives) +
            " needed), and no other category's threshold to borrow";
   }
-  return "no cut of its out-of-fold scores reached F1 " + format_number(internal::kMinUsefulF1) +
-         " (" + count_of(category.documents, "positive training documents") +
+  return "no cut of its out-of-fold scores reached F1 " + format_number(min_f1) + " (" +
+         count_of(category.documents, "positive training documents") +
          "), so its threshold is above every score";
 }
 
 // The summary's list of the categories any-of never assigns: each one on a
 // line of its own, with why.
 void print_never_assigned(std::ostream& out, const std::vector<internal::NeverAssigned>& categories,
-                          uint32_t total, const std::string& method) {
+                          uint32_t total, const std::string& method, double min_f1) {
   out << "  never assigned  " << categories.size() << " of " << total << " categories by " << method
       << " any-of decisions:\n";
   std::vector<std::vector<std::string>> rows;
   for (const internal::NeverAssigned& category : categories) {
-    rows.push_back({"    " + category.name, never_assigned_reason(category)});
+    rows.push_back({"    " + category.name, never_assigned_reason(category, min_f1)});
   }
   print_table(out, rows, {});
 }
@@ -730,7 +729,7 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
                        ", logreg C = " + format_number(report.logreg_c) +
                        tuned_suffix(report, {Method::kSvm, Method::kLogreg})},
       {"  tuning", tuning_text(report)}};
-  if (!report.tune_runs.empty()) rows.push_back({"  cross-validated", runs_text(report)});
+  if (!report.tune_runs.empty()) rows.push_back({"  tuning runs", runs_text(report)});
   const std::string rare = rare_categories_text(report);
   if (!rare.empty()) rows.push_back({"  rare categories", rare});
   rows.push_back({"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
@@ -743,10 +742,16 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const auto method_slot = static_cast<size_t>(report.default_method);
   if (report.decision == Decision::kAnyOf && method_slot < report.never_assigned.size() &&
       !report.never_assigned[method_slot].empty()) {
+    // The floor of a cut of its own: lower where the folds chose the
+    // looser-floor variant of the rare categories' cuts.
+    const int variant = method_slot < report.rare_cut_variant.size()
+                            ? report.rare_cut_variant[method_slot]
+                            : internal::kRareCutsStandard;
+    const double min_f1 = internal::min_useful_f1(variant);
     print_never_assigned(out, report.never_assigned[method_slot], report.categories,
-                         method_name(report.default_method));
+                         method_name(report.default_method), min_f1);
     messages.warning(never_assigned_text(report.never_assigned[method_slot], report.categories,
-                                         method_name(report.default_method)));
+                                         method_name(report.default_method), min_f1));
   }
   return 0;
 }

@@ -210,10 +210,12 @@ OutOfFoldF1 out_of_fold_f1(const TrainingCorpus& corpus, const ScoreLists& lists
   return f1;
 }
 
-// The floor of a category's own cut in the looser-floor variant.
-constexpr double kLooserMinUsefulF1 = 0.2;
-
 }  // namespace
+
+double min_useful_f1(int variant) {
+  return variant == kRareCutsLooserFloor || variant == kRareCutsBoth ? kLooserMinUsefulF1
+                                                                     : kMinUsefulF1;
+}
 
 const char* rare_cut_variant_name(int variant) {
   switch (variant) {
@@ -291,7 +293,7 @@ std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLis
     double best_macro = standard.macro + kRareCutMicroTolerance;
     for (const int candidate : {kRareCutsOneDocument, kRareCutsLooserFloor, kRareCutsBoth}) {
       const bool one_document = candidate != kRareCutsLooserFloor;
-      const double min_f1 = candidate == kRareCutsOneDocument ? kMinUsefulF1 : kLooserMinUsefulF1;
+      const double min_f1 = min_useful_f1(candidate);
       double candidate_ratio = 0.0;
       std::vector<double> candidate_cuts = cuts(min_f1, one_document, &candidate_ratio);
       const OutOfFoldF1 f1 = out_of_fold_f1(corpus, lists, candidate_cuts);

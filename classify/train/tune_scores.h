@@ -70,6 +70,10 @@ inline constexpr int kRareCutsStandard = 0;
 inline constexpr int kRareCutsOneDocument = 1;
 inline constexpr int kRareCutsLooserFloor = 2;
 inline constexpr int kRareCutsBoth = 3;
+// The least out-of-fold F1 of a category's own cut under `variant`:
+// kMinUsefulF1, or kLooserMinUsefulF1 in the looser-floor variants.
+inline constexpr double kLooserMinUsefulF1 = 0.2;
+double min_useful_f1(int variant);
 // "standard", "one-document", "looser-floor", "one-document+looser-floor";
 // "none" for -1.
 const char* rare_cut_variant_name(int variant);
