@@ -184,6 +184,62 @@ TEST(ThresholdsFromTest, ARareCategoryWhoseOwnCutCannotBePlacedKeepsTheBorrowedO
   EXPECT_LT(own[2], kNeverAssign);
 }
 
+// 30 documents: 10 of a, 10 of b, `c_documents` of c, the rest of none;
+// a and b scored 0.9 and 0.8 when labelled, 0.2 otherwise; c as
+// `c_scores` gives (document -> score), 0 elsewhere.
+RareCategories floor_categories(int c_documents,
+                                const std::vector<std::pair<int, double>>& c_scores) {
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 30; ++d) {
+    std::vector<std::string> labels;
+    if (d < 10) labels = {"a"};
+    if (d >= 10 && d < 20) labels = {"b"};
+    if (d >= 20 && d < 20 + c_documents) labels = {"c"};
+    docs.push_back({{"t" + std::to_string(d)}, labels});
+  }
+  RareCategories out{make_training_corpus(docs), ScoreLists(30)};
+  for (int d = 0; d < 30; ++d) {
+    std::vector<double> scores(3, 0.0);  // a, b, c
+    scores[0] = d < 10 ? 0.9 : 0.2;
+    scores[1] = d >= 10 && d < 20 ? 0.8 : 0.2;
+    for (const auto& [doc, score] : c_scores) {
+      if (doc == d) scores[2] = score;
+    }
+    keep_best(scores, &out.lists[d]);
+  }
+  return out;
+}
+
+TEST(ThresholdsFromTest, LooserFloorIsTakenWhenTheFoldsShowItPays) {
+  // c: 8 documents, one found (0.5), the rest scored 0: its best cut has
+  // F1 2 / 9 = 0.22, under the standard floor (0.3), over the looser (0.2),
+  // and adds a true positive alone.
+  const RareCategories rare = floor_categories(8, {{20, 0.5}});
+  ASSERT_EQ(rare.corpus.categories, (std::vector<std::string>{"a", "b", "c"}));
+  int variant = -1;
+  const std::vector<double> cuts =
+      thresholds_from(rare.corpus, rare.lists, /*rare_cuts=*/true, nullptr, &variant);
+  EXPECT_EQ(variant, kRareCutsLooserFloor);
+  EXPECT_LT(cuts[2], 0.5);
+  EXPECT_GT(cuts[2], 0.0);
+  // The standard cuts never assign c; without rare_cuts no variant is tried.
+  EXPECT_EQ(thresholds_from(rare.corpus, rare.lists, false, nullptr, &variant)[2], kNeverAssign);
+  EXPECT_EQ(variant, -1);
+}
+
+TEST(ThresholdsFromTest, LooserFloorThatCostsMicroF1IsNotTaken) {
+  // c: 6 documents; its best cut (F1 2 / 9 = 0.22) takes two negatives
+  // (0.5, 0.4) for its one positive (0.3): micro-F1 falls 0.870 -> 0.857.
+  const RareCategories rare = floor_categories(6, {{27, 0.5}, {28, 0.4}, {20, 0.3}});
+  int variant = -1;
+  const std::vector<double> cuts =
+      thresholds_from(rare.corpus, rare.lists, /*rare_cuts=*/true, nullptr, &variant);
+  EXPECT_EQ(variant, kRareCutsStandard);
+  EXPECT_EQ(cuts[2], kNeverAssign);
+  EXPECT_EQ(min_useful_f1(kRareCutsBoth), kLooserMinUsefulF1);
+  EXPECT_EQ(min_useful_f1(kRareCutsOneDocument), kMinUsefulF1);
+}
+
 TEST(ThresholdsFromTest, OnlyMethodsWhoseHeldOutCutsTransferTakeRareCuts) {
   for (const Method method : {Method::kKnn, Method::kRocchio, Method::kSvm, Method::kLogreg}) {
     EXPECT_TRUE(takes_rare_cuts(method, Decision::kAnyOf)) << method_name(method);
