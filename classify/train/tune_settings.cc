@@ -66,6 +66,10 @@ namespace {
 
 // svm's C under a time budget (TrainOptions::time_budget).
 constexpr double kBudgetSvmC = 1.0;
+// One svm fold at one C takes about this share of the time reading and
+// loading the same documents took (20 Newsgroups: 1.4 s against 4.8 s,
+// on a loaded machine): the estimate before any fold has run.
+constexpr double kUnitPerReadingSecond = 0.3;
 
 // A method family's cross-validation time relative to svm's at one C (the
 // first family under a budget), all folds and passes included, as measured
@@ -368,8 +372,13 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       return std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
     };
     // One fold's time of svm at one C, measured or estimated from the
-    // first family run: the unit of the estimates.
-    double unit_seconds = 0;
+    // first family run: the unit of the estimates. Before any, a prior from
+    // the time training took so far (reading and loading the documents),
+    // scaled to the documents cross-validated when they are a sample.
+    const double elapsed = options.time_budget - seconds_left();
+    double unit_seconds = kUnitPerReadingSecond * std::max(0.0, elapsed) * corpus.num_docs() /
+                          double(std::max<uint64_t>(model_documents, corpus.num_docs()));
+    bool unit_measured = false;
     const auto reserve = [&] { return final_fit_seconds(unit_seconds); };
     for (size_t t = 0; t < tuners.size(); ++t) {
       MethodTuner& tuner = *tuners[t];
@@ -381,7 +390,7 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       };
       const uint32_t all_folds = num_folds + (tuner.refits_winner() ? num_folds : 0);
       const double estimate = wall(unit_seconds * relative, all_folds);
-      if (unit_seconds > 0 && estimate > seconds_left() - reserve()) {
+      if (estimate > seconds_left() - reserve()) {
         run.reason = "skipped: its " + std::to_string(num_folds) + " folds would take about " +
                      seconds_text(estimate) + " s, past the time budget";
         continue;
@@ -415,7 +424,10 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
           });
         });
         run.folds_run = f = end;
-        if (unit_seconds == 0) unit_seconds = tuner_seconds(t) / f / relative;
+        if (!unit_measured) {
+          unit_seconds = tuner_seconds(t) / f / relative;
+          unit_measured = true;
+        }
       }
       if (stopped) {
         // Its candidates' scores cover only some documents: dropped, and
