@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <utility>
 
@@ -559,6 +560,83 @@ TEST(TuneSettingsScopeTest, SvmScopeTunesSvmAsEveryMethodDoes) {
   EXPECT_TRUE(svm.logreg_c_objective.empty());
   EXPECT_TRUE(svm.calibration.empty());
   EXPECT_TRUE(svm.combo.empty());
+}
+
+TEST(TuneSettingsMethodsTest, NamedMethodsTuneAsEveryMethodDoesAndNoOthers) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  const TunedSettings every = tune_settings(corpus, TrainOptions(), Decision::kOneOf);
+  TrainOptions options;
+  options.methods = {Method::kSvm, Method::kComplementNaiveBayes};
+  const TunedSettings some = tune_settings(corpus, options, Decision::kOneOf);
+  const auto slot = [](Method m) { return static_cast<size_t>(m); };
+  for (Method method : all_methods()) {
+    const bool named = method == Method::kSvm || method == Method::kComplementNaiveBayes;
+    if (named) {
+      EXPECT_EQ(some.method_objective[slot(method)], every.method_objective[slot(method)])
+          << method_name(method);
+      EXPECT_EQ(some.thresholds[slot(method)].size(), corpus.num_categories());
+      EXPECT_FALSE(some.calibration[slot(method)].empty()) << method_name(method);
+    } else {
+      EXPECT_EQ(some.method_objective[slot(method)], -1.0) << method_name(method);
+      EXPECT_TRUE(some.thresholds[slot(method)].empty()) << method_name(method);
+      EXPECT_TRUE(some.calibration[slot(method)].empty()) << method_name(method);
+    }
+  }
+  EXPECT_TRUE(some.combo.empty());                  // not named
+  EXPECT_TRUE(some.nb_alpha_objective[0].empty());  // nb not tried
+  EXPECT_EQ(some.nb_alpha_objective[2], every.nb_alpha_objective[2]);
+  ASSERT_EQ(some.runs.size(), 2u);
+  for (const TuneRun& run : some.runs) EXPECT_TRUE(run.used);
+
+  // combo named: stacked on the two.
+  options.methods.push_back(Method::kCombo);
+  const TunedSettings stacked = tune_settings(corpus, options, Decision::kOneOf);
+  EXPECT_EQ(stacked.combo.members,
+            (std::vector<int32_t>{static_cast<int32_t>(Method::kComplementNaiveBayes),
+                                  static_cast<int32_t>(Method::kSvm)}));
+  EXPECT_GE(stacked.method_objective[slot(Method::kCombo)], 0.0);
+}
+
+TEST(TuneSettingsBudgetTest, AmpleBudgetTunesEveryFamilyAsWithoutOne) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  TrainOptions options;
+  options.svm_c = 1.0;  // the budget's svm candidate
+  const TunedSettings unbounded = tune_settings(corpus, options, Decision::kOneOf);
+  options.time_budget = 600;
+  const TunedSettings budgeted =
+      tune_settings(corpus, options, Decision::kOneOf, {}, TuneScope::kEveryMethod, 0,
+                    std::chrono::steady_clock::now() + std::chrono::seconds(600));
+  EXPECT_EQ(budgeted.method_objective, unbounded.method_objective);
+  EXPECT_EQ(budgeted.thresholds, unbounded.thresholds);
+  EXPECT_EQ(budgeted.knn_k, unbounded.knn_k);
+  EXPECT_EQ(budgeted.nb_alpha, unbounded.nb_alpha);
+  // svm first, then the cheapest.
+  ASSERT_EQ(budgeted.runs.size(), 5u);
+  EXPECT_EQ(budgeted.runs[0].methods, std::vector<Method>{Method::kSvm});
+  EXPECT_EQ(budgeted.runs[1].methods, std::vector<Method>{Method::kRocchio});
+  for (const TuneRun& run : budgeted.runs) {
+    EXPECT_TRUE(run.used) << run.reason;
+    EXPECT_EQ(run.folds_run, run.folds);
+  }
+}
+
+TEST(TuneSettingsBudgetTest, SpentBudgetLeavesEveryMethodUntuned) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  TrainOptions options;
+  options.time_budget = 1;
+  const TunedSettings tuned =
+      tune_settings(corpus, options, Decision::kOneOf, {}, TuneScope::kEveryMethod, 0,
+                    std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  EXPECT_TRUE(tuned.thresholds.empty());
+  for (const TuneRun& run : tuned.runs) {
+    EXPECT_FALSE(run.used);
+    EXPECT_EQ(run.folds_run, 0u);
+    EXPECT_NE(run.reason.find("time budget"), std::string::npos) << run.reason;
+  }
+  EXPECT_EQ(untuned_default_method(options), Method::kSvm);
+  options.methods = {Method::kCombo, Method::kRocchio, Method::kNaiveBayes};
+  EXPECT_EQ(untuned_default_method(options), Method::kRocchio);
+  EXPECT_EQ(untuned_default_method(TrainOptions()), Method::kKnn);
 }
 
 }  // namespace
