@@ -234,9 +234,9 @@ inline constexpr uint32_t kComboObjectiveFolds = 5;
 // but kNN when tuned->knn_keeps_up is false.
 // Members whose scores are empty (not cross-validated) keep raw scores
 // and their thresholds, and are left out of combo; combo is fitted only
-// with `fit_combo` and at least two members.
+// with `fit_combo_too` and at least two members.
 void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& scored,
                       Decision decision, const std::vector<std::vector<float>>& member_scores,
-                      TunedSettings* tuned, bool fit_combo = true);
+                      TunedSettings* tuned, bool fit_combo_too = true);
 
 }  // namespace autocat::internal

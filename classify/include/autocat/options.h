@@ -154,11 +154,13 @@ struct TrainOptions {
   std::vector<Method> methods;
   // Anytime training: return within about this many seconds from the start
   // of training (reading included), with the best selection found by then.
-  // Cross-validation runs the cheap method families first, each on every
-  // fold; a family whose remaining folds (projected from its first) would
-  // not fit in the time left, with the final fit reserved, is stopped and
-  // left untuned (TunedSettings::runs says what ran and what was skipped).
-  // 0 = no limit.
+  // Cross-validation runs one method family at a time, each on every fold:
+  // svm at C = 1 first (unless svm_c is set), then the cheapest; a family
+  // whose folds (estimated, then projected from its first) would not fit
+  // in the time left, with the final fit's estimate held back, is skipped
+  // or stopped and left untuned. If none fits, the model is untuned and its
+  // default method svm. Short texts keep the analysis given. The final fit
+  // of every method is not cut short. 0 = no limit.
   double time_budget = 0;
 };
 
