@@ -22,10 +22,10 @@ const char kUsage[] =
     "the model installed in DIR: the model file, kNN's index file and the journal\n"
     "(documents learned and forgotten since training), without the training\n"
     "collection (a Xapian database, a third of 20 Newsgroups' model, nearly half\n"
-    "of a model of three million documents). OUT classifies,\n"
-    "indexes and recategorizes exactly as DIR does, with every method; what needs\n"
-    "the training collection (learn, forget, train --add) is refused there with\n"
-    "a message naming it. OUT is replaced in one atomic step, as train does; a\n"
+    "of a model of three million documents). OUT classifies, indexes and\n"
+    "recategorizes exactly as DIR does, with every method; what needs the\n"
+    "training collection (learn, forget, train --add) is refused there with a\n"
+    "message naming it. OUT is replaced in one atomic step, as train does; a\n"
     "non-empty OUT that is not a model directory is refused.\n";
 
 const char kFooter[] =
