@@ -26,7 +26,8 @@ const std::vector<Command>& all_commands() {
       train_command(),   index_command(),       classify_command(), search_command(),
       eval_command(),    features_command(),    explain_command(),  recategorize_command(),
       rules_command(),   split_command(),       learn_command(),    forget_command(),
-      relabel_command(), corrections_command(), serve_command(),    journal_command()};
+      relabel_command(), corrections_command(), serve_command(),    journal_command(),
+      model_command()};
   return commands;
 }
 

@@ -58,6 +58,7 @@ Command serve_command();
 Command relabel_command();
 Command corrections_command();
 Command journal_command();
+Command model_command();
 
 // --model DIR, with its help for this command.
 void add_model_option(OptionSet& options,

@@ -10,6 +10,7 @@
 #include "classify/io/json_text.h"
 #include "classify/train/thresholds.h"
 #include "classify/train/trainer.h"
+#include "classify/train/tune_scores.h"
 #include "indexer/commands.h"
 #include "indexer/progress.h"
 
@@ -81,6 +82,11 @@ void define_options(OptionSet& options) {
   options.value("--em-iterations", "N",
                 "at most N EM iterations (default 20; stops earlier when the log-likelihood "
                 "changes by less than 0.01%)");
+  options.value("--time-budget", "SECONDS",
+                "return within about SECONDS from the start (reading included) with the best "
+                "selection found by then: cross-validation runs the cheap method families first "
+                "and skips or stops those whose folds would not fit, the final fit's time held "
+                "back; the summary says what ran and what was skipped (default: no limit)");
   options.flag("--json", "print the summary as one JSON object");
   add_progress_options(options,
                        "print each phase (reading, each analysis compared, cross-validation, "
@@ -201,7 +207,7 @@ std::string default_method_text(const internal::TrainReport& report) {
 // The warning for categories any-of never assigns, named by why: the first
 // kMaxNamed of them (the summary and train --json list all).
 std::string never_assigned_text(const std::vector<internal::NeverAssigned>& categories,
-                                uint32_t total, const std::string& method) {
+                                uint32_t total, const std::string& method, double min_f1) {
   constexpr size_t kMaxNamed = 10;
   std::string text = std::to_string(categories.size()) + " of " + std::to_string(total) +
                      " categories get no threshold from cross-validation; " + method +
@@ -218,8 +224,7 @@ std::string never_assigned_text(const std::vector<internal::NeverAssigned>& cate
     }
     if (names.empty()) continue;
     text += too_few ? " Too few documents to calibrate a threshold:"
-                    : " No threshold reached F1 " + format_number(internal::kMinUsefulF1) +
-                          " in cross-validation:";
+                    : " No threshold reached F1 " + format_number(min_f1) + " in cross-validation:";
     text += names + ".";
   }
   if (categories.size() > named) {
@@ -232,26 +237,26 @@ std::string never_assigned_text(const std::vector<internal::NeverAssigned>& cate
 // Why one category gets no threshold, in words: its few positive documents
 // (with no other category's cut to borrow), or out-of-fold scores no cut of
 // which reached a useful F1.
-std::string never_assigned_reason(const internal::NeverAssigned& category) {
+std::string never_assigned_reason(const internal::NeverAssigned& category, double min_f1) {
   if (category.too_few_documents) {
     return "too few positive training documents to calibrate a threshold: " +
            std::to_string(category.documents) + " (" + std::to_string(internal::kMinPositives) +
            " needed), and no other category's threshold to borrow";
   }
-  return "no cut of its out-of-fold scores reached F1 " + format_number(internal::kMinUsefulF1) +
-         " (" + count_of(category.documents, "positive training documents") +
+  return "no cut of its out-of-fold scores reached F1 " + format_number(min_f1) + " (" +
+         count_of(category.documents, "positive training documents") +
          "), so its threshold is above every score";
 }
 
 // The summary's list of the categories any-of never assigns: each one on a
 // line of its own, with why.
 void print_never_assigned(std::ostream& out, const std::vector<internal::NeverAssigned>& categories,
-                          uint32_t total, const std::string& method) {
+                          uint32_t total, const std::string& method, double min_f1) {
   out << "  never assigned  " << categories.size() << " of " << total << " categories by " << method
       << " any-of decisions:\n";
   std::vector<std::vector<std::string>> rows;
   for (const internal::NeverAssigned& category : categories) {
-    rows.push_back({"    " + category.name, never_assigned_reason(category)});
+    rows.push_back({"    " + category.name, never_assigned_reason(category, min_f1)});
   }
   print_table(out, rows, {});
 }
@@ -281,11 +286,66 @@ std::string tuning_text(const internal::TrainReport& report) {
   return text;
 }
 
-// How a tuned setting was chosen: " (cross-validated)", " (kept)" by
-// train --add, or nothing (a default or an option).
-std::string tuned_suffix(const internal::TrainReport& report) {
+// "nb, cnb" from the methods of one family's run.
+std::string method_list(const std::vector<Method>& methods) {
+  std::string text;
+  for (Method method : methods) text += (text.empty() ? "" : ", ") + method_name(method);
+  return text;
+}
+
+// Which method families cross-validation ran (folds, time) and which it
+// skipped or stopped under --time-budget, and why.
+std::string runs_text(const internal::TrainReport& report) {
+  std::string ran, skipped;
+  for (const internal::TuneRun& run : report.tune_runs) {
+    if (run.used) {
+      ran += (ran.empty() ? "" : "; ") + method_list(run.methods) + " (" +
+             std::to_string(run.folds_run) + " folds, " + format_fixed(run.seconds, 1) + " s)";
+    } else {
+      skipped += (skipped.empty() ? "" : "; ") + method_list(run.methods) + " " + run.reason;
+    }
+  }
+  std::string text = ran.empty() ? "none" : ran;
+  if (!skipped.empty()) text += "; not cross-validated: " + skipped;
+  if (report.time_budget > 0) text += " (--time-budget " + format_number(report.time_budget) + ")";
+  return text;
+}
+
+// The cross-validation runs for train --json.
+internal::Json runs_json(const internal::TrainReport& report) {
+  internal::Json runs = internal::Json::array();
+  for (const internal::TuneRun& run : report.tune_runs) {
+    internal::Json entry = internal::Json::object();
+    internal::Json methods = internal::Json::array();
+    for (Method method : run.methods) methods.push_back(internal::Json(method_name(method)));
+    entry["methods"] = std::move(methods);
+    entry["folds_run"] = run.folds_run;
+    entry["folds"] = run.folds;
+    entry["seconds"] = run.seconds;
+    entry["used"] = run.used;
+    entry["skipped_reason"] = run.reason;
+    runs.push_back(std::move(entry));
+  }
+  return runs;
+}
+
+// How the settings of `methods` were chosen: " (cross-validated)", " (kept)"
+// by train --add, or nothing (a default or an option); " (not
+// cross-validated)" or " (cross-validated: svm)" when --methods or
+// --time-budget left some of them out.
+std::string tuned_suffix(const internal::TrainReport& report, const std::vector<Method>& methods) {
   if (report.settings_kept) return " (kept)";
-  return report.tuned ? " (cross-validated)" : "";
+  if (!report.tuned) return "";
+  std::vector<Method> tuned;
+  for (Method method : methods) {
+    const auto slot = static_cast<size_t>(method);
+    if (slot < report.method_objective.size() && report.method_objective[slot] >= 0) {
+      tuned.push_back(method);
+    }
+  }
+  if (tuned.size() == methods.size()) return " (cross-validated)";
+  if (tuned.empty()) return " (not cross-validated)";
+  return " (cross-validated: " + method_list(tuned) + ")";
 }
 
 // "alpha nb = 0.1 on tf-idf, bnb = 0.03, cnb = 0.3 (cross-validated)".
@@ -300,7 +360,7 @@ std::string knn_text(const internal::TrainReport& report) {
   if (report.knn_tf != internal::KnnTf::kSublinear) {
     text += std::string(", ") + internal::knn_tf_name(report.knn_tf) + " tf";
   }
-  return text + tuned_suffix(report);
+  return text + tuned_suffix(report, {Method::kKnn});
 }
 
 std::string nb_alpha_text(const internal::TrainReport& report) {
@@ -316,7 +376,7 @@ std::string nb_alpha_text(const internal::TrainReport& report) {
   if (report.settings_kept) {
     text += " (kept)";
   } else if (tried) {
-    text += " (cross-validated)";
+    text += tuned_suffix(report, nb_methods);
   }
   return text;
 }
@@ -333,6 +393,8 @@ std::string rare_categories_text(const internal::TrainReport& report) {
   for (size_t m = 0; m < report.rare_cut_ratio.size() && m < all_methods().size(); ++m) {
     const double ratio = report.rare_cut_ratio[m];
     const std::string name = method_name(all_methods()[m]);
+    // Methods not cross-validated (--methods, --time-budget) have no cuts.
+    if (m < report.method_objective.size() && report.method_objective[m] < 0) continue;
     if (!(ratio > 0)) {
       borrowed += (borrowed.empty() ? "" : ", ") + name;
       continue;
@@ -356,6 +418,15 @@ std::string rare_categories_text(const internal::TrainReport& report) {
   }
   if (!own.empty() && !borrowed.empty()) text += "; ";
   if (!borrowed.empty()) text += "the others' median cut with " + borrowed;
+  // The variants of these cuts the folds preferred (tune_scores.h).
+  std::string variants;
+  for (size_t m = 0; m < report.rare_cut_variant.size() && m < all_methods().size(); ++m) {
+    if (report.rare_cut_variant[m] <= internal::kRareCutsStandard) continue;
+    variants += (variants.empty() ? "" : ", ") +
+                std::string(internal::rare_cut_variant_name(report.rare_cut_variant[m])) +
+                " with " + method_name(all_methods()[m]);
+  }
+  if (!variants.empty()) text += "; variant " + variants;
   return text + " (cross-validated)";
 }
 
@@ -379,7 +450,10 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   // train --add with no input refits: it folds in the journal of documents
   // learned and forgotten since (autocat learn / forget).
   if (read.databases.empty() && !args.has("add")) require_inputs(args);
-  const TrainOptions options = train_options(args);
+  TrainOptions options = train_options(args);
+  if (args.has("time-budget")) {
+    options.time_budget = args.number("time-budget", 0, 0.001, 1e9);
+  }
   internal::UnlabelledInputs unlabelled;
   unlabelled.inputs = args.values("unlabelled");
   for (const std::string& path : args.values("unlabelled-db")) {
@@ -407,6 +481,11 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
           "--unlabelled-db need a new model (train without --add)");
     }
     // The model's own settings apply; options that would change them are refused.
+    if (args.has("time-budget")) {
+      throw UsageError(
+          "--add keeps the model's settings; --time-budget needs a new model (train "
+          "without --add)");
+    }
     for (const std::string& name : train_option_names()) {
       if (args.has(name)) {
         throw UsageError("--add keeps the model's settings; --" + name +
@@ -457,6 +536,20 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["settings_kept"] = report.settings_kept;
     json["retune_reason"] = report.retune_reason;
     json["cross_validations"] = report.cross_validations;
+    internal::Json methods_asked = internal::Json::array();
+    for (Method method : report.methods.empty() ? all_methods() : report.methods) {
+      methods_asked.push_back(internal::Json(method_name(method)));
+    }
+    json["methods"] = std::move(methods_asked);
+    json["time_budget"] =
+        report.time_budget > 0 ? internal::Json(report.time_budget) : internal::Json();
+    json["cross_validation_runs"] = runs_json(report);
+    internal::Json untuned = internal::Json::array();
+    for (size_t m = 0; m < all_methods().size(); ++m) {
+      if (m < report.method_objective.size() && report.method_objective[m] >= 0) continue;
+      untuned.push_back(internal::Json(method_name(all_methods()[m])));
+    }
+    json["methods_not_cross_validated"] = std::move(untuned);
     json["tuned_on_sample"] = report.tuned_on_sample;
     json["tuned_on_documents"] = report.tuned_on_documents;
     json["tuned_copied_documents"] =
@@ -531,6 +624,14 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       }
     }
     json["rare_cut_ratio"] = std::move(rare_cuts);
+    internal::Json rare_variants = internal::Json::object();
+    for (size_t m = 0; m < report.rare_cut_variant.size() && m < all_methods().size(); ++m) {
+      if (report.rare_cut_variant[m] >= 0) {
+        rare_variants[method_name(all_methods()[m])] =
+            internal::rare_cut_variant_name(report.rare_cut_variant[m]);
+      }
+    }
+    json["rare_cut_variant"] = std::move(rare_variants);
     internal::Json never = internal::Json::object(), details = internal::Json::object();
     for (size_t method = 0; method < report.never_assigned.size(); ++method) {
       internal::Json names = internal::Json::array();
@@ -621,11 +722,14 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
       {"  default method", default_method_text(report)},
       {"  decision", decision_name(report.decision)},
       {"  knn", knn_text(report)},
-      {"  rocchio", "gamma = " + format_number(report.rocchio_gamma) + tuned_suffix(report)},
+      {"  rocchio",
+       "gamma = " + format_number(report.rocchio_gamma) + tuned_suffix(report, {Method::kRocchio})},
       {"  naive bayes", nb_alpha_text(report)},
       {"  linear", "svm C = " + format_number(report.svm_c) +
-                       ", logreg C = " + format_number(report.logreg_c) + tuned_suffix(report)},
+                       ", logreg C = " + format_number(report.logreg_c) +
+                       tuned_suffix(report, {Method::kSvm, Method::kLogreg})},
       {"  tuning", tuning_text(report)}};
+  if (!report.tune_runs.empty()) rows.push_back({"  tuning runs", runs_text(report)});
   const std::string rare = rare_categories_text(report);
   if (!rare.empty()) rows.push_back({"  rare categories", rare});
   rows.push_back({"  seconds", format_fixed(report.total_seconds, 3) + " (analyze " +
@@ -638,10 +742,16 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   const auto method_slot = static_cast<size_t>(report.default_method);
   if (report.decision == Decision::kAnyOf && method_slot < report.never_assigned.size() &&
       !report.never_assigned[method_slot].empty()) {
+    // The floor of a cut of its own: lower where the folds chose the
+    // looser-floor variant of the rare categories' cuts.
+    const int variant = method_slot < report.rare_cut_variant.size()
+                            ? report.rare_cut_variant[method_slot]
+                            : internal::kRareCutsStandard;
+    const double min_f1 = internal::min_useful_f1(variant);
     print_never_assigned(out, report.never_assigned[method_slot], report.categories,
-                         method_name(report.default_method));
+                         method_name(report.default_method), min_f1);
     messages.warning(never_assigned_text(report.never_assigned[method_slot], report.categories,
-                                         method_name(report.default_method)));
+                                         method_name(report.default_method), min_f1));
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // The training options shared by `autocat train` and `autocat eval --folds`.
 #include <xapian.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "classify/text/analyzer.h"
@@ -13,6 +14,11 @@ void add_train_options(OptionSet& options, const std::string& heading) {
   add_method_option(options,
                     "(default: the best by cross-validation; knn with --threshold-folds 0)",
                     "default method for index/classify: ");
+  options.value("--methods", "M,M...",
+                "cross-validate only these methods (comma-separated, from the names --method "
+                "takes) and choose the default among them; combo stacks the others named and "
+                "needs two of them; the methods not named are fitted untuned (default: every "
+                "method)");
   options.flag("--one-of",
                "the model's decision mode: one category per document (default unless some "
                "document has several labels, or \"labels\": [])");
@@ -68,6 +74,37 @@ std::vector<std::string> train_option_names() {
 
 namespace {
 
+// --methods: comma-separated method names, each once.
+std::vector<Method> parse_methods(const std::string& text) {
+  std::string choices;
+  for (Method method : all_methods())
+    choices += (choices.empty() ? "" : ", ") + method_name(method);
+  std::vector<Method> methods;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string name =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::optional<Method> method = parse_method(name);
+    if (!method) {
+      throw UsageError("--methods: unknown method '" + name + "'; choose from " + choices);
+    }
+    if (std::find(methods.begin(), methods.end(), *method) == methods.end()) {
+      methods.push_back(*method);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const auto members = std::count_if(methods.begin(), methods.end(),
+                                     [](Method method) { return method != Method::kCombo; });
+  if (members < 2 && std::find(methods.begin(), methods.end(), Method::kCombo) != methods.end()) {
+    throw UsageError(
+        "--methods: combo stacks the other methods named and needs at least two of them "
+        "(e.g. svm,cnb,combo)");
+  }
+  return methods;
+}
+
 // Checks the stemmer language up front so a typo is a usage error.
 void check_stemmer(const std::string& language) {
   if (language == "none") return;
@@ -94,8 +131,14 @@ TrainOptions train_options(const ParsedArgs& args) {
       static_cast<int>(args.integer("ngrams", options.analyzer.ngrams, 1, internal::kMaxNgrams));
   // An analysis the user names is the analysis used.
   options.choose_short_text_analysis = !args.has("ngrams") && !args.has("stemmer");
+  if (args.has("methods")) options.methods = parse_methods(args.value("methods"));
   if (std::optional<Method> method = args.method()) {
     options.default_method = *method;
+    if (!options.methods.empty() && std::find(options.methods.begin(), options.methods.end(),
+                                              *method) == options.methods.end()) {
+      throw UsageError("--method " + method_name(*method) +
+                       " is not among --methods; add it there or leave --method out");
+    }
   } else {
     options.choose_default_method = true;  // the cross-validated best
   }

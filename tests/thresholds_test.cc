@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <utility>
 
@@ -182,6 +183,62 @@ TEST(ThresholdsFromTest, ARareCategoryWhoseOwnCutCannotBePlacedKeepsTheBorrowedO
   EXPECT_GT(own[3], 0.01);
   EXPECT_EQ(own[2], thresholds_from(corpus, lists)[2]);  // q's borrowed one
   EXPECT_LT(own[2], kNeverAssign);
+}
+
+// 30 documents: 10 of a, 10 of b, `c_documents` of c, the rest of none;
+// a and b scored 0.9 and 0.8 when labelled, 0.2 otherwise; c as
+// `c_scores` gives (document -> score), 0 elsewhere.
+RareCategories floor_categories(int c_documents,
+                                const std::vector<std::pair<int, double>>& c_scores) {
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 30; ++d) {
+    std::vector<std::string> labels;
+    if (d < 10) labels = {"a"};
+    if (d >= 10 && d < 20) labels = {"b"};
+    if (d >= 20 && d < 20 + c_documents) labels = {"c"};
+    docs.push_back({{"t" + std::to_string(d)}, labels});
+  }
+  RareCategories out{make_training_corpus(docs), ScoreLists(30)};
+  for (int d = 0; d < 30; ++d) {
+    std::vector<double> scores(3, 0.0);  // a, b, c
+    scores[0] = d < 10 ? 0.9 : 0.2;
+    scores[1] = d >= 10 && d < 20 ? 0.8 : 0.2;
+    for (const auto& [doc, score] : c_scores) {
+      if (doc == d) scores[2] = score;
+    }
+    keep_best(scores, &out.lists[d]);
+  }
+  return out;
+}
+
+TEST(ThresholdsFromTest, LooserFloorIsTakenWhenTheFoldsShowItPays) {
+  // c: 8 documents, one found (0.5), the rest scored 0: its best cut has
+  // F1 2 / 9 = 0.22, under the standard floor (0.3), over the looser (0.2),
+  // and adds a true positive alone.
+  const RareCategories rare = floor_categories(8, {{20, 0.5}});
+  ASSERT_EQ(rare.corpus.categories, (std::vector<std::string>{"a", "b", "c"}));
+  int variant = -1;
+  const std::vector<double> cuts =
+      thresholds_from(rare.corpus, rare.lists, /*rare_cuts=*/true, nullptr, &variant);
+  EXPECT_EQ(variant, kRareCutsLooserFloor);
+  EXPECT_LT(cuts[2], 0.5);
+  EXPECT_GT(cuts[2], 0.0);
+  // The standard cuts never assign c; without rare_cuts no variant is tried.
+  EXPECT_EQ(thresholds_from(rare.corpus, rare.lists, false, nullptr, &variant)[2], kNeverAssign);
+  EXPECT_EQ(variant, -1);
+}
+
+TEST(ThresholdsFromTest, LooserFloorThatCostsMicroF1IsNotTaken) {
+  // c: 6 documents; its best cut (F1 2 / 9 = 0.22) takes two negatives
+  // (0.5, 0.4) for its one positive (0.3): micro-F1 falls 0.870 -> 0.857.
+  const RareCategories rare = floor_categories(6, {{27, 0.5}, {28, 0.4}, {20, 0.3}});
+  int variant = -1;
+  const std::vector<double> cuts =
+      thresholds_from(rare.corpus, rare.lists, /*rare_cuts=*/true, nullptr, &variant);
+  EXPECT_EQ(variant, kRareCutsStandard);
+  EXPECT_EQ(cuts[2], kNeverAssign);
+  EXPECT_EQ(min_useful_f1(kRareCutsBoth), kLooserMinUsefulF1);
+  EXPECT_EQ(min_useful_f1(kRareCutsOneDocument), kMinUsefulF1);
 }
 
 TEST(ThresholdsFromTest, OnlyMethodsWhoseHeldOutCutsTransferTakeRareCuts) {
@@ -503,6 +560,83 @@ TEST(TuneSettingsScopeTest, SvmScopeTunesSvmAsEveryMethodDoes) {
   EXPECT_TRUE(svm.logreg_c_objective.empty());
   EXPECT_TRUE(svm.calibration.empty());
   EXPECT_TRUE(svm.combo.empty());
+}
+
+TEST(TuneSettingsMethodsTest, NamedMethodsTuneAsEveryMethodDoesAndNoOthers) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  const TunedSettings every = tune_settings(corpus, TrainOptions(), Decision::kOneOf);
+  TrainOptions options;
+  options.methods = {Method::kSvm, Method::kComplementNaiveBayes};
+  const TunedSettings some = tune_settings(corpus, options, Decision::kOneOf);
+  const auto slot = [](Method m) { return static_cast<size_t>(m); };
+  for (Method method : all_methods()) {
+    const bool named = method == Method::kSvm || method == Method::kComplementNaiveBayes;
+    if (named) {
+      EXPECT_EQ(some.method_objective[slot(method)], every.method_objective[slot(method)])
+          << method_name(method);
+      EXPECT_EQ(some.thresholds[slot(method)].size(), corpus.num_categories());
+      EXPECT_FALSE(some.calibration[slot(method)].empty()) << method_name(method);
+    } else {
+      EXPECT_EQ(some.method_objective[slot(method)], -1.0) << method_name(method);
+      EXPECT_TRUE(some.thresholds[slot(method)].empty()) << method_name(method);
+      EXPECT_TRUE(some.calibration[slot(method)].empty()) << method_name(method);
+    }
+  }
+  EXPECT_TRUE(some.combo.empty());                  // not named
+  EXPECT_TRUE(some.nb_alpha_objective[0].empty());  // nb not tried
+  EXPECT_EQ(some.nb_alpha_objective[2], every.nb_alpha_objective[2]);
+  ASSERT_EQ(some.runs.size(), 2u);
+  for (const TuneRun& run : some.runs) EXPECT_TRUE(run.used);
+
+  // combo named: stacked on the two.
+  options.methods.push_back(Method::kCombo);
+  const TunedSettings stacked = tune_settings(corpus, options, Decision::kOneOf);
+  EXPECT_EQ(stacked.combo.members,
+            (std::vector<int32_t>{static_cast<int32_t>(Method::kComplementNaiveBayes),
+                                  static_cast<int32_t>(Method::kSvm)}));
+  EXPECT_GE(stacked.method_objective[slot(Method::kCombo)], 0.0);
+}
+
+TEST(TuneSettingsBudgetTest, AmpleBudgetTunesEveryFamilyAsWithoutOne) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  TrainOptions options;
+  options.svm_c = 1.0;  // the budget's svm candidate
+  const TunedSettings unbounded = tune_settings(corpus, options, Decision::kOneOf);
+  options.time_budget = 600;
+  const TunedSettings budgeted =
+      tune_settings(corpus, options, Decision::kOneOf, {}, TuneScope::kEveryMethod, 0,
+                    std::chrono::steady_clock::now() + std::chrono::seconds(600));
+  EXPECT_EQ(budgeted.method_objective, unbounded.method_objective);
+  EXPECT_EQ(budgeted.thresholds, unbounded.thresholds);
+  EXPECT_EQ(budgeted.knn_k, unbounded.knn_k);
+  EXPECT_EQ(budgeted.nb_alpha, unbounded.nb_alpha);
+  // svm first, then the cheapest.
+  ASSERT_EQ(budgeted.runs.size(), 5u);
+  EXPECT_EQ(budgeted.runs[0].methods, std::vector<Method>{Method::kSvm});
+  EXPECT_EQ(budgeted.runs[1].methods, std::vector<Method>{Method::kRocchio});
+  for (const TuneRun& run : budgeted.runs) {
+    EXPECT_TRUE(run.used) << run.reason;
+    EXPECT_EQ(run.folds_run, run.folds);
+  }
+}
+
+TEST(TuneSettingsBudgetTest, SpentBudgetLeavesEveryMethodUntuned) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  TrainOptions options;
+  options.time_budget = 1;
+  const TunedSettings tuned =
+      tune_settings(corpus, options, Decision::kOneOf, {}, TuneScope::kEveryMethod, 0,
+                    std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  EXPECT_TRUE(tuned.thresholds.empty());
+  for (const TuneRun& run : tuned.runs) {
+    EXPECT_FALSE(run.used);
+    EXPECT_EQ(run.folds_run, 0u);
+    EXPECT_NE(run.reason.find("time budget"), std::string::npos) << run.reason;
+  }
+  EXPECT_EQ(untuned_default_method(options), Method::kSvm);
+  options.methods = {Method::kCombo, Method::kRocchio, Method::kNaiveBayes};
+  EXPECT_EQ(untuned_default_method(options), Method::kRocchio);
+  EXPECT_EQ(untuned_default_method(TrainOptions()), Method::kKnn);
 }
 
 }  // namespace

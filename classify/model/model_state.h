@@ -218,6 +218,7 @@ struct ModelState {
   uint32_t tuned_copied_documents = 0;   // TunedSettings::copied_documents
   uint32_t tuned_pruned_candidates = 0;  // TunedSettings::pruned_candidates
   std::vector<double> rare_cut_ratio;    // TunedSettings::rare_cut_ratio
+  std::vector<int> rare_cut_variant;     // TunedSettings::rare_cut_variant
   double knn_postings_per_token = 0;     // TunedSettings::knn_postings_per_token
   bool knn_keeps_up = true;              // TunedSettings::knn_keeps_up
 

@@ -41,6 +41,10 @@ void check_train_settings(const TrainOptions& options) {
   if (!(std::isfinite(options.knn_cost_limit) && options.knn_cost_limit >= 0)) {
     throw InvalidArgumentError("kNN cost limit must be 0 (none) or more");
   }
+  check_methods(options);
+  if (options.time_budget < 0 || !std::isfinite(options.time_budget)) {
+    throw InvalidArgumentError("time budget must be 0 (none) or more seconds");
+  }
   if (options.knn_k && *options.knn_k < 1) {
     throw InvalidArgumentError("kNN k must be at least 1 (unset: cross-validate)");
   }
@@ -110,10 +114,15 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.nb_alpha_objective = std::move(tuned.nb_alpha_objective);
   model.method_objective = std::move(tuned.method_objective);
   model.rare_cut_ratio = std::move(tuned.rare_cut_ratio);
+  model.rare_cut_variant = std::move(tuned.rare_cut_variant);
   // The whole collection's figure (a sample's was scaled to it for the
   // decision; kept settings carry none).
   model.knn_postings_per_token = knn_postings_per_token(corpus, 0);
   model.knn_keeps_up = tuned.knn_keeps_up;
+  if (options.choose_default_method && model.thresholds.empty() &&
+      (!options.methods.empty() || options.time_budget > 0)) {
+    model.training.default_method = untuned_default_method(options);
+  }
   if (options.choose_default_method && !model.thresholds.empty()) {
     // The best objective (-1 = not tuned, never chosen); ties keep the
     // earlier method in all_methods() order. kNN too slow for indexing at

@@ -95,10 +95,13 @@ class MethodTuner {
 std::unique_ptr<MethodTuner> make_rocchio_tuner(const TuneContext& context);
 // kNN's term weighting (concentration), k and vote power.
 std::unique_ptr<MethodTuner> make_knn_tuner(const TuneContext& context);
-// svm's and logreg's C (and svm's Platt sigmoids).
-// svm alone with `svm_only`.
-std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context, bool svm_only = false);
-// nb, bnb and cnb: features (counts or tf-idf) and alpha.
-std::unique_ptr<MethodTuner> make_naive_bayes_tuner(const TuneContext& context);
+// svm's and logreg's C (and svm's Platt sigmoids), for the linear
+// `methods` (svm, logreg or both).
+std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context,
+                                               const std::vector<Method>& methods);
+// nb, bnb and cnb: features (counts or tf-idf) and alpha, for the Naive
+// Bayes `methods` (the others keep their defaults, untuned).
+std::unique_ptr<MethodTuner> make_naive_bayes_tuner(const TuneContext& context,
+                                                    const std::vector<Method>& methods);
 
 }  // namespace autocat::internal

@@ -15,8 +15,10 @@
 // Thread safety: free functions over immutable data.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +76,20 @@ inline bool is_rare_category(uint64_t documents) {
   return documents >= kMinRankCutPositives && documents < kMinPositives;
 }
 
+// One method family's part of a cross-validation (one tuner): the methods
+// it sets, the folds it ran of those dealt, its time, and whether its
+// results were used. Under a time budget (TrainOptions::time_budget) a
+// family may be skipped before its first fold or stopped after some, its
+// results then dropped and its methods left untuned; `reason` says why.
+struct TuneRun {
+  std::vector<Method> methods;
+  uint32_t folds_run = 0;
+  uint32_t folds = 0;
+  double seconds = 0;  // its fits' time (summed over the threads running them)
+  bool used = false;
+  std::string reason;  // why not used; empty when used
+};
+
 // What cross-validation chose.
 struct TunedSettings {
   // thresholds[method][category]; empty if the corpus is too small to tune.
@@ -113,6 +129,9 @@ struct TunedSettings {
   // settings (rank_cut_threshold; 0 = they borrow the others' median cut),
   // or -1 where the method does not try them (takes_rare_cuts).
   std::vector<double> rare_cut_ratio;
+  // Per Method: the variant of those cuts the folds chose (kRareCuts*,
+  // tune_scores.h), -1 where not tried.
+  std::vector<int> rare_cut_variant;
   // Each method's calibration (by method, combo's empty) and combo's
   // stacked model, fitted on the out-of-fold scores at the settings chosen;
   // the thresholds above are on the calibrated scale. Empty without
@@ -131,6 +150,9 @@ struct TunedSettings {
   // kNN and the default method is chosen among the others.
   double knn_postings_per_token = 0;
   bool knn_keeps_up = true;
+  // Each method family's run, cheapest first under a time budget; empty
+  // without cross-validation.
+  std::vector<TuneRun> runs;
 };
 
 // The postings a kNN search walks per token of a document, averaged over
@@ -178,10 +200,24 @@ enum class TuneScope { kEveryMethod, kSvm };
 // and nothing is calibrated.
 // `model_documents`: the documents of the model these settings are for,
 // when `corpus` is a sample of them (0 = the corpus's own), for kNN's cost.
+// `deadline`, with TrainOptions::time_budget: when the cross-validation
+// must end, the final fit's estimated time (final_fit_seconds(), given the
+// fold times) reserved before it.
 TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& options,
                             Decision decision, const TuneProgressCallback& on_progress = {},
-                            TuneScope scope = TuneScope::kEveryMethod,
-                            uint64_t model_documents = 0);
+                            TuneScope scope = TuneScope::kEveryMethod, uint64_t model_documents = 0,
+                            std::optional<std::chrono::steady_clock::time_point> deadline = {});
+
+// Whether `method` is cross-validated under `options` (TrainOptions::methods).
+bool method_selected(const TrainOptions& options, Method method);
+// The default method when nothing was cross-validated: kNN for every
+// method without a time budget (as with --threshold-folds 0), else svm if
+// selected (the best untuned on 20 Newsgroups and Reuters), then kNN, then
+// the first named.
+Method untuned_default_method(const TrainOptions& options);
+// Throws InvalidArgumentError if TrainOptions::methods names combo with
+// fewer than two other methods.
+void check_methods(const TrainOptions& options);
 
 // Folds over the out-of-fold scores on which combo's own objective is
 // cross-fitted (TunedSettings::method_objective).
@@ -196,8 +232,11 @@ inline constexpr uint32_t kComboObjectiveFolds = 5;
 // (cross-fitted over kComboObjectiveFolds). Fills tuned->calibration,
 // combo, thresholds and method_objective[kCombo]. Combo stacks every member
 // but kNN when tuned->knn_keeps_up is false.
+// Members whose scores are empty (not cross-validated) keep raw scores
+// and their thresholds, and are left out of combo; combo is fitted only
+// with `fit_combo_too` and at least two members.
 void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& scored,
                       Decision decision, const std::vector<std::vector<float>>& member_scores,
-                      TunedSettings* tuned);
+                      TunedSettings* tuned, bool fit_combo_too = true);
 
 }  // namespace autocat::internal

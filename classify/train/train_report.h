@@ -14,6 +14,7 @@
 #include "classify/corpus/document_reader.h"
 #include "classify/methods/em.h"
 #include "classify/model/model_io.h"
+#include "classify/train/thresholds.h"
 
 namespace autocat::internal {
 
@@ -127,6 +128,9 @@ struct TrainReport {
   // others' median cut, -1 = not tried); empty when not tuned here.
   uint32_t rare_categories = 0;
   std::vector<double> rare_cut_ratio;
+  // Per Method: the variant of those cuts cross-validation chose
+  // (TunedSettings::rare_cut_variant; -1 = not tried).
+  std::vector<int> rare_cut_variant;
   // kNN's search cost at this size (knn_postings_per_token() of the
   // collection), the limit it was held to, and whether cross-validation
   // found it within: if not, combo was stacked without kNN and the default
@@ -134,7 +138,13 @@ struct TrainReport {
   double knn_postings_per_token = 0;
   double knn_cost_limit = 0;
   bool knn_keeps_up = true;
-  int threshold_folds = 0;                  // folds of that cross-validation
+  int threshold_folds = 0;  // folds of that cross-validation
+  // The methods cross-validated (TrainOptions::methods; empty = every one),
+  // the time budget (0 = none), and each method family's run of that
+  // cross-validation: folds run, time, used or skipped and why.
+  std::vector<Method> methods;
+  double time_budget = 0;
+  std::vector<TuneRun> tune_runs;
   std::vector<KnnCandidate> knn_objective;  // every setting tried, with its objective
   std::vector<std::pair<double, double>> rocchio_gamma_objective;
   // Per method (indexed by Method): categories cross-validation could not

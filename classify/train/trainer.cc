@@ -36,7 +36,8 @@ using RefineModel = std::function<void(const TrainingCorpus&, ModelState*)>;
 void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
                      const TrainOptions& options, TrainReport* report, PhaseTracker* phases,
                      const RefineModel& refine = nullptr,
-                     std::optional<SampleTuning> tuned = std::nullopt) {
+                     std::optional<SampleTuning> tuned = std::nullopt,
+                     std::optional<TrainClock::time_point> deadline = std::nullopt) {
   const auto fit_start = TrainClock::now();
   const bool kept = tuned && tuned->kept;
   ModelState model;
@@ -69,7 +70,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         const TrainingCorpus sample = load_training_corpus(db, keep);
         sample_tuning =
             SampleTuning{tune_settings(sample, options, decision, phases->tune_progress(sample_of),
-                                       TuneScope::kEveryMethod, labels_documents),
+                                       TuneScope::kEveryMethod, labels_documents, deadline),
                          sample.num_docs()};
         if (!sample_tuning->settings.thresholds.empty()) ++report->cross_validations;
       }
@@ -80,10 +81,14 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     if (!sample_tuning && options.tune_thresholds) {
       // Cross-validation here rather than in fit_model(), as its own phase.
       phases->begin("cross-validate", "fits");
-      sample_tuning = SampleTuning{
-          tune_settings(corpus, options, model_decision(corpus, options), phases->tune_progress()),
-          corpus.num_docs()};
+      sample_tuning =
+          SampleTuning{tune_settings(corpus, options, model_decision(corpus, options),
+                                     phases->tune_progress(), TuneScope::kEveryMethod, 0, deadline),
+                       corpus.num_docs()};
       if (!sample_tuning->settings.thresholds.empty()) ++report->cross_validations;
+    }
+    if (sample_tuning && !sample_tuning->kept) {
+      report->tune_runs = sample_tuning->settings.runs;
     }
     phases->begin("fit", "models", kNumModelParts);
     uint64_t parts_written = 0;
@@ -169,6 +174,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->tuned_pruned_candidates = report->tuned ? model.tuned_pruned_candidates : 0;
   if (report->tuned && !kept) {
     report->rare_cut_ratio = model.rare_cut_ratio;
+    report->rare_cut_variant = model.rare_cut_variant;
     report->rare_categories = static_cast<uint32_t>(std::count_if(
         model.category_doc_counts.begin(), model.category_doc_counts.end(), is_rare_category));
   }
@@ -176,6 +182,8 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->knn_keeps_up = model.knn_keeps_up;
   report->knn_cost_limit = model.training.knn_cost_limit;
   report->threshold_folds = std::max(model.training.threshold_folds, 2);
+  report->methods = options.methods;
+  report->time_budget = options.time_budget;
   report->knn_objective = model.knn_objective;
   report->rocchio_gamma_objective = model.rocchio_gamma_objective;
   report->never_assigned.assign(model.thresholds.size(), {});
@@ -226,8 +234,10 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
   uint64_t labelled = 0;
   // Short texts may take another analysis (choose_short_text_analysis):
   // their texts are kept to analyze them again.
+  // Not under a time budget: the comparison is several cross-validations.
   const bool may_choose_analysis = options.choose_short_text_analysis && options.tune_thresholds &&
-                                   settings.ngrams == 1 && settings.stemmer == "none";
+                                   options.time_budget <= 0 && settings.ngrams == 1 &&
+                                   settings.stemmer == "none";
   KeptTexts kept;
   // Cross-validation of every document (tuning_sample 0) compares analyses
   // up to the default sample's size.
@@ -312,7 +322,13 @@ TrainReport train_model(const std::vector<std::string>& inputs, const std::strin
       fit_unlabelled(unlabelled, read_options, model_analyzer, corpus, model, &report, on_warning);
     };
   }
-  fit_and_install(&model_writer, model_settings, options, &report, &phases, run_em);
+  std::optional<TrainClock::time_point> deadline;
+  if (options.time_budget > 0) {
+    deadline = start + std::chrono::duration_cast<TrainClock::duration>(
+                           std::chrono::duration<double>(options.time_budget));
+  }
+  fit_and_install(&model_writer, model_settings, options, &report, &phases, run_em, std::nullopt,
+                  deadline);
   report.fit_seconds += choice_seconds;  // the comparison is fitting too
   report.total_seconds = elapsed_seconds(start);
   return report;

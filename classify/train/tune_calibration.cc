@@ -17,7 +17,7 @@ namespace autocat::internal {
 
 void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& scored,
                       Decision decision, const std::vector<std::vector<float>>& member_scores,
-                      TunedSettings* tuned) {
+                      TunedSettings* tuned, bool fit_combo_too) {
   const uint32_t num_categories = corpus.num_categories();
   const size_t cells = size_t(corpus.num_docs()) * num_categories;
   std::vector<uint8_t> positive(cells, 0);
@@ -26,9 +26,13 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
   }
   tuned->calibration.assign(all_methods().size(), Calibration());
   tuned->thresholds.resize(all_methods().size());
-  std::vector<std::vector<float>> logits(combo_members().size(), std::vector<float>(cells, 0.0f));
+  std::vector<std::vector<float>> logits(combo_members().size());
+  for (size_t m = 0; m < combo_members().size(); ++m) {
+    if (!member_scores[m].empty()) logits[m].assign(cells, 0.0f);
+  }
   // The members are independent: each on a thread of its own.
   parallel_for(combo_members().size(), [&](size_t m) {
+    if (member_scores[m].empty()) return;  // not cross-validated: raw scores
     std::vector<double> scores(num_categories);
     ScoreLists lists(corpus.num_docs());
     const auto slot = static_cast<size_t>(combo_members()[m]);
@@ -88,16 +92,18 @@ void fit_calibrations(const TrainingCorpus& corpus, const std::vector<uint8_t>& 
       tuned->thresholds[slot] = thresholds_from(corpus, lists);
     }
   });
-  // The members stacked: all of them, or all but kNN when its search at
-  // the model's size cannot keep up with indexing.
-  std::vector<Method> stacked = combo_members();
-  if (!tuned->knn_keeps_up) {
-    const auto knn = std::find(stacked.begin(), stacked.end(), Method::kKnn);
-    if (knn != stacked.end()) {
-      logits.erase(logits.begin() + (knn - stacked.begin()));
-      stacked.erase(knn);
-    }
+  // The members stacked: those cross-validated, but kNN when its search
+  // at the model's size cannot keep up with indexing.
+  std::vector<Method> stacked;
+  std::vector<std::vector<float>> stacked_logits;
+  for (size_t m = 0; m < combo_members().size(); ++m) {
+    if (member_scores[m].empty()) continue;
+    if (!tuned->knn_keeps_up && combo_members()[m] == Method::kKnn) continue;
+    stacked.push_back(combo_members()[m]);
+    stacked_logits.push_back(std::move(logits[m]));
   }
+  logits = std::move(stacked_logits);
+  if (!fit_combo_too || stacked.size() < 2) return;
   tuned->combo = fit_combo(stacked, logits, scored, positive, num_categories);
   // combo's thresholds on its own out-of-fold scores (fitted on these same
   // documents: a few weights per category, so little optimism).

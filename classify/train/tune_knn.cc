@@ -137,6 +137,7 @@ class KnnTuner : public MethodTuner {
       double value = -1.0;
       std::vector<double> thresholds;
       double rare_cut_ratio = 0.0;
+      int rare_variant = -1;
     };
     const bool rare_cuts = takes_rare_cuts(Method::kKnn, context_.decision);
     const auto evaluate = [&](size_t b, int k, int power) {
@@ -145,7 +146,8 @@ class KnnTuner : public MethodTuner {
       // One-of compares top categories alone: only the winner's thresholds
       // are needed (made below).
       if (!context_.compact) {
-        tried.thresholds = thresholds_from(corpus_, lists, rare_cuts, &tried.rare_cut_ratio);
+        tried.thresholds =
+            thresholds_from(corpus_, lists, rare_cuts, &tried.rare_cut_ratio, &tried.rare_variant);
       }
       tried.value = objective(corpus_, lists, tried.thresholds, context_.decision);
       return tried;
@@ -161,8 +163,10 @@ class KnnTuner : public MethodTuner {
         tuned->knn_concentration = weightings_[b].concentration;
         tuned->knn_tf = weightings_[b].tf;
         tuned->thresholds[static_cast<size_t>(Method::kKnn)] = std::move(tried.thresholds);
-        if (rare_cuts)
+        if (rare_cuts) {
           tuned->rare_cut_ratio[static_cast<size_t>(Method::kKnn)] = tried.rare_cut_ratio;
+          tuned->rare_cut_variant[static_cast<size_t>(Method::kKnn)] = tried.rare_variant;
+        }
       }
     };
     const std::vector<Setting> grid = settings_grid();

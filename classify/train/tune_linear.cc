@@ -23,10 +23,8 @@ namespace {
 
 class LinearTuner : public MethodTuner {
  public:
-  LinearTuner(const TuneContext& context, bool svm_only)
-      : context_(context),
-        corpus_(context.corpus),
-        methods_(svm_only ? std::vector<Method>{Method::kSvm} : methods_of(MethodFamily::kLinear)) {
+  LinearTuner(const TuneContext& context, const std::vector<Method>& methods)
+      : context_(context), corpus_(context.corpus), methods_(methods) {
     const size_t cells = size_t(corpus_.num_docs()) * corpus_.num_categories();
     for (Method method : methods_) {
       const std::optional<double>& fixed =
@@ -57,7 +55,7 @@ class LinearTuner : public MethodTuner {
     whole_duals_.resize(methods_.size());
     for (size_t m = 0; m < methods_.size(); ++m) {
       for_each_linear_path_model(
-          problem, corpus_, kLosses[m], c_candidates_[m], std::thread::hardware_concurrency(),
+          problem, corpus_, loss(m), c_candidates_[m], std::thread::hardware_concurrency(),
           [](size_t, LinearModel&&) {}, nullptr, &whole_duals_[m]);
     }
   }
@@ -88,7 +86,7 @@ class LinearTuner : public MethodTuner {
         }
       }
       for_each_linear_path_model(
-          problem, fitted_on, kLosses[m], cs, 1 + context_.idle_workers.load(),
+          problem, fitted_on, loss(m), cs, 1 + context_.idle_workers.load(),
           [&](size_t i, LinearModel&& linear) {
             std::vector<float>& values = values_[m][candidate[i]];
             for (const auto& [d, doc] : fold.held_out) {
@@ -97,7 +95,7 @@ class LinearTuner : public MethodTuner {
                         values.begin() + ptrdiff_t(d) * num_categories);
             }
           },
-          &start, nullptr, kFoldTolerances[m]);
+          &start, nullptr, kFoldTolerances[slot(m)]);
       step_done(method_name(methods_[m]));
     }
   }
@@ -159,6 +157,7 @@ class LinearTuner : public MethodTuner {
           tuned->thresholds[static_cast<size_t>(methods_[m])] = std::move(candidate.thresholds);
           if (takes_rare_cuts(methods_[m], context_.decision)) {
             tuned->rare_cut_ratio[static_cast<size_t>(methods_[m])] = candidate.rare_cut_ratio;
+            tuned->rare_cut_variant[static_cast<size_t>(methods_[m])] = candidate.rare_variant;
           }
           chosen_[m] = std::move(candidate.probabilities);
           if (platt) {
@@ -168,16 +167,18 @@ class LinearTuner : public MethodTuner {
         }
       }
       tuned->method_objective[static_cast<size_t>(methods_[m])] = best;
-      tuned->linear_duals.resize(methods_.size());
-      tuned->linear_duals[m] = std::move(whole_duals_[m][best_k]);
+      // By family slot (svm 0, logreg 1), as fit_linear_models() reads them.
+      tuned->linear_duals.resize(std::max(tuned->linear_duals.size(), slot(m) + 1));
+      tuned->linear_duals[slot(m)] = std::move(whole_duals_[m][best_k]);
       LinearPathDuals().swap(whole_duals_[m]);
     }
     tuned->pruned_candidates += pruned_;
   }
 
   std::vector<float> member_scores(Method method, const TunedSettings& /*tuned*/) override {
-    const size_t m = static_cast<size_t>(method_traits(method).family_slot);
-    return std::move(chosen_[m]);
+    const size_t m =
+        static_cast<size_t>(std::find(methods_.begin(), methods_.end(), method) - methods_.begin());
+    return std::move(chosen_.at(m));
   }
 
  private:
@@ -188,6 +189,7 @@ class LinearTuner : public MethodTuner {
     std::vector<float> probabilities;
     std::vector<double> thresholds;
     double rare_cut_ratio = 0.0;
+    int rare_variant = -1;
     double value = -1.0;
   };
   Candidate judge(const std::vector<float>& values, Method method) const {
@@ -226,13 +228,20 @@ class LinearTuner : public MethodTuner {
       std::copy(scores.begin(), scores.end(),
                 result.probabilities.begin() + ptrdiff_t(d) * num_categories);
     }
-    result.thresholds = thresholds_from(
-        corpus_, linear_lists, takes_rare_cuts(method, context_.decision), &result.rare_cut_ratio);
+    result.thresholds =
+        thresholds_from(corpus_, linear_lists, takes_rare_cuts(method, context_.decision),
+                        &result.rare_cut_ratio, &result.rare_variant);
     result.value = objective(corpus_, linear_lists, result.thresholds, context_.decision);
     return result;
   }
 
-  static constexpr LinearLoss kLosses[] = {LinearLoss::kSquaredHinge, LinearLoss::kLogistic};
+  // methods_[m]'s place in its family (svm 0, logreg 1) and loss.
+  size_t slot(size_t m) const {
+    return static_cast<size_t>(method_traits(methods_[m]).family_slot);
+  }
+  LinearLoss loss(size_t m) const {
+    return methods_[m] == Method::kSvm ? LinearLoss::kSquaredHinge : LinearLoss::kLogistic;
+  }
   // A fold's models only score its held-out documents and are dropped, so
   // logreg's, whose solver has no shrinking and converges slowest, stop at
   // a tolerance 3 times looser than the kept models' (liblinear's 0.1).
@@ -241,7 +250,7 @@ class LinearTuner : public MethodTuner {
   static constexpr double kFoldTolerances[] = {0.1, 0.3};
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
-  // svm first (kLosses[m] is methods_[m]'s loss).
+  // svm first when both.
   const std::vector<Method> methods_;
   // The whole collection's dual solutions, [method][C candidate][category][doc].
   std::vector<LinearPathDuals> whole_duals_;
@@ -256,8 +265,9 @@ class LinearTuner : public MethodTuner {
 
 }  // namespace
 
-std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context, bool svm_only) {
-  return std::make_unique<LinearTuner>(context, svm_only);
+std::unique_ptr<MethodTuner> make_linear_tuner(const TuneContext& context,
+                                               const std::vector<Method>& methods) {
+  return std::make_unique<LinearTuner>(context, methods);
 }
 
 }  // namespace autocat::internal

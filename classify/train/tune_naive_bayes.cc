@@ -16,7 +16,7 @@ namespace {
 
 class NaiveBayesTuner : public MethodTuner {
  public:
-  explicit NaiveBayesTuner(const TuneContext& context)
+  NaiveBayesTuner(const TuneContext& context, const std::vector<Method>& methods)
       : context_(context),
         corpus_(context.corpus),
         compact_(context.compact),
@@ -27,11 +27,15 @@ class NaiveBayesTuner : public MethodTuner {
         lists_(nb_methods_.size() * 2 * num_alphas_),
         top_(compact_ ? lists_.size() : 0),
         in_contention_(lists_.size(), true),
-        best_(nb_methods_.size(), 0) {
+        best_(nb_methods_.size(), kNotTuned) {
     for (size_t m = 0; m < nb_methods_.size(); ++m) {
+      // A method not asked for fits no candidate (its slots out of contention).
+      wanted_.push_back(std::find(methods.begin(), methods.end(), nb_methods_[m]) != methods.end());
       for (size_t w = 0; w < feature_candidates(m); ++w) {
         for (size_t a = 0; a < num_alphas_; ++a) {
-          if (compact_) {
+          if (!wanted_[m]) {
+            in_contention_[slot(m, w, a)] = false;
+          } else if (compact_) {
             top_[slot(m, w, a)].assign(corpus_.num_docs(), kNoCategory);
           } else {
             lists_[slot(m, w, a)].resize(corpus_.num_docs());
@@ -41,7 +45,13 @@ class NaiveBayesTuner : public MethodTuner {
     }
   }
 
-  std::vector<Method> methods() const override { return nb_methods_; }
+  std::vector<Method> methods() const override {
+    std::vector<Method> tuned;
+    for (size_t m = 0; m < nb_methods_.size(); ++m) {
+      if (wanted_[m]) tuned.push_back(nb_methods_[m]);
+    }
+    return tuned;
+  }
   std::string name() const override { return "naive bayes"; }
 
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
@@ -54,6 +64,7 @@ class NaiveBayesTuner : public MethodTuner {
   void prune() override {
     if (!compact_) return;
     for (size_t m = 0; m < nb_methods_.size(); ++m) {
+      if (!wanted_[m]) continue;
       std::vector<size_t> slots;
       std::vector<const std::vector<uint32_t>*> tops;
       for (size_t w = 0; w < feature_candidates(m); ++w) {
@@ -76,6 +87,7 @@ class NaiveBayesTuner : public MethodTuner {
   // the alphas of the features chosen.
   void choose(TunedSettings* tuned) override {
     for (size_t m = 0; m < nb_methods_.size(); ++m) {
+      if (!wanted_[m]) continue;
       double best = -1.0;
       std::vector<std::vector<std::pair<double, double>>> objectives(feature_candidates(m));
       for (size_t w = 0; w < feature_candidates(m); ++w) {
@@ -104,7 +116,9 @@ class NaiveBayesTuner : public MethodTuner {
     if (compact_) {
       // The second pass keeps the winners' full lists only.
       top_.clear();
-      for (size_t s : best_) lists_[s].resize(corpus_.num_docs());
+      for (size_t s : best_) {
+        if (s != kNotTuned) lists_[s].resize(corpus_.num_docs());
+      }
     }
   }
 
@@ -118,6 +132,7 @@ class NaiveBayesTuner : public MethodTuner {
 
   void finish_refit(TunedSettings* tuned) override {
     for (size_t m = 0; m < nb_methods_.size(); ++m) {
+      if (!wanted_[m]) continue;
       tuned->thresholds[static_cast<size_t>(nb_methods_[m])] =
           thresholds_from(corpus_, lists_[best_[m]]);
     }
@@ -204,13 +219,17 @@ class NaiveBayesTuner : public MethodTuner {
   std::vector<std::vector<uint32_t>> top_;
   std::vector<uint8_t> in_contention_;  // per slot(): not pruned
   uint32_t pruned_ = 0;
-  std::vector<size_t> best_;  // per method: the slot chosen
+  // Per method: the slot chosen, kNotTuned for a method not asked for.
+  static constexpr size_t kNotTuned = static_cast<size_t>(-1);
+  std::vector<size_t> best_;
+  std::vector<bool> wanted_;  // per method: asked for
 };
 
 }  // namespace
 
-std::unique_ptr<MethodTuner> make_naive_bayes_tuner(const TuneContext& context) {
-  return std::make_unique<NaiveBayesTuner>(context);
+std::unique_ptr<MethodTuner> make_naive_bayes_tuner(const TuneContext& context,
+                                                    const std::vector<Method>& methods) {
+  return std::make_unique<NaiveBayesTuner>(context, methods);
 }
 
 }  // namespace autocat::internal

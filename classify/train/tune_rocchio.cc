@@ -63,7 +63,11 @@ class RocchioTuner : public MethodTuner {
       if (!in_contention_[g]) continue;
       std::vector<double> thresholds;
       double rare_cut_ratio = 0.0;
-      if (!compact_) thresholds = thresholds_from(corpus_, lists_[g], rare_cuts(), &rare_cut_ratio);
+      int rare_variant = -1;
+      if (!compact_) {
+        thresholds =
+            thresholds_from(corpus_, lists_[g], rare_cuts(), &rare_cut_ratio, &rare_variant);
+      }
       const double value = compact_ ? top_accuracy(corpus_, top_[g])
                                     : objective(corpus_, lists_[g], thresholds, context_.decision);
       tuned->rocchio_gamma_objective.emplace_back(gamma_candidates_[g], value);
@@ -74,6 +78,7 @@ class RocchioTuner : public MethodTuner {
         tuned->thresholds[static_cast<size_t>(Method::kRocchio)] = std::move(thresholds);
         if (rare_cuts()) {
           tuned->rare_cut_ratio[static_cast<size_t>(Method::kRocchio)] = rare_cut_ratio;
+          tuned->rare_cut_variant[static_cast<size_t>(Method::kRocchio)] = rare_variant;
         }
       }
     }

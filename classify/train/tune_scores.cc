@@ -74,9 +74,12 @@ double f1_of(const CutCounts& counts, size_t positives) {
 // fitted for all of them, and a cut reads no label beyond the count, so
 // the held-out F1 stays nearly unbiased even for two or three documents.
 // Returns the ratio chosen, 0 for the borrowed cuts.
+// With `one_document`, categories of a single training document also get
+// their own cut at the ratio chosen (the variant thresholds_from weighs).
 double choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
                         const std::vector<std::vector<uint8_t>>& category_positive,
-                        const std::vector<uint32_t>& doc_counts, std::vector<double>* thresholds) {
+                        const std::vector<uint32_t>& doc_counts, std::vector<double>* thresholds,
+                        bool one_document) {
   std::vector<uint32_t> rare;
   size_t labels = 0, other_accepted = 0, other_true = 0;
   for (uint32_t c = 0; c < doc_counts.size(); ++c) {
@@ -124,6 +127,13 @@ double choose_rare_cuts(const std::vector<std::vector<double>>& category_scores,
   }
   if (best_ratio == 0.0) return 0.0;
   for (uint32_t c : rare) (*thresholds)[c] = own_cut(c, best_ratio);
+  if (one_document) {
+    for (uint32_t c = 0; c < doc_counts.size(); ++c) {
+      if (doc_counts[c] != 1) continue;
+      const double cut = rank_cut_threshold(category_scores[c], 1, best_ratio);
+      if (cut < kNeverAssign) (*thresholds)[c] = cut;
+    }
+  }
   return best_ratio;
 }
 
@@ -133,11 +143,101 @@ bool takes_rare_cuts(Method method, Decision decision) {
   return decision == Decision::kAnyOf && method_traits(method).held_out_cuts_transfer;
 }
 
+namespace {
+
+// Scores left out of the lists were not seen by the cuts: a cut at or
+// below one of them would accept documents it never counted. Raises each
+// cut above the largest score left out for its category.
+void raise_above_dropped(const TrainingCorpus& corpus, const ScoreLists& lists,
+                         std::vector<double>* thresholds) {
+  std::vector<uint32_t> by_dropped(corpus.num_docs());
+  std::iota(by_dropped.begin(), by_dropped.end(), 0);
+  std::sort(by_dropped.begin(), by_dropped.end(),
+            [&](uint32_t a, uint32_t b) { return lists[a].dropped > lists[b].dropped; });
+  for (uint32_t c = 0; c < corpus.num_categories(); ++c) {
+    for (uint32_t d : by_dropped) {
+      if (!(lists[d].dropped > 0.0)) break;
+      const auto& best = lists[d].best;
+      const bool listed = std::any_of(best.begin(), best.end(),
+                                      [c](const ScoredCategory& e) { return e.category == c; });
+      if (listed) continue;  // its own score was seen
+      if ((*thresholds)[c] <= lists[d].dropped) {
+        (*thresholds)[c] = std::nextafter(lists[d].dropped, kNeverAssign);
+      }
+      break;
+    }
+  }
+}
+
+// Any-of decisions' micro- and macro-F1 over the out-of-fold lists (as
+// objective() counts them, per category for the macro average).
+struct OutOfFoldF1 {
+  double micro = 0, macro = 0;
+};
+OutOfFoldF1 out_of_fold_f1(const TrainingCorpus& corpus, const ScoreLists& lists,
+                           const std::vector<double>& thresholds) {
+  const size_t max_assigned = static_cast<size_t>(ClassifyOptions().max_categories);
+  const uint32_t num_categories = corpus.num_categories();
+  std::vector<uint64_t> true_positives(num_categories, 0), assigned(num_categories, 0);
+  std::vector<uint64_t> relevant(num_categories, 0);
+  for (uint32_t d = 0; d < corpus.num_docs(); ++d) {
+    for (uint32_t c : corpus.doc_categories[d]) ++relevant[c];
+    size_t taken = 0;
+    for (const ScoredCategory& entry : lists[d].best) {
+      if (taken == max_assigned) break;
+      if (entry.score < thresholds[entry.category]) continue;
+      ++taken;
+      ++assigned[entry.category];
+      true_positives[entry.category] += has_label(corpus, d, entry.category) ? 1 : 0;
+    }
+  }
+  uint64_t all_true = 0, all_assigned = 0, all_relevant = 0;
+  double f1_sum = 0;
+  uint32_t counted = 0;
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    all_true += true_positives[c];
+    all_assigned += assigned[c];
+    all_relevant += relevant[c];
+    if (relevant[c] + assigned[c] == 0) continue;
+    f1_sum += 2.0 * double(true_positives[c]) / double(relevant[c] + assigned[c]);
+    ++counted;
+  }
+  OutOfFoldF1 f1;
+  if (all_assigned + all_relevant != 0) {
+    f1.micro = 2.0 * double(all_true) / double(all_assigned + all_relevant);
+  }
+  if (counted != 0) f1.macro = f1_sum / counted;
+  return f1;
+}
+
+}  // namespace
+
+double min_useful_f1(int variant) {
+  return variant == kRareCutsLooserFloor || variant == kRareCutsBoth ? kLooserMinUsefulF1
+                                                                     : kMinUsefulF1;
+}
+
+const char* rare_cut_variant_name(int variant) {
+  switch (variant) {
+    case kRareCutsStandard:
+      return "standard";
+    case kRareCutsOneDocument:
+      return "one-document";
+    case kRareCutsLooserFloor:
+      return "looser-floor";
+    case kRareCutsBoth:
+      return "one-document+looser-floor";
+    default:
+      return "none";
+  }
+}
+
 // Per-category SCut thresholds from out-of-fold scores; categories with too
 // few documents get the median cut of the others, or with `rare_cuts`
-// proportional cuts of their own (choose_rare_cuts).
+// proportional cuts of their own (choose_rare_cuts), and the variant that
+// the out-of-fold scores favour.
 std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists,
-                                    bool rare_cuts, double* rare_cut_ratio) {
+                                    bool rare_cuts, double* rare_cut_ratio, int* rare_variant) {
   const uint32_t num_categories = corpus.num_categories();
   const std::vector<uint32_t> doc_counts = corpus.category_doc_counts();
   std::vector<std::vector<double>> category_scores(num_categories);
@@ -149,53 +249,64 @@ std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLis
       category_positive[entry.category].push_back(positive);
     }
   }
-  std::vector<double> thresholds(num_categories, kNeverAssign);
-  std::vector<double> calibrated;
-  for (uint32_t c = 0; c < num_categories; ++c) {
-    if (doc_counts[c] < kMinPositives) continue;
-    const auto scored = static_cast<size_t>(
-        std::count(category_positive[c].begin(), category_positive[c].end(), 1));
-    thresholds[c] = best_f1_threshold(category_scores[c], category_positive[c], kMinUsefulF1,
-                                      doc_counts[c] - scored);
-    if (thresholds[c] < kNeverAssign) calibrated.push_back(thresholds[c]);
-  }
-  // Categories too rare to calibrate take the median cut of those that could
-  // be: on Reuters-21578 this beat both never assigning them and the pooled
-  // cut (which, for Naive Bayes, lets nearly every posterior through).
-  double fallback = kNeverAssign;
-  if (!calibrated.empty()) {
-    std::nth_element(calibrated.begin(),
-                     calibrated.begin() + static_cast<std::ptrdiff_t>(calibrated.size() / 2),
-                     calibrated.end());
-    fallback = calibrated[calibrated.size() / 2];
-  }
-  for (uint32_t c = 0; c < num_categories; ++c) {
-    if (doc_counts[c] < kMinPositives) thresholds[c] = fallback;
-  }
-  const double ratio =
-      rare_cuts ? choose_rare_cuts(category_scores, category_positive, doc_counts, &thresholds)
-                : 0.0;
-  if (rare_cut_ratio != nullptr) *rare_cut_ratio = ratio;
-  // Scores left out of the lists were not seen by the cuts above: a cut at
-  // or below one of them would accept documents it never counted. Raise
-  // each cut above the largest score left out for its category.
-  std::vector<uint32_t> by_dropped(corpus.num_docs());
-  std::iota(by_dropped.begin(), by_dropped.end(), 0);
-  std::sort(by_dropped.begin(), by_dropped.end(),
-            [&](uint32_t a, uint32_t b) { return lists[a].dropped > lists[b].dropped; });
-  for (uint32_t c = 0; c < num_categories; ++c) {
-    for (uint32_t d : by_dropped) {
-      if (!(lists[d].dropped > 0.0)) break;
-      const auto& best = lists[d].best;
-      const bool listed = std::any_of(best.begin(), best.end(),
-                                      [c](const ScoredCategory& e) { return e.category == c; });
-      if (listed) continue;  // its own score was seen
-      if (thresholds[c] <= lists[d].dropped) {
-        thresholds[c] = std::nextafter(lists[d].dropped, kNeverAssign);
+  // The cuts of one variant: F1 floor of a cut of its own, and whether
+  // categories of one document take the rare categories' ratio.
+  const auto cuts = [&](double min_f1, bool one_document, double* ratio) {
+    std::vector<double> thresholds(num_categories, kNeverAssign);
+    std::vector<double> calibrated;
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      if (doc_counts[c] < kMinPositives) continue;
+      const auto scored = static_cast<size_t>(
+          std::count(category_positive[c].begin(), category_positive[c].end(), 1));
+      thresholds[c] = best_f1_threshold(category_scores[c], category_positive[c], min_f1,
+                                        doc_counts[c] - scored);
+      if (thresholds[c] < kNeverAssign) calibrated.push_back(thresholds[c]);
+    }
+    // Categories too rare to calibrate take the median cut of those that
+    // could be: on Reuters-21578 this beat both never assigning them and the
+    // pooled cut (which, for Naive Bayes, lets nearly every posterior
+    // through).
+    double fallback = kNeverAssign;
+    if (!calibrated.empty()) {
+      std::nth_element(calibrated.begin(),
+                       calibrated.begin() + static_cast<std::ptrdiff_t>(calibrated.size() / 2),
+                       calibrated.end());
+      fallback = calibrated[calibrated.size() / 2];
+    }
+    for (uint32_t c = 0; c < num_categories; ++c) {
+      if (doc_counts[c] < kMinPositives) thresholds[c] = fallback;
+    }
+    *ratio = rare_cuts ? choose_rare_cuts(category_scores, category_positive, doc_counts,
+                                          &thresholds, one_document)
+                       : 0.0;
+    raise_above_dropped(corpus, lists, &thresholds);
+    return thresholds;
+  };
+  double ratio = 0.0;
+  std::vector<double> thresholds = cuts(kMinUsefulF1, false, &ratio);
+  int variant = rare_cuts ? kRareCutsStandard : -1;
+  if (rare_cuts) {
+    // The variants for rare categories, each kept only if the folds show
+    // its macro-F1 gain beyond the tie margin without costing micro-F1
+    // beyond it (the best such gain wins).
+    const OutOfFoldF1 standard = out_of_fold_f1(corpus, lists, thresholds);
+    double best_macro = standard.macro + kRareCutMicroTolerance;
+    for (const int candidate : {kRareCutsOneDocument, kRareCutsLooserFloor, kRareCutsBoth}) {
+      const bool one_document = candidate != kRareCutsLooserFloor;
+      const double min_f1 = min_useful_f1(candidate);
+      double candidate_ratio = 0.0;
+      std::vector<double> candidate_cuts = cuts(min_f1, one_document, &candidate_ratio);
+      const OutOfFoldF1 f1 = out_of_fold_f1(corpus, lists, candidate_cuts);
+      if (f1.macro > best_macro && f1.micro >= standard.micro - kRareCutMicroTolerance) {
+        best_macro = f1.macro;
+        thresholds = std::move(candidate_cuts);
+        ratio = candidate_ratio;
+        variant = candidate;
       }
-      break;
     }
   }
+  if (rare_cut_ratio != nullptr) *rare_cut_ratio = ratio;
+  if (rare_variant != nullptr) *rare_variant = variant;
   return thresholds;
 }
 

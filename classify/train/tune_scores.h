@@ -58,8 +58,28 @@ bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category);
 // costing micro-F1 (choose_rare_cuts in tune_scores.cc).
 // `rare_cut_ratio`, if given, receives the ratio chosen (0: the borrowed
 // cuts kept).
+// With `rare_cuts`, the folds also choose among variants of these cuts
+// (`rare_variant` receives it; -1 without rare_cuts): kRareCutsStandard
+// as above; kRareCutsOneDocument, categories of one training document
+// also cut at the ratio chosen; kRareCutsLooserFloor, a cut of its own for
+// every category of 5 or more documents whose out-of-fold F1 reaches 0.2
+// (not 0.3); kRareCutsBoth. A variant replaces the standard cuts only if
+// its out-of-fold macro-F1 exceeds theirs by more than
+// kRareCutMicroTolerance and its micro-F1 is at most that much lower.
+inline constexpr int kRareCutsStandard = 0;
+inline constexpr int kRareCutsOneDocument = 1;
+inline constexpr int kRareCutsLooserFloor = 2;
+inline constexpr int kRareCutsBoth = 3;
+// The least out-of-fold F1 of a category's own cut under `variant`:
+// kMinUsefulF1, or kLooserMinUsefulF1 in the looser-floor variants.
+inline constexpr double kLooserMinUsefulF1 = 0.2;
+double min_useful_f1(int variant);
+// "standard", "one-document", "looser-floor", "one-document+looser-floor";
+// "none" for -1.
+const char* rare_cut_variant_name(int variant);
 std::vector<double> thresholds_from(const TrainingCorpus& corpus, const ScoreLists& lists,
-                                    bool rare_cuts = false, double* rare_cut_ratio = nullptr);
+                                    bool rare_cuts = false, double* rare_cut_ratio = nullptr,
+                                    int* rare_variant = nullptr);
 // Whether `method`'s thresholds_from takes rare_cuts under `decision`.
 bool takes_rare_cuts(Method method, Decision decision);
 

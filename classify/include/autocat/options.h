@@ -147,6 +147,24 @@ struct TrainOptions {
   // analyzer.stemmer "none"; `autocat train --ngrams` or `--stemmer` turns
   // it off.
   bool choose_short_text_analysis = true;
+  // The methods cross-validated (their settings, thresholds and
+  // calibrations) and compared for the default method; empty = every
+  // method. kCombo stacks the other methods named and needs at least two of
+  // them; without it no combination is fitted. The methods not named are
+  // still fitted (at the settings given above, else their defaults) but
+  // untuned: no thresholds, no calibration. Not kept in the model file:
+  // `train --add --retune` cross-validates every method.
+  std::vector<Method> methods;
+  // Anytime training: return within about this many seconds from the start
+  // of training (reading included), with the best selection found by then.
+  // Cross-validation runs one method family at a time, each on every fold:
+  // svm at C = 1 first (unless svm_c is set), then the cheapest; a family
+  // whose folds (estimated, then projected from its first) would not fit
+  // in the time left, with the final fit's estimate held back, is skipped
+  // or stopped and left untuned. If none fits, the model is untuned and its
+  // default method svm. Short texts keep the analysis given. The final fit
+  // of every method is not cut short. 0 = no limit.
+  double time_budget = 0;
 };
 
 // See TrainOptions::choose_short_text_analysis. Below kMinShortTextDocuments
