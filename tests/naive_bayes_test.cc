@@ -17,6 +17,12 @@ namespace {
 
 using testing_util::split;
 
+// Weight (term, category), whichever form holds the weights.
+float weight_of(const NaiveBayesModel& model, TermId term, uint32_t category) {
+  std::vector<float> scratch;
+  return model.row(term, &scratch)[category];
+}
+
 double sum_of(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0);
 }
@@ -218,23 +224,23 @@ TEST_F(NaiveBayesTest, FeatureSelectionShrinksTheVocabulary) {
   std::vector<uint8_t> selected(corpus_.num_terms(), 0);
   for (const char* term : {"chinese", "japan", "tokyo"}) selected[id(term)] = 1;
   const NaiveBayesModel multinomial = train_multinomial_nb(corpus_, selected, 1.0);
-  EXPECT_FLOAT_EQ(weight(multinomial, id("chinese"), kChina), std::log(6.0 / 8));
-  EXPECT_FLOAT_EQ(weight(multinomial, id("tokyo"), kChina), std::log(1.0 / 8));
-  EXPECT_FLOAT_EQ(weight(multinomial, id("chinese"), kJapan), std::log(2.0 / 6));
-  EXPECT_EQ(weight(multinomial, id("beijing"), kChina), 0.0f);
-  EXPECT_EQ(weight(multinomial, id("beijing"), kJapan), 0.0f);
+  EXPECT_FLOAT_EQ(weight_of(multinomial, id("chinese"), kChina), std::log(6.0 / 8));
+  EXPECT_FLOAT_EQ(weight_of(multinomial, id("tokyo"), kChina), std::log(1.0 / 8));
+  EXPECT_FLOAT_EQ(weight_of(multinomial, id("chinese"), kJapan), std::log(2.0 / 6));
+  EXPECT_EQ(weight_of(multinomial, id("beijing"), kChina), 0.0f);
+  EXPECT_EQ(weight_of(multinomial, id("beijing"), kJapan), 0.0f);
 
   // Bernoulli: the vocabulary sum covers the selected terms only.
   const NaiveBayesModel bernoulli = train_bernoulli_nb(corpus_, selected, 1.0);
   EXPECT_NEAR(bernoulli.class_constant[kChina], std::log(1.0 / 5) + 2 * std::log(4.0 / 5), 1e-12);
-  EXPECT_EQ(weight(bernoulli, id("macao"), kChina), 0.0f);
+  EXPECT_EQ(weight_of(bernoulli, id("macao"), kChina), 0.0f);
 
   // Complement: |V| counts the selected terms only (complement of japan:
   // d1..d3, 5 selected tokens, + 3; of china: d4, 3 tokens, + 3).
   const NaiveBayesModel complement = train_complement_nb(corpus_, selected, 1.0);
-  EXPECT_FLOAT_EQ(weight(complement, id("tokyo"), kJapan), -std::log(1.0 / 8));
-  EXPECT_FLOAT_EQ(weight(complement, id("chinese"), kChina), -std::log(2.0 / 6));
-  EXPECT_EQ(weight(complement, id("macao"), kJapan), 0.0f);
+  EXPECT_FLOAT_EQ(weight_of(complement, id("tokyo"), kJapan), -std::log(1.0 / 8));
+  EXPECT_FLOAT_EQ(weight_of(complement, id("chinese"), kChina), -std::log(2.0 / 6));
+  EXPECT_EQ(weight_of(complement, id("macao"), kJapan), 0.0f);
 
   // A document with only deselected terms has no evidence: all zeros.
   for (const NaiveBayesModel* model : {&multinomial, &bernoulli, &complement}) {
@@ -286,17 +292,16 @@ TEST(NaiveBayesMultiLabelTest, DocumentCountsForEachOfItsCategories) {
   EXPECT_DOUBLE_EQ(multinomial.log_prior[1], std::log(2.0 / 5));
   EXPECT_DOUBLE_EQ(multinomial.log_prior[2], std::log(1.0 / 5));
   // Terms w x y z; b's tokens: x 1, z 3 of 4; |V| = 4.
-  const uint32_t c = multinomial.num_categories;
-  EXPECT_FLOAT_EQ(multinomial.term_weight[3 * c + 1], std::log(4.0 / 8));  // z in b
-  EXPECT_FLOAT_EQ(multinomial.term_weight[1 * c + 1], std::log(2.0 / 8));  // x in b
+  EXPECT_FLOAT_EQ(weight_of(multinomial, 3, 1), std::log(4.0 / 8));  // z in b
+  EXPECT_FLOAT_EQ(weight_of(multinomial, 1, 1), std::log(2.0 / 8));  // x in b
   // Bernoulli: x is in both documents of a; P = (2 + 1) / (2 + 2).
   const NaiveBayesModel bernoulli = train_bernoulli_nb(corpus, {}, 1.0);
-  EXPECT_FLOAT_EQ(bernoulli.term_weight[1 * c + 0], std::log(3.0));  // (3/4) / (1/4)
+  EXPECT_FLOAT_EQ(weight_of(bernoulli, 1, 0), std::log(3.0));  // (3/4) / (1/4)
   // Complement of b: documents 0, 3 and the unlabelled 4 (x 1, y 3, w 1).
   const NaiveBayesModel complement = train_complement_nb(corpus, {}, 1.0);
   // theta~: w 2/9, x 2/9, y 4/9, z 1/9. Weights are scaled by a constant,
   // so compare ratios: y in b against x in b.
-  EXPECT_FLOAT_EQ(complement.term_weight[2 * c + 1] / complement.term_weight[1 * c + 1],
+  EXPECT_FLOAT_EQ(weight_of(complement, 2, 1) / weight_of(complement, 1, 1),
                   std::log(9.0 / 4) / std::log(9.0 / 2));
 }
 
@@ -346,6 +351,7 @@ TEST_F(NaiveBayesTest, RejectsBadArguments) {
 
 TEST_F(NaiveBayesTest, RejectsInconsistentModel) {
   NaiveBayesModel model = train_multinomial_nb(corpus_, all_terms_, 1.0);
+  model.make_dense();
   model.term_weight.pop_back();
   EXPECT_THROW(NaiveBayesClassifier{model}, ModelFormatError);
   model = train_multinomial_nb(corpus_, all_terms_, 1.0);

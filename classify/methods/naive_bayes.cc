@@ -185,10 +185,8 @@ NaiveBayesModel train_multinomial_nb(const TrainingCorpus& corpus,
                                      const std::vector<uint8_t>& selected, double alpha,
                                      const std::vector<float>& idf) {
   check_training_arguments(corpus, selected, alpha);
-  NaiveBayesModel model = multinomial_nb_from_sums(
-      sum_categories(corpus, counting_amount(idf), selected, idf), selected, alpha, idf);
-  model.make_dense();
-  return model;
+  return multinomial_nb_from_sums(sum_categories(corpus, counting_amount(idf), selected, idf),
+                                  selected, alpha, idf);
 }
 
 // Bernoulli NB (IIR fig. 13.3): P(t|c) = (N_ct + alpha) / (N_c + 2 alpha).
@@ -258,10 +256,8 @@ NaiveBayesModel train_bernoulli_nb(const TrainingCorpus& corpus,
                                    const std::vector<uint8_t>& selected, double alpha,
                                    const std::vector<float>& /*idf: presence only*/) {
   check_training_arguments(corpus, selected, alpha);
-  NaiveBayesModel model = bernoulli_nb_from_sums(
-      sum_categories(corpus, TermAmount::kPresence, selected, {}), selected, alpha);
-  model.make_dense();
-  return model;
+  return bernoulli_nb_from_sums(sum_categories(corpus, TermAmount::kPresence, selected, {}),
+                                selected, alpha);
 }
 
 // Complement NB (Rennie et al. 2003, sec. 3.1):
@@ -338,10 +334,8 @@ NaiveBayesModel train_complement_nb(const TrainingCorpus& corpus,
                                     const std::vector<uint8_t>& selected, double alpha,
                                     const std::vector<float>& idf) {
   check_training_arguments(corpus, selected, alpha);
-  NaiveBayesModel model = complement_nb_from_sums(
-      sum_categories(corpus, counting_amount(idf), selected, idf), selected, alpha, idf);
-  model.make_dense();
-  return model;
+  return complement_nb_from_sums(sum_categories(corpus, counting_amount(idf), selected, idf),
+                                 selected, alpha, idf);
 }
 
 uint64_t NbSparseWeights::file_bytes() const {
@@ -422,8 +416,8 @@ bool NaiveBayesModel::encode_sparse(NbSparseWeights* sparse) const {
   return true;
 }
 
-void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
-  term_weight.clear();
+std::shared_ptr<const NbWeightRows> NaiveBayesModel::rows_from_sparse(
+    const NbSparseWeights& sparse) const {
   const uint32_t cats = num_categories;
   const uint64_t terms = sparse.num_terms;
   const bool complement = !sparse.row_log.empty();
@@ -433,34 +427,40 @@ void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
       (complement ? sparse.row_log.size() == terms && sparse.column_log.size() == cats &&
                         sparse.column_default.empty()
                   : sparse.column_default.size() == cats && sparse.column_log.empty());
-  if (!consistent) return;
+  if (!consistent) return nullptr;
+  auto rows = std::make_shared<NbWeightRows>();
+  rows->row_start.assign(terms + 1, 0);
   uint64_t listed = 0;
   for (uint64_t t = 0; t < terms; ++t) {
-    if (sparse.zero_row[t] && sparse.row_entries[t] != 0) return;
+    if (sparse.zero_row[t] && sparse.row_entries[t] != 0) return nullptr;
+    rows->row_start[t] = listed;
     listed += sparse.row_entries[t];
   }
-  if (listed != sparse.entry_category.size()) return;
-  std::vector<float> weights(terms * cats, 0.0f);
-  uint64_t e = 0;
+  rows->row_start[terms] = listed;
+  if (listed != sparse.entry_category.size()) return nullptr;
   for (uint64_t t = 0; t < terms; ++t) {
-    if (sparse.zero_row[t]) continue;
-    float* row = &weights[t * cats];
-    if (complement) {
-      for (uint32_t c = 0; c < cats; ++c) {
-        row[c] = complement_weight(sparse.row_log[t], sparse.column_log[c]);
-      }
-    } else {
-      std::copy(sparse.column_default.begin(), sparse.column_default.end(), row);
-    }
-    const uint64_t end = e + sparse.row_entries[t];
-    for (int64_t last = -1; e < end; ++e) {
+    for (uint64_t e = rows->row_start[t], last = 0; e < rows->row_start[t + 1]; ++e) {
       const uint32_t c = sparse.entry_category[e];
-      if (c >= cats || int64_t{c} <= last) return;  // out of range or out of order
+      // Out of range or out of order.
+      if (c >= cats || (e > rows->row_start[t] && c <= last)) return nullptr;
       last = c;
-      row[c] = sparse.entry_weight[e];
     }
   }
-  term_weight = std::move(weights);
+  rows->num_terms = static_cast<uint32_t>(terms);
+  rows->num_categories = cats;
+  rows->zero_row = sparse.zero_row;
+  rows->column_default = sparse.column_default;
+  rows->row_log = sparse.row_log;
+  rows->column_log = sparse.column_log;
+  rows->entry_category = sparse.entry_category;
+  rows->entry_weight = sparse.entry_weight;
+  return rows;
+}
+
+void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
+  term_weight.clear();
+  weight_rows = rows_from_sparse(sparse);
+  make_dense();
 }
 
 void NaiveBayesModel::decode_pending(size_t terms, size_t categories) {
@@ -468,7 +468,9 @@ void NaiveBayesModel::decode_pending(size_t terms, size_t categories) {
   const std::shared_ptr<const NbSparseWeights> sparse = std::move(pending_sparse);
   pending_sparse.reset();
   if (sparse->num_terms != terms || num_categories != categories) return;
-  decode_sparse(*sparse);
+  // Kept sparse: scoring expands one row at a time, bit for bit the dense
+  // weights, in memory that follows the file's entries.
+  weight_rows = rows_from_sparse(*sparse);
 }
 
 void NbWeightRows::fill_row(uint32_t t, float* row) const {
@@ -511,6 +513,11 @@ void NaiveBayesModel::make_dense() {
 bool NaiveBayesModel::rows_to_sparse(NbSparseWeights* sparse) const {
   if (!weight_rows) return false;
   const NbWeightRows& rows = *weight_rows;
+  const uint64_t entries = rows.entry_category.size();
+  const uint64_t sparse_bytes = 64 + 5ULL * rows.num_terms + 8ULL * entries +
+                                4ULL * rows.column_default.size() + 8ULL * rows.row_log.size() +
+                                8ULL * rows.column_log.size();
+  if (sparse_bytes >= 8 + 4ULL * rows.num_terms * rows.num_categories) return false;
   NbSparseWeights out;
   out.num_terms = rows.num_terms;
   out.zero_row = rows.zero_row;

@@ -69,7 +69,8 @@ struct NaiveBayesModel {
   std::vector<double> log_prior;  // per category
   // Term-major, num_terms x num_categories. Multinomial: log P(t|c).
   // Bernoulli: log P(t|c) - log(1 - P(t|c)). Complement: -log theta~_ct.
-  // Dense in memory: scoring reads one contiguous row per document term.
+  // Dense (or empty when weight_rows holds the weights): scoring reads one
+  // contiguous row per document term.
   std::vector<float> term_weight;
   // Per category constant added to every score. Bernoulli: sum over the
   // vocabulary of log(1 - P(t|c)), so absent terms cost nothing per document.
@@ -87,9 +88,9 @@ struct NaiveBayesModel {
   std::vector<double> complement_row_log;
   std::vector<double> complement_column_log;
 
-  // Set instead of term_weight by the *_from_sums functions (live learning
-  // and cross-validation score from it; make_dense() turns it into
-  // term_weight). Shared: a fitted model is never modified.
+  // Set instead of term_weight by the *_from_sums functions and by loading
+  // a model file that stores the weights sparse (make_dense() turns it
+  // into term_weight). Shared: a fitted model is never modified.
   std::shared_ptr<const NbWeightRows> weight_rows;
 
   bool tfidf() const { return !idf.empty(); }
@@ -113,7 +114,11 @@ struct NaiveBayesModel {
     uint8_t is_sparse = (weight_rows ? rows_to_sparse(&sparse) : encode_sparse(&sparse)) ? 1 : 0;
     ar << is_sparse;
     if (is_sparse == 0) {
-      ar << term_weight;
+      if (weight_rows) {
+        ar << dense_weights();
+      } else {
+        ar << term_weight;
+      }
     } else {
       ar << sparse.num_terms << sparse.zero_row << sparse.column_default << sparse.row_log
          << sparse.column_log << sparse.row_entries << sparse.entry_category << sparse.entry_weight;
@@ -145,14 +150,16 @@ struct NaiveBayesModel {
 
   // The sparse form of term_weight; false if it would not be smaller.
   bool encode_sparse(NbSparseWeights* sparse) const;
-  // The file's sparse form of weight_rows (always smaller than dense rows
-  // of many categories; false if weight_rows is unset).
+  // The file's sparse form of weight_rows; false if weight_rows is unset
+  // or dense weights would take less room.
   bool rows_to_sparse(NbSparseWeights* sparse) const;
+  // The rows `sparse` holds; null if `sparse` is inconsistent.
+  std::shared_ptr<const NbWeightRows> rows_from_sparse(const NbSparseWeights& sparse) const;
   // Sets term_weight from `sparse` (empty if `sparse` is inconsistent).
   void decode_sparse(const NbSparseWeights& sparse);
-  // After a load: sets term_weight from the sparse form read, if it has
-  // `terms` terms and `categories` categories (else leaves it empty, which
-  // the model's check refuses).
+  // After a load: sets weight_rows from the sparse form read, if it has
+  // `terms` terms and `categories` categories (else leaves the weights
+  // empty, which the model's check refuses).
   void decode_pending(size_t terms, size_t categories);
 
   // The sparse form read by load(), until decode_pending().
