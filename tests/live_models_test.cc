@@ -473,7 +473,8 @@ TEST_F(LiveModelsTest, ConcurrentLearnAndClassifyWithLiveModels) {
 // sanitizer's allocator).
 size_t heap_in_use() {
 #if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-  return mallinfo2().uordblks;
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;  // small blocks and mmapped ones
 #else
   return 0;
 #endif
