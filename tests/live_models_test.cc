@@ -12,6 +12,10 @@
 #include <filesystem>
 #include <thread>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "autocat/error.h"
 #include "classify/corpus/document_reader.h"
 #include "classify/corpus/weighting.h"
@@ -19,6 +23,7 @@
 #include "classify/decide/explain.h"
 #include "classify/methods/naive_bayes.h"
 #include "classify/methods/rocchio.h"
+#include "classify/model/live_models.h"
 #include "classify/train/trainer.h"
 #include "test_util.h"
 
@@ -110,7 +115,8 @@ double nb_difference(const NaiveBayesModel& a, const NaiveBayesModel& b) {
   EXPECT_EQ(a.variant, b.variant);
   EXPECT_EQ(a.alpha, b.alpha);
   EXPECT_EQ(a.idf, b.idf);
-  return std::max({max_relative_difference(a.term_weight, b.term_weight),
+  EXPECT_EQ(a.num_terms(), b.num_terms());
+  return std::max({max_relative_difference(a.dense_weights(), b.dense_weights()),
                    max_relative_difference(a.log_prior, b.log_prior),
                    max_relative_difference(a.class_constant, b.class_constant)});
 }
@@ -476,6 +482,67 @@ TEST_F(LiveModelsTest, ConcurrentLearnAndClassifyWithLiveModels) {
     const auto b = reopened.scores(doc, options);
     EXPECT_LE(max_relative_difference(a, b), kTolerance) << method_name(method);
   }
+}
+
+// Heap bytes in use (0 where the allocator does not say, e.g. under a
+// sanitizer's allocator).
+size_t heap_in_use() {
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;  // small blocks and mmapped ones
+#else
+  return 0;
+#endif
+}
+
+// A first learn on a model of many categories, and the first model of
+// every method the sums feed after it, hold memory in proportion to the
+// (term, category) pairs of the documents, not categories x vocabulary:
+// 2,000 categories of one document each over 2,000 terms hold 20,000
+// pairs, where one dense sum would be 4 million doubles (32 MB).
+TEST(LiveModelsManyCategoriesTest, FirstLearnHoldsNoCategoriesTimesVocabulary) {
+  constexpr uint32_t kCategories = 2000;
+  constexpr uint32_t kTerms = 2000;
+  std::vector<LabelledTerms> docs;
+  for (uint32_t c = 0; c < kCategories; ++c) {
+    LabelledTerms doc;
+    for (uint32_t i = 0; i < 10; ++i)
+      doc.terms.push_back("t" + std::to_string((c * 7 + i * 13) % kTerms));
+    doc.labels.push_back("c" + std::to_string(c));
+    docs.push_back(std::move(doc));
+  }
+  auto corpus = std::make_shared<const TrainingCorpus>(make_training_corpus(docs));
+  ASSERT_EQ(corpus->num_categories(), kCategories);
+  ASSERT_EQ(corpus->num_terms(), kTerms);
+  ModelState model;
+  model.selected.assign(kTerms, 1);
+  model.rocchio_gamma = 0.3;
+  model.multinomial_nb.alpha = model.bernoulli_nb.alpha = model.complement_nb.alpha = 0.5;
+  const std::vector<float> idf = compute_idf(corpus->df, corpus->num_docs(), model.selected);
+  LiveModels live(model, idf, corpus, {}, {});
+  DocumentTerms doc;
+  for (TermId t : {3U, 70U, 1999U}) doc.terms.push_back(TermCount{t, 2});
+
+  const size_t before = heap_in_use();
+  live.learn("new", doc, {5, 1500});
+  for (Method method : kLiveMethods) {
+    const std::shared_ptr<const LiveModel> fitted = live.model(method);
+    ASSERT_TRUE(fitted);
+    if (method != Method::kRocchio) {
+      EXPECT_TRUE(fitted->naive_bayes.term_weight.empty());
+      ASSERT_TRUE(fitted->naive_bayes.weight_rows);
+      EXPECT_LE(fitted->naive_bayes.weight_rows->entry_category.size(), 20010U);
+    }
+  }
+  const size_t grown = heap_in_use() - std::min(before, heap_in_use());
+  // Three kinds of sums (counts, presence, tf-idf), 20,006 pairs each.
+  EXPECT_LE(live.sum_entries(), 3U * 20010U);
+  EXPECT_LT(grown, size_t{8} << 20) << "bytes";
+
+  // The learned document counts: category 5 now wins on its terms.
+  std::vector<double> scores;
+  live.model(Method::kNaiveBayes)->classifier->score(doc, ClassifyOptions(), &scores);
+  EXPECT_EQ(std::max_element(scores.begin(), scores.end()) - scores.begin(), 5);
 }
 
 }  // namespace

@@ -110,9 +110,9 @@ TEST_F(ModelIoTest, RoundTripKeepsEveryField) {
   EXPECT_EQ(loaded.num_docs, 4u);
   EXPECT_EQ(loaded.analyzer.stopwords, model_.analyzer.stopwords);
   EXPECT_EQ(loaded.rocchio.entry_weight, model_.rocchio.entry_weight);
-  EXPECT_EQ(loaded.multinomial_nb.term_weight, model_.multinomial_nb.term_weight);
+  EXPECT_EQ(loaded.multinomial_nb.dense_weights(), model_.multinomial_nb.dense_weights());
   EXPECT_EQ(loaded.bernoulli_nb.class_constant, model_.bernoulli_nb.class_constant);
-  EXPECT_EQ(loaded.complement_nb.term_weight, model_.complement_nb.term_weight);
+  EXPECT_EQ(loaded.complement_nb.dense_weights(), model_.complement_nb.dense_weights());
   EXPECT_EQ(loaded.thresholds, model_.thresholds);
 }
 
@@ -250,10 +250,9 @@ TEST(ModelIoSparseTest, ManyCategoriesNaiveBayesIsStoredSparseAndLoadsBitIdentic
   const std::string path = dir.file("model.autocat");
   write_model_file(path, model);
 
-  const uint64_t dense_nb_bytes = sizeof(float) * (model.multinomial_nb.term_weight.size() +
-                                                   model.bernoulli_nb.term_weight.size() +
-                                                   model.complement_nb.term_weight.size());
-  ASSERT_EQ(model.multinomial_nb.term_weight.size(), corpus.num_terms() * uint64_t{kCategories});
+  const uint64_t dense_nb_bytes = sizeof(float) * 3 * corpus.num_terms() * uint64_t{kCategories};
+  ASSERT_EQ(model.multinomial_nb.dense_weights().size(),
+            corpus.num_terms() * uint64_t{kCategories});
 
   // The linear models (SVM, logistic regression) are stored apart; the three
   // Naive Bayes sections together must take a fraction of their dense size.
@@ -295,7 +294,13 @@ TEST(ModelIoSparseTest, ManyCategoriesNaiveBayesIsStoredSparseAndLoadsBitIdentic
   }
   for (const auto& [fitted, read] : pairs) {
     SCOPED_TRACE(fitted->variant);
-    EXPECT_TRUE(same_bits(fitted->term_weight, read->term_weight));
+    EXPECT_TRUE(same_bits(fitted->dense_weights(), read->dense_weights()));
+    // Held sparse in memory too: about the file's entries, not terms x
+    // categories.
+    ASSERT_TRUE(read->weight_rows);
+    EXPECT_TRUE(read->term_weight.empty());
+    EXPECT_LT(read->weight_rows->entry_weight.size(),
+              corpus.num_terms() * uint64_t{kCategories} / 8);
     EXPECT_EQ(fitted->class_constant, read->class_constant);
     EXPECT_EQ(fitted->log_prior, read->log_prior);
     EXPECT_TRUE(same_bits(fitted->idf, read->idf));
@@ -353,14 +358,14 @@ TEST(ModelIoSparseTest, PendingSparseWeightsMustMatchTheCore) {
   model.num_categories = 2;
   model.pending_sparse = std::make_shared<const NbSparseWeights>(sparse);
   model.decode_pending(/*terms=*/3, /*categories=*/2);  // the core has 3 terms
-  EXPECT_TRUE(model.term_weight.empty());
+  EXPECT_EQ(model.num_terms(), 0U);
   EXPECT_EQ(model.pending_sparse, nullptr);
   model.pending_sparse = std::make_shared<const NbSparseWeights>(sparse);
   model.decode_pending(/*terms=*/2, /*categories=*/3);
-  EXPECT_TRUE(model.term_weight.empty());
+  EXPECT_EQ(model.num_terms(), 0U);
   model.pending_sparse = std::make_shared<const NbSparseWeights>(sparse);
   model.decode_pending(/*terms=*/2, /*categories=*/2);
-  EXPECT_EQ(model.term_weight, (std::vector<float>{-1.0f, -2.0f, 0.0f, 0.0f}));
+  EXPECT_EQ(model.dense_weights(), (std::vector<float>{-1.0f, -2.0f, 0.0f, 0.0f}));
 }
 
 // Packed linear weights: a row listed by category gaps and a row stored
@@ -541,7 +546,11 @@ TEST_F(ModelIoTest, RefusesInconsistentModelsWithValidChecksum) {
        [](ModelState* m) { m->multinomial_nb.variant = static_cast<int>(Method::kRocchio); },
        "variant"},
       {"Naive Bayes weights for fewer terms",
-       [](ModelState* m) { m->bernoulli_nb.term_weight.pop_back(); }, "sizes differ"},
+       [](ModelState* m) {
+         m->bernoulli_nb.make_dense();
+         m->bernoulli_nb.term_weight.pop_back();
+       },
+       "sizes differ"},
       {"Naive Bayes for more categories",
        [](ModelState* m) { m->complement_nb.num_categories = 3; }, "sizes differ"},
       // Loaded, then refused by NaiveBayesClassifier outside any handler:

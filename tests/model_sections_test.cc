@@ -171,9 +171,9 @@ TEST_F(ModelSectionsTest, ScoresAreBitIdenticalToFormatOne) {
   EXPECT_EQ(x.terms, y.terms);
   EXPECT_EQ(x.df, y.df);
   EXPECT_EQ(x.rocchio.entry_weight, y.rocchio.entry_weight);
-  EXPECT_EQ(x.multinomial_nb.term_weight, y.multinomial_nb.term_weight);
+  EXPECT_EQ(x.multinomial_nb.dense_weights(), y.multinomial_nb.dense_weights());
   EXPECT_EQ(x.bernoulli_nb.class_constant, y.bernoulli_nb.class_constant);
-  EXPECT_EQ(x.complement_nb.term_weight, y.complement_nb.term_weight);
+  EXPECT_EQ(x.complement_nb.dense_weights(), y.complement_nb.dense_weights());
   EXPECT_EQ(x.svm.entry_weight, y.svm.entry_weight);
   EXPECT_EQ(x.logreg.bias, y.logreg.bias);
   EXPECT_EQ(x.thresholds, y.thresholds);
@@ -185,15 +185,15 @@ TEST_F(ModelSectionsTest, OpeningDecodesNoMethodState) {
   const ModelState& core = categorizer.core();
   EXPECT_FALSE(core.terms.empty());
   EXPECT_TRUE(core.rocchio.term_start.empty());
-  EXPECT_TRUE(core.multinomial_nb.term_weight.empty());
+  EXPECT_EQ(core.multinomial_nb.num_terms(), 0U);
   EXPECT_TRUE(core.svm.term_start.empty());
   scores(categorizer, texts_.front(), Method::kKnn);
   EXPECT_TRUE(core.rocchio.term_start.empty());
   scores(categorizer, texts_.front(), Method::kNaiveBayes);
-  EXPECT_FALSE(core.multinomial_nb.term_weight.empty());
-  EXPECT_TRUE(core.bernoulli_nb.term_weight.empty());
+  EXPECT_NE(core.multinomial_nb.num_terms(), 0U);
+  EXPECT_EQ(core.bernoulli_nb.num_terms(), 0U);
   EXPECT_TRUE(core.rocchio.term_start.empty());
-  EXPECT_FALSE(categorizer.model().bernoulli_nb.term_weight.empty());
+  EXPECT_NE(categorizer.model().bernoulli_nb.num_terms(), 0U);
 }
 
 // Every method's section damaged in turn: the model opens, kNN and the
@@ -229,6 +229,7 @@ TEST_F(ModelSectionsTest, DamagedSectionIsRefusedWhenFirstUsed) {
 // format 1 applies at open.
 TEST_F(ModelSectionsTest, InconsistentSectionIsRefusedWhenFirstUsed) {
   ModelState spoiled = read_model_file(model_file_);
+  spoiled.bernoulli_nb.make_dense();
   spoiled.bernoulli_nb.term_weight.pop_back();
   spoiled.rocchio.entry_category[0] = 99;
   write_model_file(model_file_, spoiled);
@@ -288,7 +289,7 @@ TEST_F(ModelSectionsTest, WholeFileReadersAgreeAndRefuseAnyDamage) {
   const ModelState read = read_model_file(model_file_);
   EXPECT_EQ(parsed.terms, read.terms);
   EXPECT_EQ(parsed.rocchio.entry_weight, read.rocchio.entry_weight);
-  EXPECT_EQ(parsed.complement_nb.term_weight, read.complement_nb.term_weight);
+  EXPECT_EQ(parsed.complement_nb.dense_weights(), read.complement_nb.dense_weights());
   EXPECT_EQ(parsed.logreg.entry_weight, read.logreg.entry_weight);
   for (uint32_t kind = 0; kind <= kNumModelParts; ++kind) {
     SCOPED_TRACE(kind);

@@ -4,16 +4,24 @@
 
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "autocat/error.h"
+#include "classify/corpus/weighting.h"
 #include "test_util.h"
 
 namespace autocat::internal {
 namespace {
 
 using testing_util::split;
+
+// Weight (term, category), whichever form holds the weights.
+float weight_of(const NaiveBayesModel& model, TermId term, uint32_t category) {
+  std::vector<float> scratch;
+  return model.row(term, &scratch)[category];
+}
 
 double sum_of(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0);
@@ -36,7 +44,8 @@ class NaiveBayesTest : public testing::Test {
   }
   TermId id(const std::string& term) const { return static_cast<TermId>(vocabulary_.find(term)); }
   static float weight(const NaiveBayesModel& model, TermId term, uint32_t category) {
-    return model.term_weight[term * model.num_categories + category];
+    std::vector<float> scratch;
+    return model.row(term, &scratch)[category];
   }
   // Prior + constant + sum of the stored float weights, as scoring must add them.
   static double stored_sum(const NaiveBayesModel& model, const DocumentTerms& document,
@@ -215,23 +224,23 @@ TEST_F(NaiveBayesTest, FeatureSelectionShrinksTheVocabulary) {
   std::vector<uint8_t> selected(corpus_.num_terms(), 0);
   for (const char* term : {"chinese", "japan", "tokyo"}) selected[id(term)] = 1;
   const NaiveBayesModel multinomial = train_multinomial_nb(corpus_, selected, 1.0);
-  EXPECT_FLOAT_EQ(weight(multinomial, id("chinese"), kChina), std::log(6.0 / 8));
-  EXPECT_FLOAT_EQ(weight(multinomial, id("tokyo"), kChina), std::log(1.0 / 8));
-  EXPECT_FLOAT_EQ(weight(multinomial, id("chinese"), kJapan), std::log(2.0 / 6));
-  EXPECT_EQ(weight(multinomial, id("beijing"), kChina), 0.0f);
-  EXPECT_EQ(weight(multinomial, id("beijing"), kJapan), 0.0f);
+  EXPECT_FLOAT_EQ(weight_of(multinomial, id("chinese"), kChina), std::log(6.0 / 8));
+  EXPECT_FLOAT_EQ(weight_of(multinomial, id("tokyo"), kChina), std::log(1.0 / 8));
+  EXPECT_FLOAT_EQ(weight_of(multinomial, id("chinese"), kJapan), std::log(2.0 / 6));
+  EXPECT_EQ(weight_of(multinomial, id("beijing"), kChina), 0.0f);
+  EXPECT_EQ(weight_of(multinomial, id("beijing"), kJapan), 0.0f);
 
   // Bernoulli: the vocabulary sum covers the selected terms only.
   const NaiveBayesModel bernoulli = train_bernoulli_nb(corpus_, selected, 1.0);
   EXPECT_NEAR(bernoulli.class_constant[kChina], std::log(1.0 / 5) + 2 * std::log(4.0 / 5), 1e-12);
-  EXPECT_EQ(weight(bernoulli, id("macao"), kChina), 0.0f);
+  EXPECT_EQ(weight_of(bernoulli, id("macao"), kChina), 0.0f);
 
   // Complement: |V| counts the selected terms only (complement of japan:
   // d1..d3, 5 selected tokens, + 3; of china: d4, 3 tokens, + 3).
   const NaiveBayesModel complement = train_complement_nb(corpus_, selected, 1.0);
-  EXPECT_FLOAT_EQ(weight(complement, id("tokyo"), kJapan), -std::log(1.0 / 8));
-  EXPECT_FLOAT_EQ(weight(complement, id("chinese"), kChina), -std::log(2.0 / 6));
-  EXPECT_EQ(weight(complement, id("macao"), kJapan), 0.0f);
+  EXPECT_FLOAT_EQ(weight_of(complement, id("tokyo"), kJapan), -std::log(1.0 / 8));
+  EXPECT_FLOAT_EQ(weight_of(complement, id("chinese"), kChina), -std::log(2.0 / 6));
+  EXPECT_EQ(weight_of(complement, id("macao"), kJapan), 0.0f);
 
   // A document with only deselected terms has no evidence: all zeros.
   for (const NaiveBayesModel* model : {&multinomial, &bernoulli, &complement}) {
@@ -283,17 +292,16 @@ TEST(NaiveBayesMultiLabelTest, DocumentCountsForEachOfItsCategories) {
   EXPECT_DOUBLE_EQ(multinomial.log_prior[1], std::log(2.0 / 5));
   EXPECT_DOUBLE_EQ(multinomial.log_prior[2], std::log(1.0 / 5));
   // Terms w x y z; b's tokens: x 1, z 3 of 4; |V| = 4.
-  const uint32_t c = multinomial.num_categories;
-  EXPECT_FLOAT_EQ(multinomial.term_weight[3 * c + 1], std::log(4.0 / 8));  // z in b
-  EXPECT_FLOAT_EQ(multinomial.term_weight[1 * c + 1], std::log(2.0 / 8));  // x in b
+  EXPECT_FLOAT_EQ(weight_of(multinomial, 3, 1), std::log(4.0 / 8));  // z in b
+  EXPECT_FLOAT_EQ(weight_of(multinomial, 1, 1), std::log(2.0 / 8));  // x in b
   // Bernoulli: x is in both documents of a; P = (2 + 1) / (2 + 2).
   const NaiveBayesModel bernoulli = train_bernoulli_nb(corpus, {}, 1.0);
-  EXPECT_FLOAT_EQ(bernoulli.term_weight[1 * c + 0], std::log(3.0));  // (3/4) / (1/4)
+  EXPECT_FLOAT_EQ(weight_of(bernoulli, 1, 0), std::log(3.0));  // (3/4) / (1/4)
   // Complement of b: documents 0, 3 and the unlabelled 4 (x 1, y 3, w 1).
   const NaiveBayesModel complement = train_complement_nb(corpus, {}, 1.0);
   // theta~: w 2/9, x 2/9, y 4/9, z 1/9. Weights are scaled by a constant,
   // so compare ratios: y in b against x in b.
-  EXPECT_FLOAT_EQ(complement.term_weight[2 * c + 1] / complement.term_weight[1 * c + 1],
+  EXPECT_FLOAT_EQ(weight_of(complement, 2, 1) / weight_of(complement, 1, 1),
                   std::log(9.0 / 4) / std::log(9.0 / 2));
 }
 
@@ -343,6 +351,7 @@ TEST_F(NaiveBayesTest, RejectsBadArguments) {
 
 TEST_F(NaiveBayesTest, RejectsInconsistentModel) {
   NaiveBayesModel model = train_multinomial_nb(corpus_, all_terms_, 1.0);
+  model.make_dense();
   model.term_weight.pop_back();
   EXPECT_THROW(NaiveBayesClassifier{model}, ModelFormatError);
   model = train_multinomial_nb(corpus_, all_terms_, 1.0);
@@ -387,6 +396,146 @@ TEST_F(NaiveBayesTest, WantedTermsGetTheFullModelsWeights) {
         bernoulli_nb_from_sums(presence, {}, 0.5, wanted));
   EXPECT_THROW(bernoulli_nb_from_sums(presence, {}, 0.5, std::vector<uint8_t>(2, 1)),
                InvalidArgumentError);
+}
+
+// The weights and class constants of each variant straight from the
+// textbook formulas over a dense terms x categories matrix of amounts (the
+// way they were once fitted): the sparse fit (NbWeightRows: per-category
+// defaults, complement NB's totals minus each category's own amounts)
+// must give the same model, and scoring from the sparse rows the same
+// scores, bit for bit, as scoring its dense copy.
+struct DenseReference {
+  std::vector<double> weight;  // term-major
+  std::vector<double> class_constant;
+};
+
+DenseReference dense_reference(const TrainingCorpus& corpus, Method method,
+                               const std::vector<uint8_t>& selected, double alpha,
+                               const std::vector<float>& idf) {
+  const size_t terms = corpus.num_terms();
+  const size_t cats = corpus.num_categories();
+  const bool bernoulli = method == Method::kBernoulliNaiveBayes;
+  std::vector<double> inverse_norm(corpus.num_docs(), 1.0);
+  if (!idf.empty()) {
+    std::vector<double> norm2(corpus.num_docs(), 0.0);
+    for (TermId t = 0; t < terms; ++t) {
+      for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+        const double x = selected[t] ? sublinear_tf(corpus.posting_wdf[p]) * idf[t] : 0.0;
+        norm2[corpus.posting_doc[p]] += x * x;
+      }
+    }
+    for (size_t d = 0; d < norm2.size(); ++d) inverse_norm[d] = 1.0 / std::sqrt(norm2[d]);
+  }
+  std::vector<double> amount(terms * cats, 0.0), total(terms, 0.0);
+  std::vector<double> docs(cats, 0.0);
+  for (const auto& labels : corpus.doc_categories) {
+    for (uint32_t c : labels) docs[c] += 1;
+  }
+  for (TermId t = 0; t < terms; ++t) {
+    if (!selected[t]) continue;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      const uint32_t d = corpus.posting_doc[p];
+      const double value = bernoulli ? 1.0
+                           : idf.empty()
+                               ? corpus.posting_wdf[p]
+                               : sublinear_tf(corpus.posting_wdf[p]) * idf[t] * inverse_norm[d];
+      total[t] += value;
+      for (uint32_t c : corpus.doc_categories[d]) amount[t * cats + c] += value;
+    }
+  }
+  const double vocabulary = std::count(selected.begin(), selected.end(), 1);
+  DenseReference out{std::vector<double>(terms * cats, 0.0), std::vector<double>(cats, 0.0)};
+  for (size_t c = 0; c < cats; ++c) {
+    double denominator = 0.0;
+    for (TermId t = 0; t < terms; ++t) {
+      if (!selected[t]) continue;
+      const double own = amount[t * cats + c];
+      denominator += method == Method::kComplementNaiveBayes ? total[t] - own : own;
+    }
+    denominator += alpha * vocabulary;
+    for (TermId t = 0; t < terms; ++t) {
+      if (!selected[t]) continue;
+      const double own = amount[t * cats + c];
+      double& w = out.weight[t * cats + c];
+      if (method == Method::kNaiveBayes) {
+        w = std::log((own + alpha) / denominator);
+      } else if (method == Method::kComplementNaiveBayes) {
+        w = -std::log((total[t] - own + alpha) / denominator);
+      } else {
+        const double p = (own + alpha) / (docs[c] + 2 * alpha);
+        w = std::log(p / (1 - p));
+        out.class_constant[c] += std::log(1 - p);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(NaiveBayesSparseTest, SparseFitEqualsTheDenseFormulas) {
+  // 40 categories, 300 terms; multi-label, an unlabelled document, a
+  // selection that leaves terms out.
+  std::mt19937 random(7);
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 160; ++d) {
+    LabelledTerms doc;
+    for (int i = 0; i < 12; ++i) doc.terms.push_back("t" + std::to_string(random() % 300));
+    if (d % 17 != 0) doc.labels.push_back("c" + std::to_string(d % 40));
+    if (d % 5 == 0) doc.labels.push_back("c" + std::to_string((d / 5) % 40));
+    docs.push_back(doc);
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  std::vector<uint8_t> selected(corpus.num_terms(), 1);
+  for (TermId t = 0; t < selected.size(); t += 7) selected[t] = 0;
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), selected);
+  const size_t cats = corpus.num_categories();
+  const Vocabulary vocabulary(corpus.terms);
+  std::vector<DocumentTerms> queries;
+  for (const LabelledTerms& doc : docs) {
+    if (queries.size() < 20) queries.push_back(make_document_terms(vocabulary, doc.terms));
+  }
+  for (Method method :
+       {Method::kNaiveBayes, Method::kBernoulliNaiveBayes, Method::kComplementNaiveBayes}) {
+    for (bool tfidf : {false, true}) {
+      if (tfidf && method == Method::kBernoulliNaiveBayes) continue;
+      const std::vector<float> features_idf = tfidf ? idf : std::vector<float>();
+      const DenseReference reference = dense_reference(corpus, method, selected, 0.3, features_idf);
+      const TermAmount amount = method == Method::kBernoulliNaiveBayes ? TermAmount::kPresence
+                                : tfidf                                ? TermAmount::kTfidf
+                                                                       : TermAmount::kCount;
+      const CategorySums sums = sum_categories(corpus, amount, selected, features_idf);
+      EXPECT_LT(sums.num_entries(), corpus.num_terms() * cats / 4);
+      const NaiveBayesModel sparse =
+          method == Method::kNaiveBayes
+              ? multinomial_nb_from_sums(sums, selected, 0.3, features_idf)
+          : method == Method::kBernoulliNaiveBayes
+              ? bernoulli_nb_from_sums(sums, selected, 0.3)
+              : complement_nb_from_sums(sums, selected, 0.3, features_idf);
+      ASSERT_TRUE(sparse.weight_rows);
+      EXPECT_TRUE(sparse.term_weight.empty());
+      const std::vector<float> weights = sparse.dense_weights();
+      ASSERT_EQ(weights.size(), reference.weight.size());
+      for (size_t i = 0; i < weights.size(); ++i) {
+        EXPECT_NEAR(weights[i], reference.weight[i],
+                    2e-6 * std::max(1.0, std::fabs(reference.weight[i])))
+            << static_cast<int>(method) << " " << tfidf << " " << i;
+      }
+      for (size_t c = 0; c < cats; ++c) {
+        EXPECT_NEAR(sparse.class_constant[c], reference.class_constant[c],
+                    1e-9 * std::max(1.0, std::fabs(reference.class_constant[c])));
+      }
+      NaiveBayesModel dense = sparse;
+      dense.make_dense();
+      EXPECT_FALSE(dense.weight_rows);
+      EXPECT_EQ(dense.term_weight, weights);
+      const NaiveBayesClassifier from_rows(sparse), from_dense(dense);
+      std::vector<double> a, b;
+      for (const DocumentTerms& query : queries) {
+        from_rows.score(query, ClassifyOptions(), &a);
+        from_dense.score(query, ClassifyOptions(), &b);
+        EXPECT_EQ(a, b);
+      }
+    }
+  }
 }
 
 }  // namespace

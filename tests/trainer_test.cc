@@ -81,7 +81,7 @@ TEST_F(TrainerTest, AddingInTwoStepsEqualsTrainingAtOnce) {
   EXPECT_EQ(a.terms, b.terms);
   EXPECT_EQ(a.df, b.df);
   EXPECT_EQ(a.rocchio.entry_weight, b.rocchio.entry_weight);
-  EXPECT_EQ(a.multinomial_nb.term_weight, b.multinomial_nb.term_weight);
+  EXPECT_EQ(a.multinomial_nb.dense_weights(), b.multinomial_nb.dense_weights());
   EXPECT_EQ(a.thresholds, b.thresholds);
   // kNN reads the swapped-in training database and accepts it.
   const Categorizer categorizer(in_steps);
@@ -99,9 +99,9 @@ TEST_F(TrainerTest, ModelFileHoldsWhatFitModelFitsInMemory) {
   const TrainingCorpus corpus = load_training_corpus(Xapian::Database(paths.training_db));
   const ModelState fitted = fit_model(corpus, written.analyzer, written.training);
   EXPECT_EQ(written.rocchio.entry_weight, fitted.rocchio.entry_weight);
-  EXPECT_EQ(written.multinomial_nb.term_weight, fitted.multinomial_nb.term_weight);
-  EXPECT_EQ(written.bernoulli_nb.term_weight, fitted.bernoulli_nb.term_weight);
-  EXPECT_EQ(written.complement_nb.term_weight, fitted.complement_nb.term_weight);
+  EXPECT_EQ(written.multinomial_nb.dense_weights(), fitted.multinomial_nb.dense_weights());
+  EXPECT_EQ(written.bernoulli_nb.dense_weights(), fitted.bernoulli_nb.dense_weights());
+  EXPECT_EQ(written.complement_nb.dense_weights(), fitted.complement_nb.dense_weights());
   ASSERT_FALSE(written.svm.entry_weight.empty());
   EXPECT_EQ(written.svm.entry_weight, fitted.svm.entry_weight);
   EXPECT_EQ(written.svm.slope, fitted.svm.slope);
@@ -181,7 +181,7 @@ TEST_F(TrainerTest, LargeCollectionIsTunedOnASampleReadBeforeTheCorpus) {
   EXPECT_EQ(written.method_objective, fitted.method_objective);
   EXPECT_EQ(written.svm.entry_weight, fitted.svm.entry_weight);
   EXPECT_EQ(written.svm.slope, fitted.svm.slope);
-  EXPECT_EQ(written.complement_nb.term_weight, fitted.complement_nb.term_weight);
+  EXPECT_EQ(written.complement_nb.dense_weights(), fitted.complement_nb.dense_weights());
 }
 
 TEST_F(TrainerTest, AddingKnownIdsReplacesThem) {

@@ -2,6 +2,7 @@
 // document's terms (live learning), with the same weighting.
 #include "classify/corpus/category_sums.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -53,13 +54,36 @@ CategorySums empty_sums(TermAmount amount, uint32_t num_terms, uint32_t num_cate
   result.amount = amount;
   result.num_terms = num_terms;
   result.num_categories = num_categories;
-  result.sums.assign(size_t(num_terms) * num_categories, 0.0);
+  result.rows.resize(num_terms);
   result.term_total.assign(num_terms, 0.0);
   result.category_docs.assign(num_categories, 0);
   return result;
 }
 
+// Row t's entry for category c, inserted with amount 0 if missing.
+SumEntry& entry_for(std::vector<SumEntry>* row, uint32_t c) {
+  auto it = std::lower_bound(row->begin(), row->end(), c, [](const SumEntry& e, uint32_t category) {
+    return e.category < category;
+  });
+  if (it == row->end() || it->category != c) it = row->insert(it, SumEntry{c, 0.0});
+  return *it;
+}
+
 }  // namespace
+
+double CategorySums::at(TermId t, uint32_t c) const {
+  const std::vector<SumEntry>& row = rows[t];
+  const auto it =
+      std::lower_bound(row.begin(), row.end(), c,
+                       [](const SumEntry& e, uint32_t category) { return e.category < category; });
+  return it != row.end() && it->category == c ? it->amount : 0.0;
+}
+
+uint64_t CategorySums::num_entries() const {
+  uint64_t total = 0;
+  for (const std::vector<SumEntry>& row : rows) total += row.size();
+  return total;
+}
 
 CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
                             const std::vector<uint8_t>& selected, const std::vector<float>& idf) {
@@ -81,10 +105,15 @@ CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
     }
     for (double& value : inverse_norm) value = value > 0.0 ? 1.0 / std::sqrt(value) : 0.0;
   }
+  // One row at a time: its amounts gather in a dense scratch row (added in
+  // the postings' order, as a dense matrix would add them) and leave it as
+  // the sparse entries of the categories touched.
+  std::vector<double> scratch(num_categories, 0.0);
+  std::vector<uint8_t> touched(num_categories, 0);
+  std::vector<uint32_t> touched_list;
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
     if (!is_selected(selected, t)) continue;
     if (amount == TermAmount::kTfidf && !(idf[t] > 0.0f)) continue;
-    double* row = &result.sums[size_t(t) * num_categories];
     double total = 0.0;
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
       const uint32_t doc = corpus.posting_doc[p];
@@ -92,10 +121,24 @@ CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
                                        inverse_norm.empty() ? 1.0 : inverse_norm[doc]);
       total += value;
       for (uint32_t c : corpus.doc_categories[doc]) {
-        if (c < num_categories) row[c] += value;
+        if (c >= num_categories) continue;
+        if (touched[c] == 0) {
+          touched[c] = 1;
+          touched_list.push_back(c);
+        }
+        scratch[c] += value;
       }
     }
     result.term_total[t] = total;
+    std::sort(touched_list.begin(), touched_list.end());
+    std::vector<SumEntry>& row = result.rows[t];
+    row.reserve(touched_list.size());
+    for (uint32_t c : touched_list) {
+      row.push_back(SumEntry{c, scratch[c]});
+      scratch[c] = 0.0;
+      touched[c] = 0;
+    }
+    touched_list.clear();
   }
   return result;
 }
@@ -103,7 +146,6 @@ CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
 void add_document(const DocumentTerms& doc, const std::vector<uint32_t>& categories, double sign,
                   const std::vector<uint8_t>& selected, const std::vector<float>& idf,
                   CategorySums* sums) {
-  const uint32_t num_categories = sums->num_categories;
   for (uint32_t c : categories) sums->category_docs[c] += sign > 0 ? 1 : -1;
   double inverse_norm = 1.0;
   if (sums->amount == TermAmount::kTfidf) {
@@ -120,8 +162,7 @@ void add_document(const DocumentTerms& doc, const std::vector<uint32_t>& categor
     if (sums->amount == TermAmount::kTfidf && !(idf[t] > 0.0f)) continue;
     const double value = sign * term_amount(sums->amount, term.count, idf, t, inverse_norm);
     sums->term_total[t] += value;
-    double* row = &sums->sums[size_t(t) * num_categories];
-    for (uint32_t c : categories) row[c] += value;
+    for (uint32_t c : categories) entry_for(&sums->rows[t], c).amount += value;
   }
 }
 

@@ -24,20 +24,33 @@ enum class TermAmount {
   kTfidf,     // (1 + log wdf) idf / |d| (Rocchio; NB on tf-idf vectors)
 };
 
+// One category's amount of a term.
+struct SumEntry {
+  uint32_t category = 0;
+  double amount = 0.0;
+};
+
 struct CategorySums {
   TermAmount amount = TermAmount::kCount;
   uint32_t num_terms = 0;
   uint32_t num_categories = 0;
-  // Term-major num_terms x num_categories: the amounts of term t in the
-  // documents labelled c (a document with several labels adds to each).
-  std::vector<double> sums;
+  // Per term, sparse: the amounts of term t in the documents labelled c (a
+  // document with several labels adds to each), one entry per category
+  // whose documents contain t, ascending by category. A category absent
+  // from a row has amount 0; an entry may hold 0 too (a learned document
+  // forgotten again). Memory follows the (term, category) pairs the
+  // documents have, never terms x categories.
+  std::vector<std::vector<SumEntry>> rows;
   // Per term: its amounts over every document, each counted once (labelled
-  // or not): complement NB's complements are term_total - sums.
+  // or not): complement NB's complements are term_total - the row's amount.
   std::vector<double> term_total;
   // Per category: the documents labelled with it.
   std::vector<int64_t> category_docs;
 
-  double at(TermId t, uint32_t c) const { return sums[size_t(t) * num_categories + c]; }
+  // The amount of term t in category c (0 if c has none).
+  double at(TermId t, uint32_t c) const;
+  // Entries over every row.
+  uint64_t num_entries() const;
 };
 
 // One walk over the corpus' postings. `selected`: empty = every term,
@@ -47,7 +60,8 @@ CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
                             const std::vector<uint8_t>& selected, const std::vector<float>& idf);
 
 // Adds (sign +1) or subtracts (sign -1) one document, weighted exactly as
-// sum_categories() weights a training document. Terms at or beyond
+// sum_categories() weights a training document: it touches only the rows
+// of its terms, and in them only its categories' entries. Terms at or beyond
 // num_terms are ignored. REQUIRES: every category < num_categories.
 void add_document(const DocumentTerms& doc, const std::vector<uint32_t>& categories, double sign,
                   const std::vector<uint8_t>& selected, const std::vector<float>& idf,

@@ -331,7 +331,7 @@ void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptio
   const NaiveBayesModel& model = live ? live->naive_bayes : categorizer_.naive_bayes(method);
   const uint32_t num_categories = model.num_categories;
   if (num_categories == 0) return;
-  const size_t num_terms = model.term_weight.size() / num_categories;
+  const size_t num_terms = model.num_terms();
   const std::vector<std::string>& categories = categorizer_.categories();
   out->category = out->assigned.front().name;
   const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
@@ -350,9 +350,10 @@ void Explainer::explain_naive_bayes(const DocumentTerms& doc, const ExplainOptio
   out->base = has_second ? constant(best) - constant(second) : constant(best);
   const double inverse_norm = nb_inverse_norm(model, doc);
   std::vector<TermValue> contributions;
+  std::vector<float> scratch;
   for (const TermCount& tc : doc.terms) {
     if (tc.term >= num_terms) continue;
-    const float* weight = &model.term_weight[static_cast<size_t>(tc.term) * num_categories];
+    const float* weight = model.row(tc.term, &scratch);
     const double count = nb_feature_value(model, tc, inverse_norm);
     const double gap =
         has_second ? double(weight[best]) - double(weight[second]) : double(weight[best]);

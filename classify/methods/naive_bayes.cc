@@ -53,8 +53,17 @@ NaiveBayesModel empty_model(const CategorySums& sums, Method method, double alph
   model.num_categories = sums.num_categories;
   model.log_prior.assign(model.num_categories, 0.0);
   model.class_constant.assign(model.num_categories, 0.0);
-  model.term_weight.assign(static_cast<size_t>(sums.num_terms) * model.num_categories, 0.0f);
   return model;
+}
+
+// Empty weight rows, every row zero until marked otherwise.
+std::shared_ptr<NbWeightRows> empty_rows(const CategorySums& sums) {
+  auto rows = std::make_shared<NbWeightRows>();
+  rows->num_terms = sums.num_terms;
+  rows->num_categories = sums.num_categories;
+  rows->zero_row.assign(sums.num_terms, 1);
+  rows->row_start.assign(size_t(sums.num_terms) + 1, 0);
+  return rows;
 }
 
 // Checks what a model is fitted from: `expected` the amount the variant
@@ -99,16 +108,6 @@ std::vector<float> kept_idf(const std::vector<float>& idf, const std::vector<uin
   return kept;
 }
 
-// Column sums of a term-major count matrix.
-// Row by row (no division per entry), in the same order of addition.
-std::vector<double> category_totals(const std::vector<double>& counts, uint32_t num_categories) {
-  std::vector<double> totals(num_categories, 0.0);
-  for (size_t row = 0; row < counts.size(); row += num_categories) {
-    for (uint32_t c = 0; c < num_categories; ++c) totals[c] += counts[row + c];
-  }
-  return totals;
-}
-
 // Complement NB's stored weight from log(complement amount + alpha) and the
 // category's log denominator: the trainer and the model file's sparse form
 // (NbSparseWeights) both compute it here, so they agree bit for bit.
@@ -147,25 +146,38 @@ NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
   NaiveBayesModel model = empty_model(sums, Method::kNaiveBayes, alpha);
   model.log_prior = log_priors(sums.category_docs);
   const uint32_t num_categories = model.num_categories;
-  const std::vector<double>& counts = sums.sums;
   if (!idf.empty()) model.idf = kept_idf(idf, selected);
-  const std::vector<double> totals = category_totals(counts, num_categories);
+  // Per category, in term order (the order a dense matrix adds them).
+  std::vector<double> totals(num_categories, 0.0);
+  for (const std::vector<SumEntry>& row : sums.rows) {
+    for (const SumEntry& entry : row) totals[entry.category] += entry.amount;
+  }
   const double vocabulary = vocabulary_size(sums.num_terms, selected);
   std::vector<double> log_denominator(num_categories);
   for (uint32_t c = 0; c < num_categories; ++c) {
     log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
   }
-  // Most terms are absent from most categories: log(0 + alpha) once.
+  // Most terms are absent from most categories: their weight is
+  // log(0 + alpha) - log_denominator, the category's default.
   const double log_alpha = std::log(alpha);
+  std::shared_ptr<NbWeightRows> rows = empty_rows(sums);
+  rows->column_default.resize(num_categories);
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    rows->column_default[c] = static_cast<float>(log_alpha - log_denominator[c]);
+  }
   for (TermId t = 0; t < sums.num_terms; ++t) {
+    rows->row_start[t] = rows->entry_category.size();
     if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
-    const size_t row = static_cast<size_t>(t) * num_categories;
-    for (uint32_t c = 0; c < num_categories; ++c) {
-      const double count = counts[row + c];
-      const double log_amount = count == 0.0 ? log_alpha : std::log(count + alpha);
-      model.term_weight[row + c] = static_cast<float>(log_amount - log_denominator[c]);
+    rows->zero_row[t] = 0;
+    for (const SumEntry& entry : sums.rows[t]) {
+      if (entry.amount == 0.0) continue;
+      rows->entry_category.push_back(entry.category);
+      rows->entry_weight.push_back(
+          static_cast<float>(std::log(entry.amount + alpha) - log_denominator[entry.category]));
     }
   }
+  rows->row_start[sums.num_terms] = rows->entry_category.size();
+  model.weight_rows = std::move(rows);
   return model;
 }
 
@@ -190,7 +202,6 @@ NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
   model.log_prior = log_priors(sums.category_docs);
   const uint32_t num_categories = model.num_categories;
   const std::vector<int64_t>& doc_counts = sums.category_docs;
-  const std::vector<double>& counts = sums.sums;
   std::vector<double> log_denominator(num_categories);
   // A term in none of c's documents (most terms, for most categories):
   // its log(1 - P) is the same for every such term.
@@ -201,23 +212,43 @@ NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
         std::log(static_cast<double>(doc_counts[c]) + alpha) - log_denominator[c];
   }
   const double log_alpha = std::log(alpha);
+  std::shared_ptr<NbWeightRows> rows = empty_rows(sums);
+  rows->column_default.resize(num_categories);
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    const double log_present = log_alpha - log_denominator[c];
+    rows->column_default[c] = static_cast<float>(log_present - log_absent_unseen[c]);
+  }
+  // class_constant: log(1 - P) over the vocabulary, the seen terms' own
+  // and log_absent_unseen for every other term of the vocabulary.
+  std::vector<double> seen_sum(num_categories, 0.0);
+  std::vector<uint64_t> seen(num_categories, 0);
   for (TermId t = 0; t < sums.num_terms; ++t) {
+    rows->row_start[t] = rows->entry_category.size();
     if (!is_selected(selected, t)) continue;
-    const size_t row = static_cast<size_t>(t) * num_categories;
     const bool weights = is_selected(wanted, t);
-    for (uint32_t c = 0; c < num_categories; ++c) {
+    if (weights) rows->zero_row[t] = 0;
+    for (const SumEntry& entry : sums.rows[t]) {
+      const double count = entry.amount;
+      if (count == 0.0) continue;
+      const uint32_t c = entry.category;
       const double n_c = static_cast<double>(doc_counts[c]);
-      const double count = counts[row + c];
       // log P and log(1 - P) from the counts, without forming 1 - P.
-      const double log_absent =
-          count == 0.0 ? log_absent_unseen[c] : std::log(n_c - count + alpha) - log_denominator[c];
-      model.class_constant[c] += log_absent;
+      const double log_absent = std::log(n_c - count + alpha) - log_denominator[c];
+      seen_sum[c] += log_absent;
+      ++seen[c];
       if (!weights) continue;
-      const double log_present =
-          (count == 0.0 ? log_alpha : std::log(count + alpha)) - log_denominator[c];
-      model.term_weight[row + c] = static_cast<float>(log_present - log_absent);
+      const double log_present = std::log(count + alpha) - log_denominator[c];
+      rows->entry_category.push_back(c);
+      rows->entry_weight.push_back(static_cast<float>(log_present - log_absent));
     }
   }
+  rows->row_start[sums.num_terms] = rows->entry_category.size();
+  const double vocabulary = vocabulary_size(sums.num_terms, selected);
+  for (uint32_t c = 0; c < num_categories; ++c) {
+    model.class_constant[c] =
+        (vocabulary - static_cast<double>(seen[c])) * log_absent_unseen[c] + seen_sum[c];
+  }
+  model.weight_rows = std::move(rows);
   return model;
 }
 
@@ -252,40 +283,50 @@ NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
   check_sums(sums, counting_amount(idf), selected, alpha, wanted);
   NaiveBayesModel model = empty_model(sums, Method::kComplementNaiveBayes, alpha);
   const uint32_t num_categories = model.num_categories;
-  // The complement count sum_{d not in c} tf_td of a selected term (a
-  // term left out keeps its own count in the totals), computed where used
-  // rather than in a copy of the sums.
-  const std::vector<double>& counts = sums.sums;
-  const auto complement = [&](TermId t, size_t entry) {
-    return is_selected(selected, t) ? sums.term_total[t] - counts[entry] : counts[entry];
-  };
   if (!idf.empty()) model.idf = kept_idf(idf, selected);
-  std::vector<double> totals(num_categories, 0.0);
+  // The complement amount sum_{d not in c} tf_td of a selected term is
+  // its total minus its amount in c (a term left out keeps its own amount
+  // in the totals), so c's total over the vocabulary is the selected
+  // terms' totals plus what c's own entries take away or add: never a
+  // dense complement.
+  double selected_total = 0.0;
   for (TermId t = 0; t < sums.num_terms; ++t) {
-    const size_t row = static_cast<size_t>(t) * num_categories;
-    for (uint32_t c = 0; c < num_categories; ++c) totals[c] += complement(t, row + c);
+    if (is_selected(selected, t)) selected_total += sums.term_total[t];
+  }
+  std::vector<double> own(num_categories, 0.0);
+  for (TermId t = 0; t < sums.num_terms; ++t) {
+    const bool in_vocabulary = is_selected(selected, t);
+    for (const SumEntry& entry : sums.rows[t]) {
+      own[entry.category] += in_vocabulary ? -entry.amount : entry.amount;
+    }
   }
   const double vocabulary = vocabulary_size(sums.num_terms, selected);
   std::vector<double> log_denominator(num_categories);
   for (uint32_t c = 0; c < num_categories; ++c) {
-    log_denominator[c] = std::log(totals[c] + alpha * vocabulary);
+    log_denominator[c] = std::log(selected_total + own[c] + alpha * vocabulary);
   }
   // A category without term t has its complement amount equal to t's
-  // total: what the model file's sparse form rebuilds those weights from.
+  // total: the row's base (NbSparseWeights).
   model.complement_row_log.assign(sums.num_terms, 0.0);
   model.complement_column_log = log_denominator;
+  std::shared_ptr<NbWeightRows> rows = empty_rows(sums);
   for (TermId t = 0; t < sums.num_terms; ++t) {
+    rows->row_start[t] = rows->entry_category.size();
     if (!is_selected(selected, t)) continue;
     model.complement_row_log[t] = std::log(sums.term_total[t] + alpha);
     if (!is_selected(wanted, t)) continue;
-    const size_t row = static_cast<size_t>(t) * num_categories;
-    for (uint32_t c = 0; c < num_categories; ++c) {
-      // Without t, c's complement amount is t's total, whose log is above.
-      const double log_amount = counts[row + c] == 0.0 ? model.complement_row_log[t]
-                                                       : std::log(complement(t, row + c) + alpha);
-      model.term_weight[row + c] = complement_weight(log_amount, log_denominator[c]);
+    rows->zero_row[t] = 0;
+    for (const SumEntry& entry : sums.rows[t]) {
+      if (entry.amount == 0.0) continue;
+      const double log_amount = std::log(sums.term_total[t] - entry.amount + alpha);
+      rows->entry_category.push_back(entry.category);
+      rows->entry_weight.push_back(complement_weight(log_amount, log_denominator[entry.category]));
     }
   }
+  rows->row_start[sums.num_terms] = rows->entry_category.size();
+  rows->row_log = model.complement_row_log;
+  rows->column_log = log_denominator;
+  model.weight_rows = std::move(rows);
   return model;
 }
 
@@ -375,8 +416,8 @@ bool NaiveBayesModel::encode_sparse(NbSparseWeights* sparse) const {
   return true;
 }
 
-void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
-  term_weight.clear();
+std::shared_ptr<const NbWeightRows> NaiveBayesModel::rows_from_sparse(
+    const NbSparseWeights& sparse) const {
   const uint32_t cats = num_categories;
   const uint64_t terms = sparse.num_terms;
   const bool complement = !sparse.row_log.empty();
@@ -386,34 +427,40 @@ void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
       (complement ? sparse.row_log.size() == terms && sparse.column_log.size() == cats &&
                         sparse.column_default.empty()
                   : sparse.column_default.size() == cats && sparse.column_log.empty());
-  if (!consistent) return;
+  if (!consistent) return nullptr;
+  auto rows = std::make_shared<NbWeightRows>();
+  rows->row_start.assign(terms + 1, 0);
   uint64_t listed = 0;
   for (uint64_t t = 0; t < terms; ++t) {
-    if (sparse.zero_row[t] && sparse.row_entries[t] != 0) return;
+    if (sparse.zero_row[t] && sparse.row_entries[t] != 0) return nullptr;
+    rows->row_start[t] = listed;
     listed += sparse.row_entries[t];
   }
-  if (listed != sparse.entry_category.size()) return;
-  std::vector<float> weights(terms * cats, 0.0f);
-  uint64_t e = 0;
+  rows->row_start[terms] = listed;
+  if (listed != sparse.entry_category.size()) return nullptr;
   for (uint64_t t = 0; t < terms; ++t) {
-    if (sparse.zero_row[t]) continue;
-    float* row = &weights[t * cats];
-    if (complement) {
-      for (uint32_t c = 0; c < cats; ++c) {
-        row[c] = complement_weight(sparse.row_log[t], sparse.column_log[c]);
-      }
-    } else {
-      std::copy(sparse.column_default.begin(), sparse.column_default.end(), row);
-    }
-    const uint64_t end = e + sparse.row_entries[t];
-    for (int64_t last = -1; e < end; ++e) {
+    for (uint64_t e = rows->row_start[t], last = 0; e < rows->row_start[t + 1]; ++e) {
       const uint32_t c = sparse.entry_category[e];
-      if (c >= cats || int64_t{c} <= last) return;  // out of range or out of order
+      // Out of range or out of order.
+      if (c >= cats || (e > rows->row_start[t] && c <= last)) return nullptr;
       last = c;
-      row[c] = sparse.entry_weight[e];
     }
   }
-  term_weight = std::move(weights);
+  rows->num_terms = static_cast<uint32_t>(terms);
+  rows->num_categories = cats;
+  rows->zero_row = sparse.zero_row;
+  rows->column_default = sparse.column_default;
+  rows->row_log = sparse.row_log;
+  rows->column_log = sparse.column_log;
+  rows->entry_category = sparse.entry_category;
+  rows->entry_weight = sparse.entry_weight;
+  return rows;
+}
+
+void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
+  term_weight.clear();
+  weight_rows = rows_from_sparse(sparse);
+  make_dense();
 }
 
 void NaiveBayesModel::decode_pending(size_t terms, size_t categories) {
@@ -421,15 +468,80 @@ void NaiveBayesModel::decode_pending(size_t terms, size_t categories) {
   const std::shared_ptr<const NbSparseWeights> sparse = std::move(pending_sparse);
   pending_sparse.reset();
   if (sparse->num_terms != terms || num_categories != categories) return;
-  decode_sparse(*sparse);
+  // Kept sparse: scoring expands one row at a time, bit for bit the dense
+  // weights, in memory that follows the file's entries.
+  weight_rows = rows_from_sparse(*sparse);
+}
+
+void NbWeightRows::fill_row(uint32_t t, float* row) const {
+  if (zero_row[t]) {
+    std::fill(row, row + num_categories, 0.0f);
+    return;
+  }
+  if (row_log.empty()) {
+    std::copy(column_default.begin(), column_default.end(), row);
+  } else {
+    for (uint32_t c = 0; c < num_categories; ++c)
+      row[c] = complement_weight(row_log[t], column_log[c]);
+  }
+  for (uint64_t e = row_start[t]; e < row_start[t + 1]; ++e)
+    row[entry_category[e]] = entry_weight[e];
+}
+
+const float* NaiveBayesModel::row(uint32_t t, std::vector<float>* scratch) const {
+  if (!weight_rows) return &term_weight[static_cast<size_t>(t) * num_categories];
+  scratch->resize(num_categories);
+  weight_rows->fill_row(t, scratch->data());
+  return scratch->data();
+}
+
+std::vector<float> NaiveBayesModel::dense_weights() const {
+  if (!weight_rows) return term_weight;
+  std::vector<float> dense(static_cast<size_t>(weight_rows->num_terms) * num_categories);
+  for (uint32_t t = 0; t < weight_rows->num_terms; ++t) {
+    weight_rows->fill_row(t, &dense[static_cast<size_t>(t) * num_categories]);
+  }
+  return dense;
+}
+
+void NaiveBayesModel::make_dense() {
+  if (!weight_rows) return;
+  term_weight = dense_weights();
+  weight_rows.reset();
+}
+
+bool NaiveBayesModel::rows_to_sparse(NbSparseWeights* sparse) const {
+  if (!weight_rows) return false;
+  const NbWeightRows& rows = *weight_rows;
+  const uint64_t entries = rows.entry_category.size();
+  const uint64_t sparse_bytes = 64 + 5ULL * rows.num_terms + 8ULL * entries +
+                                4ULL * rows.column_default.size() + 8ULL * rows.row_log.size() +
+                                8ULL * rows.column_log.size();
+  if (sparse_bytes >= 8 + 4ULL * rows.num_terms * rows.num_categories) return false;
+  NbSparseWeights out;
+  out.num_terms = rows.num_terms;
+  out.zero_row = rows.zero_row;
+  out.column_default = rows.column_default;
+  out.row_log = rows.row_log;
+  out.column_log = rows.column_log;
+  out.row_entries.resize(rows.num_terms);
+  for (uint32_t t = 0; t < rows.num_terms; ++t) {
+    out.row_entries[t] = static_cast<uint32_t>(rows.row_start[t + 1] - rows.row_start[t]);
+  }
+  out.entry_category = rows.entry_category;
+  out.entry_weight = rows.entry_weight;
+  *sparse = std::move(out);
+  return true;
 }
 
 NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model_(model) {
   const size_t num_categories = model.num_categories;
   if (!is_naive_bayes(model.variant) || num_categories == 0 ||
       model.log_prior.size() != num_categories || model.class_constant.size() != num_categories ||
-      model.term_weight.size() % num_categories != 0 ||
-      (model.tfidf() && model.idf.size() != model.term_weight.size() / num_categories)) {
+      (model.weight_rows
+           ? model.weight_rows->num_categories != num_categories || !model.term_weight.empty()
+           : model.term_weight.size() % num_categories != 0) ||
+      (model.tfidf() && model.idf.size() != model.num_terms())) {
     throw ModelFormatError("Naive Bayes model is inconsistent: variant " +
                            std::to_string(model.variant) + ", " + std::to_string(num_categories) +
                            " categories, " + std::to_string(model.log_prior.size()) + " priors, " +
@@ -438,20 +550,34 @@ NaiveBayesClassifier::NaiveBayesClassifier(const NaiveBayesModel& model) : model
 }
 
 void NaiveBayesClassifier::log_scores(const DocumentTerms& doc, std::vector<double>* scores) const {
+  accumulate(doc, scores);
+}
+
+bool NaiveBayesClassifier::accumulate(const DocumentTerms& doc, std::vector<double>* scores) const {
   const uint32_t num_categories = model_.num_categories;
-  const size_t num_terms = model_.term_weight.size() / num_categories;
+  const size_t num_terms = model_.num_terms();
   scores->resize(num_categories);
   double* out = scores->data();
   for (uint32_t c = 0; c < num_categories; ++c) {
     out[c] = model_.log_prior[c] + model_.class_constant[c];
   }
   const double inverse_norm = nb_inverse_norm(model_, doc);
+  // A term is in the model's vocabulary unless feature selection left it
+  // out, which leaves its weight row all zero (so does a Bernoulli term with
+  // P(t|c) = 1/2 in every class, which carries no evidence either).
+  bool has_known_term = false;
+  std::vector<float> scratch;
   for (const TermCount& term : doc.terms) {
     if (term.term >= num_terms) continue;
-    const float* weight = &model_.term_weight[static_cast<size_t>(term.term) * num_categories];
+    const float* weight = model_.row(term.term, &scratch);
+    if (!has_known_term) {
+      has_known_term =
+          std::any_of(weight, weight + num_categories, [](float w) { return w != 0.0f; });
+    }
     const double value = nb_feature_value(model_, term, inverse_norm);
     for (uint32_t c = 0; c < num_categories; ++c) out[c] += value * weight[c];
   }
+  return has_known_term;
 }
 
 double nb_feature_value(const NaiveBayesModel& model, const TermCount& term, double inverse_norm) {
@@ -478,19 +604,9 @@ double nb_inverse_norm(const NaiveBayesModel& model, const DocumentTerms& doc) {
 void NaiveBayesClassifier::score(const DocumentTerms& doc, const ClassifyOptions& /*options*/,
                                  std::vector<double>* scores) const {
   const uint32_t num_categories = model_.num_categories;
-  const size_t num_terms = model_.term_weight.size() / num_categories;
-  // A term is in the model's vocabulary unless feature selection left it
-  // out, which leaves its weight row all zero (so does a Bernoulli term with
-  // P(t|c) = 1/2 in every class, which carries no evidence either). Without
-  // such a term the document gets all zeros (the Classifier contract), not
-  // the prior.
-  const bool has_known_term =
-      std::any_of(doc.terms.begin(), doc.terms.end(), [&](const TermCount& term) {
-        if (term.term >= num_terms) return false;
-        const float* weight = &model_.term_weight[static_cast<size_t>(term.term) * num_categories];
-        return std::any_of(weight, weight + num_categories, [](float w) { return w != 0.0f; });
-      });
-  log_scores(doc, scores);
+  // Without a known term the document gets all zeros (the Classifier
+  // contract), not the prior.
+  const bool has_known_term = accumulate(doc, scores);
   const double max_score = *std::max_element(scores->begin(), scores->end());
   if (!has_known_term || !std::isfinite(max_score)) {
     scores->assign(num_categories, 0.0);

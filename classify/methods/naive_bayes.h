@@ -40,6 +40,28 @@ struct NbSparseWeights {
   uint64_t file_bytes() const;  // about what it takes in the file
 };
 
+// The weights as fitted from category sums, held in memory in the same
+// shape as NbSparseWeights but with each row's exceptions addressable:
+// row t is all zero if zero_row[t]; otherwise weight (t, c) is its base
+// (as in NbSparseWeights) unless c is among entries [row_start[t],
+// row_start[t + 1]), ascending by category. Its size follows the (term,
+// category) pairs of the training documents, never terms x categories,
+// and a row is rebuilt bit for bit as the dense weights would hold it.
+struct NbWeightRows {
+  uint32_t num_terms = 0;
+  uint32_t num_categories = 0;
+  std::vector<uint8_t> zero_row;
+  std::vector<float> column_default;  // multinomial and Bernoulli
+  std::vector<double> row_log;        // complement
+  std::vector<double> column_log;     // complement
+  std::vector<uint64_t> row_start;
+  std::vector<uint32_t> entry_category;
+  std::vector<float> entry_weight;
+
+  // Writes row t's num_categories weights to `row`. REQUIRES t < num_terms.
+  void fill_row(uint32_t t, float* row) const;
+};
+
 struct NaiveBayesModel {
   int variant = 0;     // static_cast<int>(Method)
   double alpha = 1.0;  // additive smoothing
@@ -47,7 +69,8 @@ struct NaiveBayesModel {
   std::vector<double> log_prior;  // per category
   // Term-major, num_terms x num_categories. Multinomial: log P(t|c).
   // Bernoulli: log P(t|c) - log(1 - P(t|c)). Complement: -log theta~_ct.
-  // Dense in memory: scoring reads one contiguous row per document term.
+  // Dense (or empty when weight_rows holds the weights): scoring reads one
+  // contiguous row per document term.
   std::vector<float> term_weight;
   // Per category constant added to every score. Bernoulli: sum over the
   // vocabulary of log(1 - P(t|c)), so absent terms cost nothing per document.
@@ -65,15 +88,37 @@ struct NaiveBayesModel {
   std::vector<double> complement_row_log;
   std::vector<double> complement_column_log;
 
+  // Set instead of term_weight by the *_from_sums functions and by loading
+  // a model file that stores the weights sparse (make_dense() turns it
+  // into term_weight). Shared: a fitted model is never modified.
+  std::shared_ptr<const NbWeightRows> weight_rows;
+
   bool tfidf() const { return !idf.empty(); }
+  // Terms with a row of weights.
+  size_t num_terms() const {
+    if (weight_rows) return weight_rows->num_terms;
+    return num_categories == 0 ? 0 : term_weight.size() / num_categories;
+  }
+  // Row t's weights: a pointer into term_weight, or `scratch` filled from
+  // weight_rows. REQUIRES t < num_terms().
+  const float* row(uint32_t t, std::vector<float>* scratch) const;
+  // Sets term_weight from weight_rows (bit for bit what fitting densely
+  // gives) and drops weight_rows.
+  void make_dense();
+  // The dense weights, whichever form holds them.
+  std::vector<float> dense_weights() const;
   template <class Archive>
   void save(Archive& ar, const unsigned int /*version*/) const {
     ar << variant << alpha << num_categories << log_prior << class_constant << idf;
     NbSparseWeights sparse;
-    uint8_t is_sparse = encode_sparse(&sparse) ? 1 : 0;
+    uint8_t is_sparse = (weight_rows ? rows_to_sparse(&sparse) : encode_sparse(&sparse)) ? 1 : 0;
     ar << is_sparse;
     if (is_sparse == 0) {
-      ar << term_weight;
+      if (weight_rows) {
+        ar << dense_weights();
+      } else {
+        ar << term_weight;
+      }
     } else {
       ar << sparse.num_terms << sparse.zero_row << sparse.column_default << sparse.row_log
          << sparse.column_log << sparse.row_entries << sparse.entry_category << sparse.entry_weight;
@@ -105,11 +150,16 @@ struct NaiveBayesModel {
 
   // The sparse form of term_weight; false if it would not be smaller.
   bool encode_sparse(NbSparseWeights* sparse) const;
+  // The file's sparse form of weight_rows; false if weight_rows is unset
+  // or dense weights would take less room.
+  bool rows_to_sparse(NbSparseWeights* sparse) const;
+  // The rows `sparse` holds; null if `sparse` is inconsistent.
+  std::shared_ptr<const NbWeightRows> rows_from_sparse(const NbSparseWeights& sparse) const;
   // Sets term_weight from `sparse` (empty if `sparse` is inconsistent).
   void decode_sparse(const NbSparseWeights& sparse);
-  // After a load: sets term_weight from the sparse form read, if it has
-  // `terms` terms and `categories` categories (else leaves it empty, which
-  // the model's check refuses).
+  // After a load: sets weight_rows from the sparse form read, if it has
+  // `terms` terms and `categories` categories (else leaves the weights
+  // empty, which the model's check refuses).
   void decode_pending(size_t terms, size_t categories);
 
   // The sparse form read by load(), until decode_pending().
@@ -174,6 +224,9 @@ class NaiveBayesClassifier : public Classifier {
              std::vector<double>* scores) const override;
 
  private:
+  // log_scores(); returns whether some term of `doc` has a non-zero weight.
+  bool accumulate(const DocumentTerms& doc, std::vector<double>* scores) const;
+
   const NaiveBayesModel& model_;
 };
 

@@ -57,11 +57,11 @@ RocchioModel rocchio_from_sums(const CategorySums& sums, double gamma) {
   std::vector<double> entry_weight;
   for (TermId t = 0; t < num_terms; ++t) {
     term_start[t] = entry_category.size();
-    for (uint32_t c = 0; c < num_categories; ++c) {
-      const double sum = sums.at(t, c);
-      if (!(sum > kResidue) || category_docs[c] <= 0) continue;
+    for (const SumEntry& entry : sums.rows[t]) {
+      const uint32_t c = entry.category;
+      if (!(entry.amount > kResidue) || category_docs[c] <= 0) continue;
       entry_category.push_back(c);
-      entry_weight.push_back(sum / static_cast<double>(category_docs[c]));
+      entry_weight.push_back(entry.amount / static_cast<double>(category_docs[c]));
     }
   }
   term_start[num_terms] = entry_category.size();

@@ -139,6 +139,15 @@ void LiveModels::release_locked() const {
   corpus_.reset();
 }
 
+uint64_t LiveModels::sum_entries() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t total = 0;
+  for (size_t slot = 0; slot < sums_.size(); ++slot) {
+    if (sums_built_[slot]) total += sums_[slot].num_entries();
+  }
+  return total;
+}
+
 bool LiveModels::keeps(Method method) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return keeps_locked(method);

@@ -9,10 +9,14 @@
 // train --add`) idf, the vocabulary (terms the model does not know are not
 // seen), the feature selection, NB's alpha, Rocchio's gamma, radii,
 // thresholds and calibration stay as trained. A change costs only the
-// update of the sums (a few microseconds); a model is fitted again (all of
-// it: complement NB and Rocchio's gamma touch every category) the first
-// time it is asked for after a change, so a batch of learns costs one fit.
-// Each kind of sum (categories x vocabulary) is built on the first model()
+// update of the sums (a few microseconds: the entries of its terms and
+// categories); a model is fitted again (all of it: complement NB and
+// Rocchio's gamma touch every category) the first time it is asked for
+// after a change, so a batch of learns costs one fit, in time and memory
+// proportional to the sums' entries plus terms and categories, never
+// terms x categories (the Naive Bayes weights stay sparse, NbWeightRows).
+// Each kind of sum (sparse: one entry per term and category that occur
+// together) is built on the first model()
 // of a method that needs it, from the training collection and the changes
 // so far in their order (the same arithmetic as building it at once), and
 // the Naive Bayes and linear sections of the model file are decoded, and
@@ -94,6 +98,9 @@ class LiveModels {
   // The model of `method` for the current sums, fitted now if a change
   // came after the last fit. Null if !keeps(method).
   std::shared_ptr<const LiveModel> model(Method method) const;
+  // Entries held by the sums built so far (CategorySums::num_entries):
+  // what the live state holds per (term, category) pair.
+  uint64_t sum_entries() const;
   // Fits now, each on its own thread (as many at once as there are cores),
   // the models of `methods` that a change came after: what model() would
   // do for each in turn, in the time of the slowest (combo asks for all of

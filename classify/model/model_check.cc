@@ -217,11 +217,22 @@ void check_nb(const Checker& check, const NaiveBayesModel& nb, Method method, si
   const std::string name = method_name(method);
   check.require(nb.variant == static_cast<int>(method), name + " variant");
   check.require(std::isfinite(nb.alpha) && nb.alpha > 0, name + " alpha not positive");
+  const NbWeightRows* rows = nb.weight_rows.get();
   check.require(nb.num_categories == cats && nb.log_prior.size() == cats &&
-                    nb.term_weight.size() == terms * cats && nb.class_constant.size() == cats,
+                    (rows != nullptr ? rows->num_terms == terms && rows->num_categories == cats &&
+                                           nb.term_weight.empty()
+                                     : nb.term_weight.size() == terms * cats) &&
+                    nb.class_constant.size() == cats,
                 name + " sizes differ from the category and term counts");
   check.require_not_nan(nb.log_prior, name + " priors");
   check.require_not_nan(nb.term_weight, name + " weights");
+  if (rows != nullptr) {
+    // What the rows expand to: a NaN or infinite log would make NaN weights.
+    check.require_not_nan(rows->column_default, name + " weights");
+    check.require_not_nan(rows->entry_weight, name + " weights");
+    check.require_finite(rows->row_log, name + " weights");
+    check.require_finite(rows->column_log, name + " weights");
+  }
   check.require_not_nan(nb.class_constant, name + " constants");
   check.require(
       nb.idf.empty() || (nb.idf.size() == terms && method != Method::kBernoulliNaiveBayes),

@@ -224,10 +224,13 @@ void drop_part_weights(ModelPart part, ModelState* model) {
       model->rocchio = RocchioModel();
       return;
     case ModelPart::kMultinomialNb:
+      model->multinomial_nb.weight_rows.reset();
       return std::vector<float>().swap(model->multinomial_nb.term_weight);
     case ModelPart::kBernoulliNb:
+      model->bernoulli_nb.weight_rows.reset();
       return std::vector<float>().swap(model->bernoulli_nb.term_weight);
     case ModelPart::kComplementNb:
+      model->complement_nb.weight_rows.reset();
       return std::vector<float>().swap(model->complement_nb.term_weight);
     case ModelPart::kSvm:
     case ModelPart::kLogreg: {
