@@ -226,7 +226,7 @@ TEST(KnnIndexTwoStepFileTest, TrainingRecordsTheSearchItTunedWith) {
   EXPECT_FALSE(categorizer.classify("comet orbit telescope", exact).empty());
   EXPECT_FALSE(categorizer.classify("comet orbit telescope", two_step).empty());
 
-  // The fixture is small: unset, training keeps the exact search.
+  // Unset, training keeps the exact search.
   const std::string small = dir.file("small");
   train_model({test_data("fixture_train.jsonl")}, small, TrainOptions(), ReadOptions(), nullptr);
   EXPECT_EQ(Categorizer(small).model().knn_search, KnnSearchMode::kExact);

@@ -44,16 +44,15 @@ inline KnnSearch knn_kernel(KnnSearchMode mode) {
   return mode == KnnSearchMode::kTwoStep ? KnnSearch::kTwoStep : KnnSearch::kExhaustive;
 }
 
-// The search training uses and records: the options', or two-step from
-// kKnnTwoStepMinDocs training documents on.
-inline KnnSearchMode knn_training_search(const TrainOptions& options, uint32_t num_docs) {
-  if (options.knn_search) return *options.knn_search;
-  return num_docs >= kKnnTwoStepMinDocs ? KnnSearchMode::kTwoStep : KnnSearchMode::kExact;
+// The search training uses and records: the options', or exact.
+inline KnnSearchMode knn_training_search(const TrainOptions& options) {
+  return options.knn_search.value_or(KnnSearchMode::kExact);
 }
 
-// The two-step search's first stage (KnnSearch::kTwoStep). The defaults
-// come from measurements on 20 Newsgroups and on the scale generator's
-// corpora (BENCHMARKS.md, "kNN in two steps").
+// The two-step search's first stage (KnnSearch::kTwoStep). On 20
+// Newsgroups these defaults find every exact neighbour; on the scale
+// generator's million documents about four in five (BENCHMARKS.md, "kNN in
+// two steps").
 struct KnnTwoStepParams {
   // Candidates rescored exactly: candidates_per_k times k, at least
   // min_candidates (and at most every document).

@@ -162,6 +162,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->knn_similarity_power = model.knn_similarity_power;
   report->knn_concentration = model.knn_concentration;
   report->knn_tf = model.knn_tf;
+  report->knn_search = model.knn_search;
   report->rocchio_gamma = model.rocchio_gamma;
   report->tuned = !model.thresholds.empty();
   report->settings_kept = kept;

@@ -96,7 +96,7 @@ class KnnTuner : public MethodTuner {
                        weightings_[b].tf);
           // The search the model will classify with, so that k and the
           // thresholds are chosen for its neighbours.
-          const KnnSearchMode search = knn_training_search(context_.options, corpus_.num_docs());
+          const KnnSearchMode search = knn_training_search(context_.options);
           if (search == KnnSearchMode::kTwoStep) knn.build_two_step();
           for (const auto& [d, doc] : fold.held_out) {
             std::vector<KnnIndex::Neighbour>& found = neighbours_by_weighting_[b][d];

@@ -64,10 +64,6 @@ enum class KnnSearchMode {
              // several times faster on large training collections
 };
 
-// Below this many training documents an exact search costs about what the
-// two-step search does (BENCHMARKS.md, "kNN in two steps").
-inline constexpr uint32_t kKnnTwoStepMinDocs = 10000;
-
 AUTOCAT_EXPORT std::string knn_search_name(KnnSearchMode mode);  // exact, two-step
 AUTOCAT_EXPORT std::optional<KnnSearchMode> parse_knn_search(const std::string& name);
 
@@ -99,8 +95,9 @@ struct TrainOptions {
   // by cross-validation from 10 to 300 (kDefaultKnnK without tuning).
   std::optional<int> knn_k;
   // kNN's search in cross-validation and, by default, in classification
-  // (ModelState records it). Unset = two-step for training collections of
-  // kKnnTwoStepMinDocs documents or more, exact below.
+  // (ModelState records it); two-step also writes the two-step arrays into
+  // the kNN index file. Unset = exact: two-step has not yet met the recall
+  // it needs to be the default (BENCHMARKS.md, "kNN in two steps").
   std::optional<KnnSearchMode> knn_search;
   // kNN: a neighbour votes with similarity^power, 1 or 2. Unset = chosen by
   // cross-validation (1 without tuning).
