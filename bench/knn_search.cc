@@ -16,6 +16,14 @@
 // usage: knn_search --model DIR [--data FILE] [--k N,N,...] [--terms N,N,...] [--repeat R]
 //                   [--kd-dims D,D,...] [--kd-candidates M,M,...] [--kd-leaves L,L,...]
 //                   [--kd-projection svd,random] [--queries N]
+//                   [--two-step-prune L,L,...] [--two-step-candidates F,F,...]
+//                   [--two-step-terms M,M,...] [--mass]
+//   --two-step-*: two-step searches (KnnSearch::kTwoStep), one row per
+//   combination of prune length L (postings kept per list; the index's own
+//   arrays when it has them with that L, otherwise built here), candidates
+//   F times k and first-stage query terms M (0: all); --mass prints how
+//   much of the query's squared norm and of its exact neighbours' cosines
+//   the top M query terms and the pruned lists carry.
 //   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
 //   --kd-projection svd unless given; --queries N searches with the first N
 //   test documents only (all unless given)
@@ -60,13 +68,14 @@ using Neighbours = std::vector<KnnIndex::Neighbour>;
 
 // Median seconds of `repeat` passes over every test document.
 double time_search(const KnnIndex& index, const std::vector<TestDoc>& docs, int k, int terms,
-                   KnnSearch search, int repeat, std::vector<Neighbours>* results) {
+                   KnnSearch search, int repeat, std::vector<Neighbours>* results,
+                   const autocat::internal::KnnTwoStepParams& two_step = {}) {
   std::vector<double> times;
   for (int r = 0; r < repeat; ++r) {
     results->clear();
     const auto start = Clock::now();
     for (const TestDoc& doc : docs)
-      results->push_back(index.neighbours(doc.terms, k, terms, 1.0, search));
+      results->push_back(index.neighbours(doc.terms, k, terms, 1.0, search, nullptr, two_step));
     times.push_back(since(start));
   }
   std::sort(times.begin(), times.end());
@@ -376,6 +385,117 @@ double recall(const std::vector<Neighbours>& exact, const std::vector<Neighbours
   return wanted > 0 ? hits / wanted : 1.0;
 }
 
+// The query's kNN weights (as KnnIndex::neighbours computes them), heaviest
+// first.
+std::vector<std::pair<uint32_t, double>> query_weights(const KnnIndex& index,
+                                                       const DocumentTerms& query) {
+  std::vector<std::pair<uint32_t, double>> terms;
+  double norm2 = 0.0;
+  for (const auto& tc : query.terms) {
+    if (tc.term >= index.idf().size() || tc.count == 0 || !(index.idf()[tc.term] > 0.0f)) continue;
+    const double w = autocat::internal::knn_tf(tc.count, index.tf()) * index.idf()[tc.term];
+    norm2 += w * w;
+    terms.push_back({tc.term, w});
+  }
+  for (auto& term : terms) term.second /= std::sqrt(norm2);
+  std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
+    return a.second > b.second || (a.second == b.second && a.first < b.first);
+  });
+  return terms;
+}
+
+// --mass: for the top M query terms, their share of the query's squared
+// norm and of the exact neighbours' cosines; for the pruned lists (the
+// index's prune length), the share of the neighbours' cosines carried by
+// postings they keep, over all query terms and over the top M.
+void print_mass(const KnnIndex& index, const std::vector<TestDoc>& docs,
+                const std::vector<Neighbours>& exact, const std::vector<int>& cuts) {
+  std::vector<double> norm_share(cuts.size(), 0.0), cosine_share(cuts.size(), 0.0),
+      pruned_share(cuts.size(), 0.0);
+  double pruned_all = 0.0, query_terms = 0.0, doc_terms = 0.0;
+  std::vector<double> doc_norm_share(cuts.size(), 0.0);
+  std::vector<double> query_weight(index.idf().size(), 0.0);
+  std::vector<int> query_rank(index.idf().size(), -1);
+  size_t counted = 0, neighbours_counted = 0;
+  for (size_t d = 0; d < docs.size(); ++d) {
+    const auto terms = query_weights(index, docs[d].terms);
+    if (terms.empty()) continue;
+    ++counted;
+    query_terms += double(terms.size());
+    for (size_t c = 0; c < cuts.size(); ++c) {
+      double sum = 0.0;
+      for (size_t i = 0; i < terms.size() && int(i) < cuts[c]; ++i)
+        sum += terms[i].second * terms[i].second;
+      norm_share[c] += sum;
+    }
+    for (size_t i = 0; i < terms.size(); ++i) {
+      query_weight[terms[i].first] = terms[i].second;
+      query_rank[terms[i].first] = int(i);
+    }
+    for (const auto& neighbour : exact[d]) {
+      double total = 0.0, in_pruned = 0.0;
+      std::vector<double> top(cuts.size(), 0.0), top_pruned(cuts.size(), 0.0);
+      std::vector<double> doc_weights;
+      for (const auto& entry : index.forward(neighbour.doc)) {
+        doc_weights.push_back(entry.weight);
+        const int rank = query_rank[entry.term];
+        if (rank < 0) continue;
+        const double product = query_weight[entry.term] * entry.weight;
+        total += product;
+        // Kept by the first stage: a whole list, or a pruned one holding it.
+        const KnnIndex::FirstStageList list = index.first_stage_list(entry.term);
+        bool kept = list.pruned == nullptr;
+        if (!kept) {
+          kept = std::binary_search(list.pruned, list.pruned + list.size(),
+                                    autocat::internal::KnnPrunedEntry{neighbour.doc, 0.0f},
+                                    [](const auto& a, const auto& b) { return a.doc < b.doc; });
+        }
+        if (kept) in_pruned += product;
+        for (size_t c = 0; c < cuts.size(); ++c) {
+          if (rank < cuts[c]) {
+            top[c] += product;
+            if (kept) top_pruned[c] += product;
+          }
+        }
+      }
+      std::sort(doc_weights.begin(), doc_weights.end(), std::greater<double>());
+      doc_terms += double(doc_weights.size());
+      for (size_t c = 0; c < cuts.size(); ++c) {
+        double sum = 0.0;
+        for (size_t i = 0; i < doc_weights.size() && int(i) < cuts[c]; ++i) {
+          sum += doc_weights[i] * doc_weights[i];
+        }
+        doc_norm_share[c] += sum;
+      }
+      if (!(total > 0.0)) continue;
+      ++neighbours_counted;
+      pruned_all += in_pruned / total;
+      for (size_t c = 0; c < cuts.size(); ++c) {
+        cosine_share[c] += top[c] / total;
+        pruned_share[c] += top_pruned[c] / total;
+      }
+    }
+    for (const auto& term : terms) {
+      query_weight[term.first] = 0.0;
+      query_rank[term.first] = -1;
+    }
+  }
+  const double n = double(std::max<size_t>(counted, 1));
+  const double m = double(std::max<size_t>(neighbours_counted, 1));
+  std::printf(
+      "mass: %.1f query terms, %.1f terms per neighbour; prune length %u keeps %.4f of "
+      "the neighbours' cosines\n",
+      query_terms / n, doc_terms / m, index.prune_length(), pruned_all / m);
+  std::printf(
+      "| top M terms | share of query norm^2 | share of a neighbour's norm^2 | share of "
+      "neighbours' cosine | of it in pruned lists |\n|---:|---:|---:|---:|---:|\n");
+  for (size_t c = 0; c < cuts.size(); ++c) {
+    std::printf("| %d | %.4f | %.4f | %.4f | %.4f |\n", cuts[c], norm_share[c] / n,
+                doc_norm_share[c] / m, cosine_share[c] / m, pruned_share[c] / m);
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -387,6 +507,8 @@ int main(int argc, char** argv) try {
   size_t max_queries = 0;  // 0: every test document
   std::vector<int> kd_dims, kd_candidates = {1000}, kd_leaves = {0};
   std::vector<std::string> kd_projections = {"svd"};
+  std::vector<int> prune_lengths, candidate_factors = {10}, first_stage_terms = {0};
+  bool mass = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -411,6 +533,14 @@ int main(int argc, char** argv) try {
       kd_candidates = parse_list(value());
     else if (arg == "--kd-leaves")
       kd_leaves = parse_list(value());
+    else if (arg == "--two-step-prune")
+      prune_lengths = parse_list(value());
+    else if (arg == "--two-step-candidates")
+      candidate_factors = parse_list(value());
+    else if (arg == "--two-step-terms")
+      first_stage_terms = parse_list(value());
+    else if (arg == "--mass")
+      mass = true;
     else if (arg == "--kd-projection") {
       kd_projections.clear();
       std::stringstream list(value());
@@ -424,7 +554,8 @@ int main(int argc, char** argv) try {
     } else {
       std::cerr << "usage: knn_search --model DIR [--data FILE] [--k N,N] [--terms N,N] "
                    "[--repeat R] [--kd-dims D,D] [--kd-candidates M,M] [--kd-leaves L,L] "
-                   "[--kd-projection svd,random] [--queries N]\n";
+                   "[--kd-projection svd,random] [--queries N] [--two-step-prune L,L] "
+                   "[--two-step-candidates F,F] [--two-step-terms M,M] [--mass]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -533,6 +664,54 @@ int main(int argc, char** argv) try {
           "%.4f | %.4f |\n",
           k, terms, n / seconds, walked / n, recall(exact, approximate),
           accuracy(index, docs, approximate, power));
+    }
+    // Two-step rows: "postings walked" is the first stage's, "candidates"
+    // the documents rescored exactly.
+    for (int prune : prune_lengths) {
+      if (index.prune_length() != uint32_t(prune)) {
+        // A benchmark's own index: nothing else searches it meanwhile.
+        const auto start = Clock::now();
+        const_cast<KnnIndex&>(index).build_two_step(uint32_t(prune));
+        std::fprintf(stderr, "two-step arrays, L=%d: built in %.2f s (%llu pruned postings)\n",
+                     prune, since(start),
+                     static_cast<unsigned long long>(index.num_pruned_postings()));
+      }
+      if (mass) print_mass(index, docs, exact, {10, 25, 50, 100, 200});
+      for (int factor : candidate_factors) {
+        for (int m : first_stage_terms) {
+          autocat::internal::KnnTwoStepParams params;
+          params.candidates_per_k = uint32_t(factor);
+          params.min_candidates = 0;
+          params.first_stage_terms = uint32_t(m);
+          std::vector<Neighbours> found;
+          const double seconds =
+              time_search(index, docs, k, 0, KnnSearch::kTwoStep, repeat, &found, params);
+          double first = 0, rescored = 0;
+          size_t same_similarities = 0, found_total = 0;
+          for (size_t d = 0; d < docs.size(); ++d) {
+            index.neighbours(docs[d].terms, k, 0, 1.0, KnnSearch::kTwoStep, &stats, params);
+            first += double(stats.postings_walked);
+            rescored += stats.rescored;
+            // Every neighbour found carries its exact similarity.
+            for (const auto& neighbour : found[d]) {
+              ++found_total;
+              for (const auto& truth : exact[d]) {
+                if (truth.doc == neighbour.doc) {
+                  same_similarities += truth.similarity == neighbour.similarity;
+                  break;
+                }
+              }
+            }
+          }
+          std::printf(
+              "| %d | two-step: L=%d, k'=%dk, first-stage terms %s | %.0f | %.0f | %.0f | %zu/%zu "
+              "exact similarities | %.4f | %.4f |\n",
+              k, prune, factor, m == 0 ? "all" : std::to_string(m).c_str(), n / seconds, first / n,
+              rescored / n, same_similarities, found_total, recall(exact, found),
+              accuracy(index, docs, found, power));
+          std::fflush(stdout);
+        }
+      }
     }
     // The k-d tree candidate pass: "postings walked" is the points whose
     // projected distance was computed, "candidates" the exact cosines (at

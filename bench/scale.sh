@@ -5,6 +5,9 @@
 # and the approximate mode that walks only the top 50 query terms (knn_search:
 # docs/s, recall@50 against the exact neighbours, accuracy change), the k-d
 # tree candidate pass (documents projected to 16 dimensions by truncated SVD,
+# the two-step search with the product's defaults (first stage over each
+# query term's pruned list, candidates rescored by exact cosine: docs/s,
+# recall@50, accuracy change, the candidates k' and the cut), the k-d
 # the 5,000 nearest by an exact k-d tree search re-ranked by exact cosine:
 # docs/s and recall@50; a benchmark option, not a product search), and
 # `autocat index` with the default method against plain Xapian TermGenerator
@@ -132,12 +135,15 @@ run train "$out/train.log" /usr/bin/time -f "%e %M" -o "$out/train.time" \
 # train.log holds the JSON report (stdout) and whatever went to stderr.
 read -r train_seconds train_rss_kb < "$out/train.time"
 
-# 4. kNN at k = 50, one thread: exact default search, the top-50-terms mode
-# and the k-d tree candidate pass.
+# 4. kNN at k = 50, one thread: exact default search, the top-50-terms mode,
+# the two-step search (KnnTwoStepParams' and kKnnDefaultPruneLength's
+# defaults) and the k-d tree candidate pass.
 kd_dims=16 kd_candidates=5000
+two_step_prune=2000 two_step_factor=10 two_step_terms=0
 run knn_search "$out/knn_search.log" "$build/bench/knn_search" --model "$model" \
   --data "$corpus" --k 50 --terms 50 --repeat 3 --kd-projection svd --kd-dims $kd_dims \
-  --kd-candidates $kd_candidates --kd-leaves 0
+  --kd-candidates $kd_candidates --kd-leaves 0 --two-step-prune $two_step_prune \
+  --two-step-candidates $two_step_factor --two-step-terms $two_step_terms
 
 # 5. autocat index (default method) against TermGenerator, one thread each.
 run index_throughput "$out/index_throughput.log" "$build/bench/index_throughput" \
@@ -145,13 +151,14 @@ run index_throughput "$out/index_throughput.log" "$build/bench/index_throughput"
 
 python3 - "$docs" "$train_docs" "$test_docs" "$train_seconds" "$train_rss_kb" \
   "$out/train.log" "$out/knn_search.log" "$out/index_throughput.log" "$kd_dims" \
-  "$kd_candidates" << 'PY'
+  "$kd_candidates" "$two_step_prune" "$two_step_factor" "$two_step_terms" << 'PY'
 import json, re, sys
 
 docs, train_docs, test_docs = (int(v) for v in sys.argv[1:4])
 train_seconds, rss_kb = float(sys.argv[4]), int(sys.argv[5])
 train_log, knn_log, index_log = sys.argv[6:9]
 kd_dims, kd_candidates = int(sys.argv[9]), int(sys.argv[10])
+prune, factor, terms = int(sys.argv[11]), int(sys.argv[12]), int(sys.argv[13])
 
 def fail(log, what):
     sys.exit(f"scale.sh: step 'report' found no {what} in {log}; read it")
@@ -174,8 +181,11 @@ for line in open(knn_log):
 exact = next((r for name, r in rows.items() if '(default)' in name), None)
 approx = next((r for name, r in rows.items() if name.startswith('approximate: top 50')), None)
 kd = rows.get(f'k-d tree candidates: svd D={kd_dims}, M={kd_candidates}, exact')
-if not exact or not approx or not kd:
-    fail(knn_log, 'k = 50 rows for the default exact search, the top 50 terms and the k-d tree')
+terms_name = 'all' if terms == 0 else str(terms)
+two = rows.get(f"two-step: L={prune}, k'={factor}k, first-stage terms {terms_name}")
+if not exact or not approx or not kd or not two:
+    fail(knn_log, 'k = 50 rows for the default exact search, the top 50 terms, the two-step '
+         'search and the k-d tree')
 
 speeds = {}
 for line in open(index_log):
@@ -199,6 +209,12 @@ print(json.dumps({
     'knn_approx_docs_per_s': float(approx[2]),
     'knn_approx_recall_at_k': float(approx[6]),
     'knn_approx_accuracy_delta': round(float(approx[7]) - float(exact[7]), 4),
+    'knn_two_step_docs_per_s': float(two[2]),
+    'knn_two_step_recall_at_k': float(two[6]),
+    'knn_two_step_accuracy_change': round(float(two[7]) - float(exact[7]), 4),
+    'knn_two_step_candidates': factor * 50,
+    'knn_two_step_cut': f'first stage: {terms_name} query terms over pruned lists of '
+                        f'{prune} postings',
     'kdtree_mode': f'svd to {kd_dims} dimensions, exact k-d tree top {kd_candidates}, '
                    'exact cosine re-rank',
     'kdtree_recall_at_k': float(kd[6]),

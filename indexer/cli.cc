@@ -203,6 +203,10 @@ void add_method_option(OptionSet& options, const std::string& more, const std::s
 void add_k_option(OptionSet& options) {
   options.value("--k", "N",
                 "kNN: neighbours that vote (default: the model's, chosen when training)");
+  options.value("--knn-search", "S",
+                "kNN: exact (every posting of every term) or two-step (candidates from the "
+                "highest-weight postings, rescored by exact cosine) (default: the search the "
+                "model was tuned with)");
 }
 
 void add_decision_options(OptionSet& options) {
@@ -225,6 +229,13 @@ ClassifyOptions classify_options(const ParsedArgs& args) {
   ClassifyOptions options;
   options.method = args.method();
   options.k = static_cast<int>(args.integer("k", 0, 1, 100000));  // 0 = the model's
+  if (args.has("knn-search")) {
+    options.knn_search = parse_knn_search(args.value("knn-search"));
+    if (!options.knn_search) {
+      throw UsageError("--knn-search takes exact or two-step, not '" + args.value("knn-search") +
+                       "'");
+    }
+  }
   if (args.has("any-of") && args.has("one-of")) {
     throw UsageError("--any-of and --one-of exclude each other");
   }

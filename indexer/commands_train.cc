@@ -560,6 +560,7 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["knn_similarity_power"] = report.knn_similarity_power;
     json["knn_concentration"] = report.knn_concentration;
     json["knn_tf"] = internal::knn_tf_name(report.knn_tf);
+    json["knn_search"] = knn_search_name(report.knn_search);
     json["rocchio_gamma"] = report.rocchio_gamma;
     json["svm_c"] = report.svm_c;
     json["logreg_c"] = report.logreg_c;

@@ -46,6 +46,9 @@ void add_train_options(OptionSet& options, const std::string& heading) {
                 "cross-validation from 0 to 3)");
   options.value("--knn-k", "K",
                 "kNN's default k (default: chosen by cross-validation from 10 to 300)");
+  options.value("--knn-search", "S",
+                "kNN's search in cross-validation and, by default, in classification: exact, "
+                "or two-step (also writes the two-step arrays into knn.index) (default: exact)");
   options.value("--knn-concentration", "X",
                 "kNN weighs each term by idf times its relevance frequency (tf.rf: "
                 "log2(2 + a / max(1, b)) for the category where it is highest, a and b its "
@@ -148,6 +151,13 @@ TrainOptions train_options(const ParsedArgs& args) {
     options.rocchio_gamma = args.number("rocchio-gamma", 0, 0.0, 100.0);
   }
   if (args.has("knn-k")) options.knn_k = static_cast<int>(args.integer("knn-k", 0, 1, 100000));
+  if (args.has("knn-search")) {
+    options.knn_search = parse_knn_search(args.value("knn-search"));
+    if (!options.knn_search) {
+      throw UsageError("--knn-search takes exact or two-step, not '" + args.value("knn-search") +
+                       "'");
+    }
+  }
   if (args.has("knn-concentration")) {
     options.knn_concentration = args.number("knn-concentration", 0, 0.0, 4.0);
   }

@@ -119,13 +119,12 @@ std::vector<autocat::Category> from_tuples(const py::iterable& tuples) {
   return categories;
 }
 
-autocat::IndexOptions make_options(const std::optional<std::string>& method, int k,
-                                   const std::optional<std::string>& decision,
-                                   std::optional<bool> other, double min_score,
-                                   bool tuned_thresholds, int max_categories,
-                                   int knn_max_query_terms, const std::string& category_prefix,
-                                   Xapian::valueno category_slot, bool categorize,
-                                   bool index_text) {
+autocat::IndexOptions make_options(
+    const std::optional<std::string>& method, int k, const std::optional<std::string>& decision,
+    std::optional<bool> other, double min_score, bool tuned_thresholds, int max_categories,
+    int knn_max_query_terms, const std::optional<std::string>& knn_search,
+    const std::string& category_prefix, Xapian::valueno category_slot, bool categorize,
+    bool index_text) {
   autocat::IndexOptions options;
   if (method) {
     options.classify.method = autocat::parse_method(*method);
@@ -162,6 +161,13 @@ autocat::IndexOptions make_options(const std::optional<std::string>& method, int
   options.classify.tuned_thresholds = tuned_thresholds;
   options.classify.max_categories = max_categories;
   options.classify.knn_max_query_terms = knn_max_query_terms;
+  if (knn_search) {
+    options.classify.knn_search = autocat::parse_knn_search(*knn_search);
+    if (!options.classify.knn_search) {
+      throw autocat::InvalidArgumentError("unknown knn_search '" + *knn_search +
+                                          "'; choose exact or two-step");
+    }
+  }
   options.category_prefix = category_prefix;
   options.category_slot = category_slot;
   options.categorize = categorize;
@@ -455,7 +461,8 @@ const char kInitDoc[] =
     "model's), decision (\"one-of\" or \"any-of\"; None: the model's), other (whether one-of may "
     "assign no category; None: the model's), min_score (categories scoring below it are not "
     "assigned), tuned_thresholds (use the thresholds tuned at training), max_categories (at most "
-    "this many assigned), knn_max_query_terms (0: all), category_prefix (term prefix of "
+    "this many assigned), knn_max_query_terms (0: all), knn_search (\"exact\" or \"two-step\"; "
+    "None: the search the model was tuned with), category_prefix (term prefix of "
     "categories, \"XC\"), category_slot (value slot of categories, 200), categorize (False: "
     "index() adds text terms only), index_text (False: index() adds categories only).\n\n"
     "Returns the opened indexer. Raises NotFoundError (no model there), ModelFormatError (a "
@@ -603,12 +610,13 @@ PYBIND11_MODULE(_autocat, module) {
       .def(py::init([](const std::string& model_dir, const std::optional<std::string>& method,
                        int k, const std::optional<std::string>& decision, std::optional<bool> other,
                        double min_score, bool tuned_thresholds, int max_categories,
-                       int knn_max_query_terms, const std::string& category_prefix,
-                       Xapian::valueno category_slot, bool categorize, bool index_text) {
+                       int knn_max_query_terms, const std::optional<std::string>& knn_search,
+                       const std::string& category_prefix, Xapian::valueno category_slot,
+                       bool categorize, bool index_text) {
              auto indexer = std::make_unique<autocat::CategoryIndexer>(
                  model_dir, make_options(method, k, decision, other, min_score, tuned_thresholds,
-                                         max_categories, knn_max_query_terms, category_prefix,
-                                         category_slot, categorize, index_text));
+                                         max_categories, knn_max_query_terms, knn_search,
+                                         category_prefix, category_slot, categorize, index_text));
              emit_warnings(*indexer);
              return indexer;
            }),
@@ -616,6 +624,7 @@ PYBIND11_MODULE(_autocat, module) {
            py::arg("decision") = py::none(), py::arg("other") = py::none(),
            py::arg("min_score") = 0.0, py::arg("tuned_thresholds") = true,
            py::arg("max_categories") = 5, py::arg("knn_max_query_terms") = 0,
+           py::arg("knn_search") = py::none(),
            py::arg("category_prefix") = autocat::kDefaultCategoryPrefix,
            py::arg("category_slot") = autocat::kDefaultCategorySlot, py::arg("categorize") = true,
            py::arg("index_text") = true, kInitDoc)

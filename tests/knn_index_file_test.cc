@@ -137,6 +137,102 @@ TEST(KnnIndexStreamedFileTest, SameBytesAsTheInMemoryIndexWrites) {
                InvalidArgumentError);
 }
 
+// The two-step arrays: the streaming writer gives the in-memory index's
+// bytes with them too; the file maps them back and searches as the index it
+// was written from; a file from before them (version 1) opens and its
+// two-step search is the exact one; a damaged section is refused by name.
+TEST(KnnIndexTwoStepFileTest, WrittenMappedAndOldFilesStillOpen) {
+  testing_util::TempDir dir;
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 300; ++d) {
+    std::vector<std::string> terms;
+    for (int i = 0; i < 12; ++i) terms.push_back("t" + std::to_string((d * 7 + i * i) % 90));
+    docs.push_back({terms, {"c" + std::to_string(d % 3)}});
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const std::string in_memory = dir.file("in-memory.index"), streamed = dir.file("streamed.index"),
+                    old = dir.file("old.index");
+  KnnIndex built(corpus, idf);
+  built.build_two_step(15);
+  ASSERT_GT(built.num_pruned_postings(), 0u);
+  built.write(in_memory);
+  write_knn_index(corpus, idf, KnnTf::kSublinear, streamed, 15);
+  EXPECT_EQ(read_file(streamed), read_file(in_memory));
+  write_knn_index(corpus, idf, KnnTf::kSublinear, old);  // version 1
+  EXPECT_LT(read_file(old).size(), read_file(streamed).size());
+
+  const auto mapped = KnnIndex::open(streamed, idf, corpus.num_docs(), corpus.num_categories());
+  ASSERT_TRUE(mapped != nullptr && mapped->has_two_step());
+  EXPECT_EQ(mapped->prune_length(), 15u);
+  const auto before = KnnIndex::open(old, idf, corpus.num_docs(), corpus.num_categories());
+  ASSERT_TRUE(before != nullptr);
+  EXPECT_FALSE(before->has_two_step());
+  const Vocabulary vocabulary(corpus.terms);
+  KnnTwoStepParams params;
+  params.min_candidates = 0;
+  params.candidates_per_k = 2;
+  params.always = true;
+  for (int d = 0; d < 300; d += 37) {
+    const DocumentTerms query = make_document_terms(vocabulary, docs[size_t(d)].terms);
+    const auto from_memory =
+        built.neighbours(query, 10, 0, 1.0, KnnSearch::kTwoStep, nullptr, params);
+    const auto from_file =
+        mapped->neighbours(query, 10, 0, 1.0, KnnSearch::kTwoStep, nullptr, params);
+    ASSERT_EQ(from_file.size(), from_memory.size());
+    for (size_t i = 0; i < from_file.size(); ++i) {
+      EXPECT_EQ(from_file[i].doc, from_memory[i].doc);
+      EXPECT_EQ(from_file[i].similarity, from_memory[i].similarity);
+    }
+    const auto exact = built.neighbours(query, 10, 0, 1.0, KnnSearch::kPostingWalk);
+    const auto fallback =
+        before->neighbours(query, 10, 0, 1.0, KnnSearch::kTwoStep, nullptr, params);
+    ASSERT_EQ(fallback.size(), exact.size());
+    for (size_t i = 0; i < exact.size(); ++i) EXPECT_EQ(fallback[i].doc, exact[i].doc);
+  }
+
+  // The section's magic bytes, damaged.
+  std::string bytes = read_file(streamed);
+  const size_t section = bytes.find(std::string(kKnnTwoStepMagic, 8));
+  ASSERT_NE(section, std::string::npos);
+  bytes[section] = 'X';
+  write_file(streamed, bytes);
+  try {
+    KnnIndex::open(streamed, idf, corpus.num_docs(), corpus.num_categories());
+    FAIL() << "expected ModelFormatError";
+  } catch (const ModelFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(streamed), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("two-step section"), std::string::npos) << e.what();
+  }
+}
+
+// Training with the two-step search records it in the model and writes the
+// arrays; `--knn-search exact` (ClassifyOptions) still classifies exactly.
+TEST(KnnIndexTwoStepFileTest, TrainingRecordsTheSearchItTunedWith) {
+  testing_util::TempDir dir;
+  const std::string model = dir.file("model");
+  TrainOptions options;
+  options.knn_search = KnnSearchMode::kTwoStep;
+  train_model({test_data("fixture_train.jsonl")}, model, options, ReadOptions(), nullptr);
+  const Categorizer categorizer(model);
+  EXPECT_EQ(categorizer.model().knn_search, KnnSearchMode::kTwoStep);
+  EXPECT_TRUE(categorizer.knn_index().has_two_step());
+  ClassifyOptions exact;
+  exact.knn_search = KnnSearchMode::kExact;
+  exact.method = Method::kKnn;
+  ClassifyOptions two_step = exact;
+  two_step.knn_search = KnnSearchMode::kTwoStep;
+  EXPECT_EQ(categorizer.knn_search(ClassifyOptions()), KnnSearchMode::kTwoStep);
+  EXPECT_FALSE(categorizer.classify("comet orbit telescope", exact).empty());
+  EXPECT_FALSE(categorizer.classify("comet orbit telescope", two_step).empty());
+
+  // Unset, training keeps the exact search.
+  const std::string small = dir.file("small");
+  train_model({test_data("fixture_train.jsonl")}, small, TrainOptions(), ReadOptions(), nullptr);
+  EXPECT_EQ(Categorizer(small).model().knn_search, KnnSearchMode::kExact);
+  EXPECT_FALSE(Categorizer(small).knn_index().has_two_step());
+}
+
 TEST_F(KnnIndexFileTest, TrainWritesItAndLoadingMapsIt) {
   ASSERT_TRUE(fs::is_regular_file(paths_.knn_index));
   const Categorizer mapped(model_dir_);

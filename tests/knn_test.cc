@@ -575,6 +575,71 @@ TEST_F(KnnTest, ConcurrentClassificationGivesIdenticalResults) {
   for (const auto& results : parallel) EXPECT_EQ(results, serial);
 }
 
+// Two-step whose first stage reads every list whole and keeps every
+// document as a candidate is the exact search, bit for bit: the second
+// stage adds the products in the exact walk's order.
+TEST_F(KnnTest, TwoStepWithEveryDocumentACandidateIsExact) {
+  build(repeated(random_documents(800, 300, 5, 515), 2));
+  auto index = std::make_shared<KnnIndex>(corpus_, idf_, KnnTf::kDoubleLog);
+  index->build_two_step(corpus_.num_docs());  // no list pruned
+  ASSERT_TRUE(index->has_two_step());
+  EXPECT_EQ(index->num_pruned_postings(), 0u);
+  KnnTwoStepParams every;
+  every.min_candidates = corpus_.num_docs();
+  every.always = true;
+  std::vector<LabelledTerms> queries = random_documents(20, 320, 5, 616);
+  for (uint32_t d = 0; d < 20; ++d) queries.push_back(docs_[d * 71]);
+  for (const LabelledTerms& q : queries) {
+    const DocumentTerms doc = query(q.terms);
+    for (int k : {1, 10, 50}) {
+      KnnSearchStats stats;
+      const auto exact = index->neighbours(doc, k, 0, 1.0, KnnSearch::kPostingWalk);
+      const auto two_step = index->neighbours(doc, k, 0, 1.0, KnnSearch::kTwoStep, &stats, every);
+      EXPECT_GT(stats.rescored, 0u);
+      expect_same_neighbours(exact, two_step, k);
+    }
+  }
+}
+
+// With a lossy first stage (short pruned lists, three query terms, twice k
+// candidates) two-step misses some exact neighbours, but every neighbour it
+// returns carries its true cosine, bit for bit.
+TEST_F(KnnTest, TwoStepReturnsTrueCosinesEvenWhenItMissesNeighbours) {
+  build(random_documents(1500, 400, 5, 717));
+  auto index = std::make_shared<KnnIndex>(corpus_, idf_);
+  index->build_two_step(30);
+  ASSERT_GT(index->num_pruned_postings(), 0u);
+  KnnTwoStepParams lossy;
+  lossy.candidates_per_k = 2;
+  lossy.min_candidates = 0;
+  lossy.first_stage_terms = 3;
+  lossy.always = true;
+  size_t hits = 0, wanted = 0;
+  for (const LabelledTerms& q : random_documents(30, 420, 5, 818)) {
+    const DocumentTerms doc = query(q.terms);
+    std::map<uint32_t, float> truth;
+    for (const auto& n :
+         index->neighbours(doc, int(corpus_.num_docs()), 0, 1.0, KnnSearch::kPostingWalk)) {
+      truth[n.doc] = n.similarity;
+    }
+    const int k = 20;
+    const auto exact = index->neighbours(doc, k, 0, 1.0, KnnSearch::kPostingWalk);
+    const auto cut = index->neighbours(doc, k, 0, 1.0, KnnSearch::kTwoStep, nullptr, lossy);
+    ASSERT_EQ(cut.size(), exact.size());
+    for (const auto& n : cut) {
+      ASSERT_EQ(truth.count(n.doc), 1u) << n.doc;
+      EXPECT_EQ(truth[n.doc], n.similarity) << "doc " << n.doc;
+    }
+    std::set<uint32_t> exact_docs;
+    for (const auto& n : exact) exact_docs.insert(n.doc);
+    for (const auto& n : cut) hits += exact_docs.count(n.doc);
+    wanted += exact.size();
+  }
+  // Lossy, so that the similarities above were checked on a real cut.
+  EXPECT_LT(hits, wanted);
+  EXPECT_GT(hits, wanted / 4);  // 235 of 600 when written
+}
+
 TEST_F(KnnTest, RejectsMismatchedIdf) {
   const TrainingCorpus corpus = make_training_corpus({{split("a b"), {"x"}}});
   EXPECT_THROW(KnnIndex index(corpus, std::vector<float>(1, 1.0f)), InvalidArgumentError);
@@ -732,6 +797,40 @@ void expect_learned_documents_match_an_index_built_with_them(KnnTf tf) {
     for (const auto& n : got) learned_neighbours += n.doc >= 200 ? 1 : 0;
   }
   EXPECT_GT(learned_neighbours, 0u);  // the learned documents took part
+}
+
+// Learned documents enter both stages of the two-step search: each one
+// among the exact neighbours of an index built with them is found, with its
+// cosine, over a base searched in two steps.
+TEST(KnnLiveIndexTest, LearnedDocumentsAreFoundByTheTwoStepSearch) {
+  const std::vector<LabelledTerms> docs = random_documents(600, 80, 4, 31);
+  const std::vector<LabelledTerms> base_docs(docs.begin(), docs.begin() + 500);
+  const TrainingCorpus base_corpus = make_training_corpus(base_docs);
+  const Vocabulary vocabulary(base_corpus.terms);
+  const std::vector<float> idf = compute_idf(base_corpus.df, base_corpus.num_docs(), {});
+  auto base = std::make_shared<KnnIndex>(base_corpus, idf);
+  base->build_two_step(20);
+  ASSERT_GT(base->num_pruned_postings(), 0u);
+  KnnLiveIndex live(base, std::vector<std::string>());
+  std::vector<LabelledTerms> learned(docs.begin() + 500, docs.end());
+  for (size_t d = 0; d < learned.size(); ++d) {
+    live.learn("doc-" + std::to_string(d), make_document_terms(vocabulary, learned[d].terms), {0});
+  }
+  size_t learned_found = 0;
+  for (const LabelledTerms& q : random_documents(30, 80, 4, 32)) {
+    const DocumentTerms terms = make_document_terms(vocabulary, q.terms);
+    const auto exact = live.neighbours(terms, 20, 0, 1.0, KnnSearch::kExhaustive);
+    const auto two_step = live.neighbours(terms, 20, 0, 1.0, KnnSearch::kTwoStep);
+    for (const auto& n : exact) {
+      if (n.doc < base->num_docs()) continue;
+      const auto found = std::find_if(two_step.begin(), two_step.end(),
+                                      [&](const auto& m) { return m.doc == n.doc; });
+      ASSERT_NE(found, two_step.end()) << "learned document " << n.doc;
+      EXPECT_EQ(found->similarity, n.similarity);
+      ++learned_found;
+    }
+  }
+  EXPECT_GT(learned_found, 0u);
 }
 
 TEST(KnnLiveIndexTest, LearnedDocumentsMatchAnIndexBuiltWithThem) {

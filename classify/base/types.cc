@@ -41,4 +41,14 @@ std::optional<Decision> parse_decision(const std::string& name) {
   return std::nullopt;
 }
 
+std::string knn_search_name(KnnSearchMode mode) {
+  return mode == KnnSearchMode::kTwoStep ? "two-step" : "exact";
+}
+
+std::optional<KnnSearchMode> parse_knn_search(const std::string& name) {
+  if (name == "exact") return KnnSearchMode::kExact;
+  if (name == "two-step") return KnnSearchMode::kTwoStep;
+  return std::nullopt;
+}
+
 }  // namespace autocat

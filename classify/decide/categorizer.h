@@ -125,6 +125,10 @@ class Categorizer {
   int knn_k() const { return model_.knn_k; }
   int knn_k(const ClassifyOptions& options) const { return knn_k(options.k); }
   int knn_k(int k) const { return k > 0 ? k : knn_k(); }
+  // The kNN search `options` ask for: theirs, or the model's.
+  KnnSearchMode knn_search(const ClassifyOptions& options) const {
+    return options.knn_search.value_or(model_.knn_search);
+  }
 
   // The categories assigned (see ClassifyOptions: decision, other,
   // min_score, tuned_thresholds, max_categories).
@@ -211,6 +215,9 @@ class Categorizer {
   // database: `db` if given (open already), else opened for this. Throws
   // NotFoundError or ModelFormatError naming it.
   std::vector<std::string> training_ids(const Xapian::Database* db = nullptr) const;
+  // kNN's index built in memory from `corpus`, with the two-step arrays if
+  // the model was tuned with the two-step search.
+  std::shared_ptr<const KnnIndex> build_knn_index(const TrainingCorpus& corpus) const;
   // Throws InvalidArgumentError if the model directory's installed model
   // is no longer the one this object opened (nothing for a model fitted in
   // memory).

@@ -171,13 +171,21 @@ const LinearModel& Categorizer::linear(Method method) const {
   return method == Method::kSvm ? model_.svm : model_.logreg;
 }
 
+std::shared_ptr<const KnnIndex> Categorizer::build_knn_index(const TrainingCorpus& corpus) const {
+  auto index = std::make_shared<KnnIndex>(corpus, model_.knn_weights(idf_), model_.knn_tf);
+  // The two-step arrays the index file would hold, for the search the
+  // model was tuned with.
+  if (model_.knn_search == KnnSearchMode::kTwoStep) index->build_two_step();
+  return index;
+}
+
 const KnnIndex& Categorizer::knn_index() const {
   // If building throws, call_once lets the next caller try again.
   std::call_once(knn_.once, [this] {
     std::shared_ptr<const KnnIndex> index;
     std::shared_ptr<KnnLiveIndex> live;
     if (corpus_) {
-      index = std::make_shared<const KnnIndex>(*corpus_, model_.knn_weights(idf_), model_.knn_tf);
+      index = build_knn_index(*corpus_);
       live = std::make_shared<KnnLiveIndex>(index, std::vector<std::string>());
     } else if ((index = KnnIndex::open(paths_.knn_index, model_.knn_weights(idf_), model_.num_docs,
                                        static_cast<uint32_t>(model_.categories.size()),
@@ -194,7 +202,7 @@ const KnnIndex& Categorizer::knn_index() const {
       }
       TrainingCorpus corpus = read_training_corpus(knn_.training_db, path, model_dir_);
       check_corpus_matches(corpus, model_, path);
-      index = std::make_shared<const KnnIndex>(corpus, model_.knn_weights(idf_), model_.knn_tf);
+      index = build_knn_index(corpus);
       // The database open since construction: this generation may have
       // been removed by later trains meanwhile.
       live = std::make_shared<KnnLiveIndex>(index, training_ids(&knn_.training_db));
@@ -219,7 +227,8 @@ const KnnIndex& Categorizer::knn_index() const {
       }
     }
     knn_.classifier = std::make_unique<KnnClassifier>(std::shared_ptr<const KnnLiveIndex>(live),
-                                                      model_.knn_similarity_power, model_.knn_k);
+                                                      model_.knn_similarity_power, model_.knn_k,
+                                                      model_.knn_search);
     knn_.index = std::move(index);
     {
       // Records caught up while the index was built follow the open's.

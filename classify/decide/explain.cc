@@ -153,8 +153,9 @@ void Explainer::explain_knn(const DocumentTerms& doc, const ExplainOptions& opti
   open_training_database();
   const KnnIndex& index = categorizer_.knn_index();
   const ClassifyOptions& classify = options.classify;
-  const std::vector<KnnIndex::Neighbour> neighbours = index.neighbours(
-      doc, categorizer_.knn_k(classify), classify.knn_max_query_terms, classify.knn_max_df_ratio);
+  const std::vector<KnnIndex::Neighbour> neighbours =
+      index.neighbours(doc, categorizer_.knn_k(classify), classify.knn_max_query_terms,
+                       classify.knn_max_df_ratio, knn_kernel(categorizer_.knn_search(classify)));
   const std::vector<std::string>& categories = categorizer_.categories();
 
   for (size_t i = 0; i < neighbours.size() && i < options.max_neighbours; ++i) {

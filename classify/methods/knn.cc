@@ -22,26 +22,33 @@ void check_knn_classifier(bool has_index, int similarity_power) {
 }  // namespace
 
 KnnClassifier::KnnClassifier(std::shared_ptr<const KnnIndex> index, int similarity_power,
-                             int default_k)
-    : index_(std::move(index)), similarity_power_(similarity_power), default_k_(default_k) {
+                             int default_k, KnnSearchMode default_search)
+    : index_(std::move(index)),
+      similarity_power_(similarity_power),
+      default_k_(default_k),
+      default_search_(default_search) {
   check_knn_classifier(index_ != nullptr, similarity_power_);
 }
 
 KnnClassifier::KnnClassifier(std::shared_ptr<const KnnLiveIndex> live, int similarity_power,
-                             int default_k)
-    : live_(std::move(live)), similarity_power_(similarity_power), default_k_(default_k) {
+                             int default_k, KnnSearchMode default_search)
+    : live_(std::move(live)),
+      similarity_power_(similarity_power),
+      default_k_(default_k),
+      default_search_(default_search) {
   check_knn_classifier(live_ != nullptr, similarity_power_);
 }
 
 void KnnClassifier::score(const DocumentTerms& doc, const ClassifyOptions& options,
                           std::vector<double>* scores) const {
   const int k = options.k > 0 ? options.k : default_k_;
+  const KnnSearch search = knn_kernel(options.knn_search.value_or(default_search_));
   if (live_) {
-    live_->score(doc, k, options, similarity_power_, scores);
+    live_->score(doc, k, options, similarity_power_, scores, search);
     return;
   }
   const std::vector<KnnIndex::Neighbour> neighbours =
-      index_->neighbours(doc, k, options.knn_max_query_terms, options.knn_max_df_ratio);
+      index_->neighbours(doc, k, options.knn_max_query_terms, options.knn_max_df_ratio, search);
   knn_vote(
       neighbours, similarity_power_, index_->num_categories(),
       [&](uint32_t d) { return index_->doc_categories(d); }, scores);

@@ -32,10 +32,13 @@ class KnnClassifier : public Classifier {
   // Each neighbour votes with similarity^similarity_power (1 or 2; chosen by
   // cross-validation at training time).
   // `default_k` applies when ClassifyOptions::k is 0.
+  // `default_search` applies when ClassifyOptions::knn_search is unset.
   explicit KnnClassifier(std::shared_ptr<const KnnIndex> index, int similarity_power = 1,
-                         int default_k = kDefaultKnnK);
+                         int default_k = kDefaultKnnK,
+                         KnnSearchMode default_search = KnnSearchMode::kExact);
   // Classifies over a live index (see KnnLiveIndex).
-  KnnClassifier(std::shared_ptr<const KnnLiveIndex> live, int similarity_power, int default_k);
+  KnnClassifier(std::shared_ptr<const KnnLiveIndex> live, int similarity_power, int default_k,
+                KnnSearchMode default_search = KnnSearchMode::kExact);
   Method method() const override { return Method::kKnn; }
   // Score of c = (sum of votes of the k neighbours labelled c) / (sum of the
   // votes of all k neighbours).
@@ -47,6 +50,7 @@ class KnnClassifier : public Classifier {
   std::shared_ptr<const KnnLiveIndex> live_;  // null: the base index alone
   int similarity_power_;
   int default_k_;
+  KnnSearchMode default_search_;
 };
 
 }  // namespace autocat::internal

@@ -189,6 +189,67 @@ const float* KnnIndex::dense_column(uint32_t t) const {
   return dense_columns_[slot].get();
 }
 
+std::vector<KnnPrunedEntry> knn_pruned_list(const uint32_t* doc, const float* weight, size_t n,
+                                            uint32_t prune_length) {
+  if (n <= prune_length) return {};
+  std::vector<KnnPrunedEntry> kept(n);
+  for (size_t i = 0; i < n; ++i) kept[i] = {doc[i], weight[i]};
+  std::nth_element(kept.begin(), kept.begin() + prune_length, kept.end(),
+                   [](const KnnPrunedEntry& a, const KnnPrunedEntry& b) {
+                     return a.weight > b.weight || (a.weight == b.weight && a.doc < b.doc);
+                   });
+  kept.resize(prune_length);
+  // In document order: the first stage's scattered additions then move
+  // forward through the accumulator.
+  std::sort(kept.begin(), kept.end(),
+            [](const KnnPrunedEntry& a, const KnnPrunedEntry& b) { return a.doc < b.doc; });
+  return kept;
+}
+
+void KnnIndex::build_two_step(uint32_t prune_length) {
+  if (prune_length == 0) throw InvalidArgumentError("kNN two-step search: prune length 0");
+  const uint32_t num_terms = static_cast<uint32_t>(idf_.size());
+  // The forward index: the postings transposed, each document's terms in
+  // increasing order.
+  owned_forward_start_.assign(size_t(num_docs_) + 1, 0);
+  for (uint32_t t = 0; t < num_terms; ++t) {
+    const TermPostings list = postings(t);
+    for (size_t i = 0; i < list.size; ++i) ++owned_forward_start_[size_t(list.doc[i]) + 1];
+  }
+  for (uint32_t d = 0; d < num_docs_; ++d) owned_forward_start_[d + 1] += owned_forward_start_[d];
+  owned_forward_.resize(num_postings_);
+  {
+    std::vector<uint64_t> next(owned_forward_start_.begin(), owned_forward_start_.end() - 1);
+    for (uint32_t t = 0; t < num_terms; ++t) {
+      const TermPostings list = postings(t);
+      for (size_t i = 0; i < list.size; ++i) {
+        owned_forward_[next[list.doc[i]]++] = {t, list.weight[i]};
+      }
+    }
+  }
+  owned_pruned_start_.assign(size_t(num_terms) + 1, 0);
+  owned_pruned_.clear();
+  for (uint32_t t = 0; t < num_terms; ++t) {
+    owned_pruned_start_[t] = owned_pruned_.size();
+    const TermPostings list = postings(t);
+    const std::vector<KnnPrunedEntry> kept =
+        knn_pruned_list(list.doc, list.weight, list.size, prune_length);
+    owned_pruned_.insert(owned_pruned_.end(), kept.begin(), kept.end());
+  }
+  owned_pruned_start_[num_terms] = owned_pruned_.size();
+  owned_pruned_.shrink_to_fit();
+  prune_length_ = prune_length;
+  use_owned_two_step();
+}
+
+void KnnIndex::use_owned_two_step() {
+  num_pruned_ = owned_pruned_.size();
+  forward_start_ = owned_forward_start_.data();
+  forward_ = owned_forward_.data();
+  pruned_start_ = owned_pruned_start_.data();
+  pruned_ = owned_pruned_.data();
+}
+
 size_t KnnIndex::memory_bytes() const {
   return owned_posting_doc_.capacity() * sizeof(uint32_t) +
          owned_posting_weight_.capacity() * sizeof(float) +
@@ -196,6 +257,10 @@ size_t KnnIndex::memory_bytes() const {
          df_.capacity() * sizeof(uint32_t) +
          owned_doc_category_start_.capacity() * sizeof(uint32_t) +
          owned_doc_category_.capacity() * sizeof(uint32_t) +
-         max_weight_.capacity() * sizeof(float) + dense_bytes_.load();
+         max_weight_.capacity() * sizeof(float) + dense_bytes_.load() +
+         owned_forward_start_.capacity() * sizeof(uint64_t) +
+         owned_forward_.capacity() * sizeof(KnnForwardEntry) +
+         owned_pruned_start_.capacity() * sizeof(uint64_t) +
+         owned_pruned_.capacity() * sizeof(KnnPrunedEntry);
 }
 }  // namespace autocat::internal

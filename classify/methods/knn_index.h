@@ -19,20 +19,56 @@
 #include <unordered_map>
 #include <vector>
 
+#include "autocat/options.h"
 #include "classify/corpus/training_collection.h"
 #include "classify/corpus/weighting.h"
 
 namespace autocat::internal {
 
-// How KnnIndex::neighbours finds the top k. All give the same neighbours
-// with the same similarities; kExhaustive is the default.
+// How KnnIndex::neighbours finds the top k. The first three give the same
+// neighbours with the same similarities; kExhaustive is the default.
 enum class KnnSearch {
   kMaxScore,     // skips documents whose upper bound cannot reach the top k
   kExhaustive,   // every query term over every document; the longest lists
                  // are added as dense columns (see KnnIndex::dense_column)
   kPostingWalk,  // accumulates every posting of every query term, one by
                  // one: the reference the tests compare the others to
+  kTwoStep,      // candidates from the heaviest query terms' pruned lists,
+                 // rescored by their exact cosine from the forward index
+                 // (the same float as the others give); the top k of those.
+                 // An index without the two-step arrays searches exhaustively.
 };
+
+// The kernel that runs a ClassifyOptions::knn_search mode.
+inline KnnSearch knn_kernel(KnnSearchMode mode) {
+  return mode == KnnSearchMode::kTwoStep ? KnnSearch::kTwoStep : KnnSearch::kExhaustive;
+}
+
+// The search training uses and records: the options', or exact.
+inline KnnSearchMode knn_training_search(const TrainOptions& options) {
+  return options.knn_search.value_or(KnnSearchMode::kExact);
+}
+
+// The two-step search's first stage (KnnSearch::kTwoStep). On 20
+// Newsgroups these defaults find every exact neighbour; on the scale
+// generator's million documents about four in five (BENCHMARKS.md, "kNN in
+// two steps").
+struct KnnTwoStepParams {
+  // Candidates rescored exactly: candidates_per_k times k, at least
+  // min_candidates (and at most every document).
+  uint32_t candidates_per_k = 10;
+  uint32_t min_candidates = 200;
+  // Query terms walked in the first stage, heaviest (query weight) first;
+  // 0 = every query term.
+  uint32_t first_stage_terms = 0;
+  // Run both stages even where the exact walk would read no more postings
+  // (tests of the stages themselves).
+  bool always = false;
+};
+
+// Postings kept per term in the two-step search's pruned lists (the
+// highest-weight ones; lists no longer than this are read whole).
+inline constexpr uint32_t kKnnDefaultPruneLength = 2000;
 
 // What one KnnIndex::neighbours call walked (for tests and benchmarks).
 struct KnnSearchStats {
@@ -41,7 +77,21 @@ struct KnnSearchStats {
   uint64_t postings_walked = 0;
   uint32_t candidates = 0;   // documents looked up in the other terms' lists
   uint32_t dense_terms = 0;  // terms added as dense columns
+  uint32_t rescored = 0;     // two-step: candidates whose exact cosine was computed
 };
+
+// One entry of the forward index (a training document's term and its
+// posting weight) or of a pruned posting list (a document and its weight).
+struct KnnForwardEntry {
+  uint32_t term;
+  float weight;
+};
+struct KnnPrunedEntry {
+  uint32_t doc;
+  float weight;
+};
+static_assert(sizeof(KnnForwardEntry) == 8 && sizeof(KnnPrunedEntry) == 8,
+              "the index file's layout depends on it");
 
 // Compact in-memory copy of the training postings: per term, the documents
 // containing it with w(t,d)/|d| as float.
@@ -105,7 +155,9 @@ class KnnIndex {
   std::vector<Neighbour> neighbours(const DocumentTerms& query, int k, int max_query_terms = 0,
                                     double max_df_ratio = 1.0,
                                     KnnSearch search = KnnSearch::kExhaustive,
-                                    KnnSearchStats* stats = nullptr) const;
+                                    KnnSearchStats* stats = nullptr,
+                                    const KnnTwoStepParams& two_step = KnnTwoStepParams()) const;
+
   // Term t's postings as searches read them: documents ascending (when the
   // index was built sorted), each with w(t,d)/|d|; and the largest such
   // weight, max-score's per-term upper bound. For benchmarks
@@ -117,6 +169,42 @@ class KnnIndex {
   };
   TermPostings postings(uint32_t t) const;
   float max_weight(uint32_t t) const { return max_weight_[t]; }
+
+  // The two-step search's arrays: each training document's own terms and
+  // weights (the forward index, for the exact second stage) and, per term
+  // with more than `prune_length` postings, its `prune_length`
+  // highest-weight postings (the first stage). Built here from the
+  // postings (an index built in memory, or a file written before it held
+  // them), or read from the index file. Not thread-safe: call before the
+  // index is shared.
+  void build_two_step(uint32_t prune_length = kKnnDefaultPruneLength);
+  bool has_two_step() const { return prune_length_ > 0; }
+  uint32_t prune_length() const { return prune_length_; }
+  uint64_t num_pruned_postings() const { return num_pruned_; }
+  // Training document `doc`'s terms (ascending) and weights w(t,d)/|d|.
+  // REQUIRES: has_two_step().
+  struct ForwardRange {
+    const KnnForwardEntry* first;
+    const KnnForwardEntry* last;
+    const KnnForwardEntry* begin() const { return first; }
+    const KnnForwardEntry* end() const { return last; }
+  };
+  // Term t's list as the first stage reads it: its pruned list if it has
+  // one (`pruned` non-null), else its whole list (`whole`).
+  // REQUIRES: has_two_step().
+  struct FirstStageList {
+    const KnnPrunedEntry* pruned;
+    TermPostings whole;
+    size_t size() const { return whole.size; }  // the pruned list's, or the whole one's
+  };
+  FirstStageList first_stage_list(uint32_t t) const {
+    const uint64_t begin = pruned_start_[t], end = pruned_start_[t + 1];
+    if (end > begin) return {pruned_ + begin, {nullptr, nullptr, size_t(end - begin)}};
+    return {nullptr, postings(t)};
+  }
+  ForwardRange forward(uint32_t doc) const {
+    return {forward_ + forward_start_[doc], forward_ + forward_start_[doc + 1]};
+  }
   // The categories of training document `doc` (a range of category indexes).
   struct CategoryRange {
     const uint32_t* first;
@@ -148,6 +236,11 @@ class KnnIndex {
   // Checks that every document number in term t's postings is below
   // num_docs_, once per term (mapped indexes only).
   void verify_term(uint32_t t) const;
+  // Throws ModelFormatError naming the file: the two-step arrays hold a
+  // document or term number out of range.
+  [[noreturn]] void refuse_damaged() const;
+  // Points the two-step arrays at the owned vectors.
+  void use_owned_two_step();
   // Picks the terms that get a dense column (the longest lists).
   void choose_dense_terms();
   // Term t's posting weights as one float per document (0 where absent),
@@ -189,6 +282,17 @@ class KnnIndex {
   mutable std::unique_ptr<std::once_flag[]> dense_once_;
   mutable std::unique_ptr<std::unique_ptr<float[]>[]> dense_columns_;
   mutable std::atomic<uint64_t> dense_bytes_{0};
+  // The two-step arrays (build_two_step); prune_length_ 0: none.
+  uint32_t prune_length_ = 0;
+  uint64_t num_pruned_ = 0;
+  const uint64_t* forward_start_ = nullptr;  // num_docs_ + 1
+  const KnnForwardEntry* forward_ = nullptr;
+  const uint64_t* pruned_start_ = nullptr;  // terms + 1; empty for short lists
+  const KnnPrunedEntry* pruned_ = nullptr;
+  std::vector<uint64_t> owned_forward_start_;
+  std::vector<KnnForwardEntry> owned_forward_;
+  std::vector<uint64_t> owned_pruned_start_;
+  std::vector<KnnPrunedEntry> owned_pruned_;
   // Per term, the largest posting weight: the max-score upper bounds.
   std::vector<float> max_weight_;
   // Whether every term's postings are in increasing document order (the
@@ -227,5 +331,11 @@ std::vector<double> knn_inverse_document_norms(const TrainingCorpus& corpus,
 // the document's L2-normalized vector.
 float knn_posting_weight(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
                          const std::vector<double>& inverse_norm, TermId t, uint64_t p);
+
+// The pruned list of a term with these n postings: its `prune_length`
+// highest-weight postings (ties: lower document), in document order; empty
+// if n <= prune_length (the first stage then reads the whole list).
+std::vector<KnnPrunedEntry> knn_pruned_list(const uint32_t* doc, const float* weight, size_t n,
+                                            uint32_t prune_length);
 
 }  // namespace autocat::internal

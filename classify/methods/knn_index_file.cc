@@ -34,6 +34,16 @@ uint32_t header_crc(const KnnFileHeader& header) {
       crc32(0L, reinterpret_cast<const Bytef*>(&header), offsetof(KnnFileHeader, header_crc)));
 }
 
+KnnTwoStepHeader two_step_header(uint32_t prune_length, uint64_t num_pruned) {
+  KnnTwoStepHeader section{};
+  std::memcpy(section.magic, kKnnTwoStepMagic, sizeof section.magic);
+  section.prune_length = prune_length;
+  section.num_pruned = num_pruned;
+  section.header_crc = static_cast<uint32_t>(
+      crc32(0L, reinterpret_cast<const Bytef*>(&section), offsetof(KnnTwoStepHeader, header_crc)));
+  return section;
+}
+
 template <class T>
 std::string_view bytes_of(const T* data, uint64_t count) {
   return {reinterpret_cast<const char*>(data), size_t(count * sizeof(T))};
@@ -162,7 +172,7 @@ bool read_index_into_memory() {
 void KnnIndex::write(const std::string& path) const {
   KnnFileHeader header{};
   std::memcpy(header.magic, kKnnIndexMagic, sizeof header.magic);
-  header.version = kKnnIndexVersion;
+  header.version = has_two_step() ? kKnnIndexVersion : kKnnIndexVersionWithoutTwoStep;
   header.byte_order = kKnnIndexByteOrderMark;
   header.num_docs = num_docs_;
   header.num_categories = num_categories_;
@@ -187,11 +197,112 @@ void KnnIndex::write(const std::string& path) const {
   add(bytes_of(posting_weight_, num_postings_));
   add(bytes_of(doc_category_start_, uint64_t{num_docs_} + 1));
   add(bytes_of(doc_category_, num_doc_categories_));
+  KnnTwoStepHeader section{};
+  if (has_two_step()) {
+    section = two_step_header(prune_length_, num_pruned_);
+    add(bytes_of(&section, 1));
+    add(bytes_of(forward_start_, uint64_t{num_docs_} + 1));
+    add(bytes_of(forward_, num_postings_));
+    add(bytes_of(pruned_start_, terms + 1));
+    add(bytes_of(pruned_, num_pruned_));
+  }
   write_file_atomically(path, pieces, "kNN index");
 }
 
+namespace {
+
+// The two-step section of write_knn_index: the forward index written in
+// slices of documents (each slice gathered from every term's postings in
+// that document range, so at most kSlice entries are held at once), then
+// the pruned lists term by term. `postings_start`: the kept postings'
+// offsets per term; `sorted`: every list ascends by document.
+template <class WeightOf>
+void write_two_step_section(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                            const std::vector<uint64_t>& postings_start, bool sorted,
+                            const WeightOf& weight_of, uint32_t prune_length,
+                            AtomicFileSink& sink) {
+  static const char kZeros[8] = {};
+  const auto add = [&](std::string_view array) {
+    sink.append(array);
+    if (sink.size() % 8 != 0) sink.append(std::string_view(kZeros, 8 - sink.size() % 8));
+  };
+  const uint32_t num_terms = corpus.num_terms();
+  const uint32_t num_docs = corpus.num_docs();
+  const auto kept = [&](uint64_t p) { return corpus.posting_wdf[p] != 0; };
+  std::vector<uint64_t> forward_start(size_t(num_docs) + 1, 0);
+  for (TermId t = 0; t < num_terms; ++t) {
+    if (!(idf[t] > 0.0f)) continue;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      if (kept(p)) ++forward_start[size_t(corpus.posting_doc[p]) + 1];
+    }
+  }
+  for (uint32_t d = 0; d < num_docs; ++d) forward_start[d + 1] += forward_start[d];
+  uint64_t num_pruned = 0;
+  for (TermId t = 0; t < num_terms; ++t) {
+    if (postings_start[t + 1] - postings_start[t] > prune_length) num_pruned += prune_length;
+  }
+  const KnnTwoStepHeader section = two_step_header(prune_length, num_pruned);
+  add(bytes_of(&section, 1));
+  add(bytes_of(forward_start.data(), uint64_t{num_docs} + 1));
+
+  constexpr uint64_t kSlice = uint64_t{1} << 24;  // entries (128 MB)
+  std::vector<KnnForwardEntry> slice;
+  std::vector<uint64_t> next;
+  for (uint32_t first = 0; first < num_docs;) {
+    uint32_t last = first + 1;  // at least one document per slice
+    while (last < num_docs && forward_start[last + 1] - forward_start[first] <= kSlice) ++last;
+    const uint64_t base = forward_start[first];
+    slice.assign(forward_start[last] - base, KnnForwardEntry{0, 0.0f});
+    next.assign(forward_start.begin() + first, forward_start.begin() + last);
+    for (TermId t = 0; t < num_terms; ++t) {
+      if (!(idf[t] > 0.0f)) continue;
+      const uint64_t begin = corpus.postings_start[t], end = corpus.postings_start[t + 1];
+      const uint32_t* docs = corpus.posting_doc.data();
+      // Ascending lists are searched for the slice's documents; others
+      // are scanned whole.
+      uint64_t p =
+          sorted ? uint64_t(std::lower_bound(docs + begin, docs + end, first) - docs) : begin;
+      for (; p < end; ++p) {
+        const uint32_t d = docs[p];
+        if (d < first || d >= last) {
+          if (sorted) break;
+          continue;
+        }
+        if (!kept(p)) continue;
+        slice[next[d - first]++ - base] = {t, weight_of(t, p)};
+      }
+    }
+    sink.append(bytes_of(slice.data(), slice.size()));
+    first = last;
+  }
+
+  std::vector<uint64_t> pruned_start(size_t(num_terms) + 1, 0);
+  for (TermId t = 0; t < num_terms; ++t) {
+    const uint64_t n = postings_start[t + 1] - postings_start[t];
+    pruned_start[t + 1] = pruned_start[t] + (n > prune_length ? prune_length : 0);
+  }
+  add(bytes_of(pruned_start.data(), uint64_t{num_terms} + 1));
+  std::vector<uint32_t> docs;
+  std::vector<float> weights;
+  for (TermId t = 0; t < num_terms; ++t) {
+    if (postings_start[t + 1] - postings_start[t] <= prune_length) continue;
+    docs.clear();
+    weights.clear();
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      if (!kept(p)) continue;
+      docs.push_back(corpus.posting_doc[p]);
+      weights.push_back(weight_of(t, p));
+    }
+    const std::vector<KnnPrunedEntry> list =
+        knn_pruned_list(docs.data(), weights.data(), docs.size(), prune_length);
+    sink.append(bytes_of(list.data(), list.size()));
+  }
+}
+
+}  // namespace
+
 void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
-                     const std::string& path) {
+                     const std::string& path, uint32_t prune_length) {
   const uint32_t num_terms = corpus.num_terms();
   const uint32_t num_docs = corpus.num_docs();
   if (idf.size() != num_terms) {
@@ -230,7 +341,7 @@ void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf
 
   KnnFileHeader header{};
   std::memcpy(header.magic, kKnnIndexMagic, sizeof header.magic);
-  header.version = kKnnIndexVersion;
+  header.version = prune_length > 0 ? kKnnIndexVersion : kKnnIndexVersionWithoutTwoStep;
   header.byte_order = kKnnIndexByteOrderMark;
   header.num_docs = num_docs;
   header.num_categories = corpus.num_categories();
@@ -300,6 +411,10 @@ void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf
           for (uint32_t c : corpus.doc_categories[d]) put(&c, sizeof c);
         }
         end_array();
+        if (prune_length > 0) {
+          write_two_step_section(corpus, idf, postings_start, sorted, weight_of, prune_length,
+                                 sink);
+        }
       },
       "kNN index");
 }
@@ -352,7 +467,7 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
   if (header.header_crc != header_crc(header)) {
     refuse_index_file(path, "kNN index header is corrupted (checksum mismatch)");
   }
-  if (header.version != kKnnIndexVersion) {
+  if (header.version != kKnnIndexVersion && header.version != kKnnIndexVersionWithoutTwoStep) {
     refuse_index_file(path, "kNN index format version " + std::to_string(header.version) +
                                 " (this autocat reads version " + std::to_string(kKnnIndexVersion) +
                                 ")");
@@ -367,10 +482,26 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
                                 std::to_string(header.num_terms) + " terms)");
   }
   const KnnFileLayout layout(header);
-  if (layout.end != mapping->length) {
+  uint64_t end = layout.end;
+  KnnTwoStepHeader section{};
+  const bool two_step = header.version == kKnnIndexVersion;
+  if (two_step) {
+    if (mapping->length < layout.end + sizeof section) {
+      refuse_index_file(path, "kNN index is truncated (its two-step section is missing)");
+    }
+    std::memcpy(&section, mapping->at(layout.end), sizeof section);
+    if (std::memcmp(section.magic, kKnnTwoStepMagic, sizeof section.magic) != 0 ||
+        section.header_crc !=
+            two_step_header(section.prune_length, section.num_pruned).header_crc ||
+        section.prune_length == 0) {
+      refuse_index_file(path, "kNN index's two-step section is corrupted");
+    }
+    end = KnnTwoStepLayout(layout.end, header, section).end;
+  }
+  if (end != mapping->length) {
     refuse_index_file(path, "kNN index is truncated or has trailing bytes (" +
                                 std::to_string(mapping->length) + " bytes, expected " +
-                                std::to_string(layout.end) + ")");
+                                std::to_string(end) + ")");
   }
   const uint64_t terms = header.num_terms;
   std::shared_ptr<KnnIndex> index(new KnnIndex());
@@ -425,6 +556,30 @@ std::shared_ptr<const KnnIndex> KnnIndex::open(const std::string& path,
                   [&](uint32_t c) { return c >= header.num_categories; })) {
     refuse_index_file(path, "kNN index is damaged (a category number out of range)");
   }
+  if (two_step) {
+    // Offsets again as private copies, checked now; the entries' document
+    // and term numbers are checked as searches read them.
+    const KnnTwoStepLayout two(layout.end, header, section);
+    index->owned_forward_start_.resize(uint64_t{header.num_docs} + 1);
+    std::memcpy(index->owned_forward_start_.data(), mapping->at(two.forward_start),
+                (uint64_t{header.num_docs} + 1) * sizeof(uint64_t));
+    index->owned_pruned_start_.resize(terms + 1);
+    std::memcpy(index->owned_pruned_start_.data(), mapping->at(two.pruned_start),
+                (terms + 1) * sizeof(uint64_t));
+    const std::vector<uint64_t>& forward = index->owned_forward_start_;
+    const std::vector<uint64_t>& pruned = index->owned_pruned_start_;
+    bool ok = forward[0] == 0 && forward[header.num_docs] == header.num_postings &&
+              pruned[0] == 0 && pruned[terms] == section.num_pruned;
+    for (uint64_t d = 0; ok && d < header.num_docs; ++d) ok = forward[d] <= forward[d + 1];
+    for (uint64_t t = 0; ok && t < terms; ++t) ok = pruned[t] <= pruned[t + 1];
+    if (!ok) refuse_index_file(path, "kNN index's two-step section is damaged (offsets)");
+    index->prune_length_ = section.prune_length;
+    index->num_pruned_ = section.num_pruned;
+    index->forward_start_ = forward.data();
+    index->pruned_start_ = pruned.data();
+    index->forward_ = reinterpret_cast<const KnnForwardEntry*>(mapping->at(two.forward));
+    index->pruned_ = reinterpret_cast<const KnnPrunedEntry*>(mapping->at(two.pruned));
+  }
   index->term_verified_.reset(new std::atomic<bool>[terms]);
   for (uint64_t t = 0; t < terms; ++t) index->term_verified_[t].store(false);
   index->mapping_.reset(mapping.release());
@@ -450,6 +605,12 @@ void KnnIndex::check_file_unchanged() const {
                          " when opened, or rewritten in place): install generations by rename, "
                          "never by copying over the files; reopen the model (or set "
                          "AUTOCAT_KNN_INDEX=read to copy the index into memory)");
+}
+
+void KnnIndex::refuse_damaged() const {
+  refuse_index_file(path_.empty() ? std::string(kKnnIndexFileName) : path_,
+                    "kNN index is damaged (a document or term number out of range in its "
+                    "two-step section)");
 }
 
 void KnnIndex::verify_term(uint32_t t) const {

@@ -22,7 +22,11 @@ namespace autocat::internal {
 // (native byte order, which the header records), each starting at a
 // multiple of 8 bytes.
 inline constexpr char kKnnIndexMagic[8] = {'A', 'C', 'K', 'N', 'N', 'I', 'X', '\0'};
-inline constexpr uint32_t kKnnIndexVersion = 1;
+// Version 2 adds the two-step section (KnnTwoStepHeader and its arrays)
+// after version 1's arrays; version 1 files still open (the two-step
+// search then walks exactly).
+inline constexpr uint32_t kKnnIndexVersion = 2;
+inline constexpr uint32_t kKnnIndexVersionWithoutTwoStep = 1;
 inline constexpr uint32_t kKnnIndexByteOrderMark = 0x01020304;
 
 struct KnnFileHeader {
@@ -39,6 +43,33 @@ struct KnnFileHeader {
   uint32_t reserved;
 };
 static_assert(sizeof(KnnFileHeader) == 56, "the file layout depends on it");
+
+// The two-step section's header, at KnnFileLayout::end of a version 2 file.
+inline constexpr char kKnnTwoStepMagic[8] = {'A', 'C', 'K', 'N', 'N', '2', 'S', '\0'};
+struct KnnTwoStepHeader {
+  char magic[8];
+  uint32_t prune_length;  // postings kept per pruned list
+  uint32_t reserved;
+  uint64_t num_pruned;  // entries of the pruned lists
+  uint32_t header_crc;  // CRC-32 of the bytes before it
+  uint32_t reserved2;
+};
+static_assert(sizeof(KnnTwoStepHeader) == 32, "the file layout depends on it");
+
+// Where the two-step arrays start, after the section header at `begin`:
+// per document its forward range (uint64, num_docs + 1) and the forward
+// entries (KnnForwardEntry, one per posting), per term its pruned range
+// (uint64, num_terms + 1) and the pruned entries (KnnPrunedEntry).
+struct KnnTwoStepLayout {
+  uint64_t forward_start, forward, pruned_start, pruned, end;
+  KnnTwoStepLayout(uint64_t begin, const KnnFileHeader& h, const KnnTwoStepHeader& s) {
+    forward_start = begin + sizeof(KnnTwoStepHeader);
+    forward = forward_start + (uint64_t{h.num_docs} + 1) * sizeof(uint64_t);
+    pruned_start = forward + h.num_postings * 8;
+    pruned = pruned_start + (uint64_t{h.num_terms} + 1) * sizeof(uint64_t);
+    end = pruned + s.num_pruned * 8;
+  }
+};
 
 // Where each array starts in the file, from the header's counts.
 struct KnnFileLayout {
@@ -62,12 +93,13 @@ struct KnnFileLayout {
   static uint64_t padded(uint64_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
 };
 
-// Writes the kNN index file of KnnIndex(corpus, idf, tf).write(path), byte for
+// Writes the kNN index file of KnnIndex(corpus, idf, tf).write(path) (with
+// build_two_step(prune_length) first unless prune_length is 0), byte for
 // byte, without building the index in memory first: the postings are
-// computed term by term as they are written, so training never holds them
-// beside the corpus. Throws
-// InvalidArgumentError (idf size) or IOError.
+// computed term by term as they are written, and the forward index in
+// slices of documents, so training never holds them beside the corpus.
+// Throws InvalidArgumentError (idf size) or IOError.
 void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
-                     const std::string& path);
+                     const std::string& path, uint32_t prune_length = 0);
 
 }  // namespace autocat::internal

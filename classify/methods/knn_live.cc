@@ -134,20 +134,21 @@ uint32_t KnnLiveIndex::forgotten_docs() const {
 }
 
 std::vector<Neighbour> KnnLiveIndex::neighbours(const DocumentTerms& query, int k,
-                                                int max_query_terms, double max_df_ratio) const {
+                                                int max_query_terms, double max_df_ratio,
+                                                KnnSearch search) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  return neighbours_locked(query, k, max_query_terms, max_df_ratio);
+  return neighbours_locked(query, k, max_query_terms, max_df_ratio, search);
 }
 
 std::vector<Neighbour> KnnLiveIndex::neighbours_locked(const DocumentTerms& query, int k,
-                                                       int max_query_terms,
-                                                       double max_df_ratio) const {
+                                                       int max_query_terms, double max_df_ratio,
+                                                       KnnSearch search) const {
   if (k <= 0) return {};
   const uint32_t num_base = base_->num_docs();
   // The base, asked for enough neighbours to make up for its tombstones.
   const int base_k = int(std::min<uint64_t>(uint64_t(k) + num_base_forgotten_, num_base));
   const std::vector<Neighbour> from_base =
-      base_->neighbours(query, base_k, max_query_terms, max_df_ratio);
+      base_->neighbours(query, base_k, max_query_terms, max_df_ratio, search);
   LiveScratch& scratch = live_scratch();
   TopK top(&scratch.heap, size_t(k));
   for (const Neighbour& n : from_base) {
@@ -210,10 +211,11 @@ std::vector<Neighbour> KnnLiveIndex::neighbours_locked(const DocumentTerms& quer
 }
 
 void KnnLiveIndex::score(const DocumentTerms& doc, int k, const ClassifyOptions& options,
-                         int similarity_power, std::vector<double>* scores) const {
+                         int similarity_power, std::vector<double>* scores,
+                         KnnSearch search) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   const std::vector<Neighbour> neighbours =
-      neighbours_locked(doc, k, options.knn_max_query_terms, options.knn_max_df_ratio);
+      neighbours_locked(doc, k, options.knn_max_query_terms, options.knn_max_df_ratio, search);
   const uint32_t num_base = base_->num_docs();
   knn_vote(
       neighbours, similarity_power, base_->num_categories(),

@@ -59,13 +59,16 @@ class KnnLiveIndex {
   uint32_t forgotten_docs() const;  // base documents forgotten (tombstones)
   // The k most similar documents present, most similar first (ties by
   // lower doc); `doc` >= base().num_docs() is learned document
-  // doc - base().num_docs().
+  // doc - base().num_docs(). `search` searches the base; the learned
+  // documents' own postings are walked whole, so every learned document
+  // sharing a term with the query is a candidate and carries its exact
+  // cosine, whichever search runs on the base.
   std::vector<KnnIndex::Neighbour> neighbours(const DocumentTerms& query, int k,
-                                              int max_query_terms = 0,
-                                              double max_df_ratio = 1.0) const;
+                                              int max_query_terms = 0, double max_df_ratio = 1.0,
+                                              KnnSearch search = KnnSearch::kExhaustive) const;
   // KnnClassifier::score over the documents present.
   void score(const DocumentTerms& doc, int k, const ClassifyOptions& options, int similarity_power,
-             std::vector<double>* scores) const;
+             std::vector<double>* scores, KnnSearch search = KnnSearch::kExhaustive) const;
 
  private:
   struct Learned {
@@ -77,8 +80,8 @@ class KnnLiveIndex {
     float weight;  // w(t,d)/|d|
   };
   std::vector<KnnIndex::Neighbour> neighbours_locked(const DocumentTerms& query, int k,
-                                                     int max_query_terms,
-                                                     double max_df_ratio) const;
+                                                     int max_query_terms, double max_df_ratio,
+                                                     KnnSearch search) const;
   // Removes `id` wherever it is; false if absent. REQUIRES: exclusive lock.
   bool remove_locked(const std::string& id);
   // Reads the base ids if a loader was given and they are not read yet.

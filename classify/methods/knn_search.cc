@@ -49,6 +49,17 @@ struct Scratch {
   std::vector<Candidate> candidates;
   std::vector<float> selection;
   std::vector<const float*> columns;  // per query term: its dense column, or null
+  // Two-step search: the first stage's query terms (indexes into `query`),
+  // the query's terms by term id with their rank in `query`, and one
+  // candidate's products by rank (all 0 between candidates).
+  std::vector<uint32_t> first_stage;
+  struct RankedTerm {
+    uint32_t term;
+    uint32_t rank;
+  };
+  std::vector<RankedTerm> by_term;
+  std::vector<float> products;
+  std::vector<uint32_t> matched;
 };
 
 Scratch& thread_scratch() {
@@ -479,12 +490,156 @@ std::vector<Neighbour> max_score_top_k(const PostingsView& postings,
   return top.sorted();
 }
 
+// Two-step search. First stage: the heaviest query terms (by query
+// weight; all of them unless params.first_stage_terms) walked over their
+// pruned lists (each term's highest-weight postings) give every document
+// met a partial score; the best `wanted` of those are the candidates.
+// Second stage: each candidate's exact similarity from its forward-index
+// entry, its matched terms' products added in the order of `terms` (the
+// order every exact search adds them in, so the float is the same), and the
+// top `keep` of those. *damaged: a document or term number out of range
+// was met (a damaged mapped file). *walk_instead (nothing searched): the
+// exact walk would read no more postings.
+std::vector<Neighbour> two_step_top_k(const KnnIndex& index, const std::vector<QueryTerm>& terms,
+                                      size_t keep, const KnnTwoStepParams& params,
+                                      uint64_t total_postings, Scratch& scratch,
+                                      KnnSearchStats* stats, bool* damaged, bool* walk_instead) {
+  const uint32_t num_docs = index.num_docs();
+  std::vector<uint32_t>& first_stage = scratch.first_stage;
+  first_stage.resize(terms.size());
+  for (uint32_t i = 0; i < terms.size(); ++i) first_stage[i] = i;
+  if (params.first_stage_terms > 0 && terms.size() > params.first_stage_terms) {
+    std::nth_element(first_stage.begin(), first_stage.begin() + params.first_stage_terms,
+                     first_stage.end(), [&](uint32_t a, uint32_t b) {
+                       return terms[a].weight > terms[b].weight ||
+                              (terms[a].weight == terms[b].weight && terms[a].term < terms[b].term);
+                     });
+    first_stage.resize(params.first_stage_terms);
+  }
+  uint64_t first_postings = 0;
+  for (uint32_t i : first_stage) first_postings += index.first_stage_list(terms[i].term).size();
+  // Where the first stage and the rescoring (about a document's length per
+  // candidate) would read as many postings as the exact walk, it runs
+  // instead: small collections, or k near the collection's size.
+  const size_t wanted =
+      std::max<size_t>(keep * params.candidates_per_k, size_t(params.min_candidates));
+  const uint64_t rescore_postings =
+      uint64_t(wanted) * (index.num_postings() / std::max<uint32_t>(num_docs, 1));
+  if (!params.always && first_postings + rescore_postings >= total_postings) {
+    *walk_instead = true;
+    return {};
+  }
+
+  // Everything is allocated before the accumulator is written.
+  std::vector<uint32_t>& touched = scratch.touched;
+  if (touched.size() < first_postings) touched.resize(first_postings);
+  std::vector<Candidate>& candidates = scratch.candidates;
+  candidates.clear();
+  candidates.reserve(std::min<uint64_t>(first_postings, num_docs));
+  std::vector<Scratch::RankedTerm>& by_term = scratch.by_term;
+  by_term.resize(terms.size());
+  for (uint32_t r = 0; r < terms.size(); ++r) by_term[r] = {terms[r].term, r};
+  std::sort(
+      by_term.begin(), by_term.end(),
+      [](const Scratch::RankedTerm& a, const Scratch::RankedTerm& b) { return a.term < b.term; });
+  std::vector<float>& products = scratch.products;
+  products.assign(2 * terms.size(), 0.0f);  // products, then the query weights as floats
+  std::vector<uint32_t>& matched = scratch.matched;
+  matched.resize(terms.size());
+  float* const acc = scratch.accumulator.data();
+  size_t num_touched = 0;
+  for (uint32_t i : first_stage) {
+    const float q = static_cast<float>(terms[i].weight);
+    const KnnIndex::FirstStageList list = index.first_stage_list(terms[i].term);
+    if (list.pruned != nullptr) {
+      for (size_t j = 0; j < list.size(); ++j) {
+        uint32_t d = list.pruned[j].doc;
+        if (d >= num_docs) {
+          *damaged = true;
+          d = 0;
+        }
+        touched[num_touched] = d;
+        num_touched += acc[d] == 0.0f;
+        acc[d] += q * list.pruned[j].weight;
+      }
+    } else {
+      const uint32_t* doc = list.whole.doc;
+      const float* weight = list.whole.weight;
+      for (size_t j = 0; j < list.size(); ++j) {
+        const uint32_t d = doc[j];  // checked by verify_term
+        touched[num_touched] = d;
+        num_touched += acc[d] == 0.0f;
+        acc[d] += q * weight[j];
+      }
+    }
+  }
+  for (size_t i = 0; i < num_touched; ++i) {
+    const uint32_t d = touched[i];
+    if (acc[d] > 0.0f) candidates.push_back({d, acc[d]});
+    acc[d] = 0.0f;
+  }
+  if (stats != nullptr) {
+    stats->terms_walked = uint32_t(first_stage.size());
+    stats->postings_walked = first_postings;
+    stats->candidates = uint32_t(candidates.size());
+  }
+  if (candidates.size() > wanted) {
+    std::nth_element(candidates.begin(), candidates.begin() + std::ptrdiff_t(wanted),
+                     candidates.end(), [](const Candidate& a, const Candidate& b) {
+                       return a.similarity > b.similarity ||
+                              (a.similarity == b.similarity && a.doc < b.doc);
+                     });
+    candidates.resize(wanted);
+  }
+  if (stats != nullptr) stats->rescored = uint32_t(candidates.size());
+
+  // Second stage: the candidate's terms merged with the query's (both by
+  // term id), each product put at its term's rank, and the products added
+  // in rank order (adding the zeros of unmatched ranks changes no bit).
+  TopK top(&scratch.heap, keep);
+  // Plain pointers: the loops below then keep them in registers.
+  const Scratch::RankedTerm* const query_begin = by_term.data();
+  const Scratch::RankedTerm* const query_end = query_begin + by_term.size();
+  float* const product = products.data();
+  float* const query_weight = product + terms.size();
+  for (size_t r = 0; r < terms.size(); ++r) query_weight[r] = static_cast<float>(terms[r].weight);
+  uint32_t* const hit = matched.data();
+  for (const Candidate& candidate : candidates) {
+    const KnnIndex::ForwardRange doc = index.forward(candidate.doc);
+    const KnnForwardEntry* entry = doc.begin();
+    const KnnForwardEntry* const entry_end = doc.end();
+    const Scratch::RankedTerm* q = query_begin;
+    size_t hits = 0;
+    uint32_t low = UINT32_MAX, high = 0;
+    while (entry != entry_end && q != query_end) {
+      const uint32_t a = entry->term, b = q->term;
+      if (a == b) {
+        const uint32_t r = q->rank;
+        product[r] = query_weight[r] * entry->weight;
+        hit[hits++] = r;
+        low = std::min(low, r);
+        high = std::max(high, r);
+      }
+      entry += a <= b;
+      q += b <= a;
+    }
+    float similarity = 0.0f;
+    if (hits > 0) {
+      // Ranks before the first match and after the last add nothing.
+      for (uint32_t r = low; r <= high; ++r) similarity += product[r];
+      for (size_t i = 0; i < hits; ++i) product[hit[i]] = 0.0f;
+    }
+    top.offer(candidate.doc, similarity);
+  }
+  return top.sorted();
+}
+
 }  // namespace
 
 std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query, int k,
                                                       int max_query_terms, double max_df_ratio,
-                                                      KnnSearch search,
-                                                      KnnSearchStats* stats) const {
+                                                      KnnSearch search, KnnSearchStats* stats,
+                                                      const KnnTwoStepParams& two_step) const {
   if (stats != nullptr) *stats = KnnSearchStats();
   if (k <= 0 || num_docs_ == 0) return {};
   check_file_unchanged();
@@ -540,6 +695,16 @@ std::vector<KnnIndex::Neighbour> KnnIndex::neighbours(const DocumentTerms& query
   // while it holds non-zero entries (the searches allocate before writing).
   if (scratch.accumulator.size() < num_docs_) scratch.accumulator.resize(num_docs_, 0.0f);
   const size_t keep = std::min<size_t>(size_t(k), num_docs_);
+  if (search == KnnSearch::kTwoStep && has_two_step()) {
+    bool damaged = false, walk_instead = false;
+    std::vector<Neighbour> found = two_step_top_k(*this, terms, keep, two_step, total_postings,
+                                                  scratch, stats, &damaged, &walk_instead);
+    if (damaged) refuse_damaged();
+    if (!walk_instead) {
+      check_file_unchanged();
+      return found;
+    }
+  }
   const PostingsView postings{postings_start_, posting_doc_, posting_weight_, num_docs_};
   // Walks shorter than half the corpus are cheap either way, and the
   // max-score search works on a dense accumulator.

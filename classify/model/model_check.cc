@@ -144,6 +144,8 @@ void check_model_core(const std::string& path, const ModelState& m) {
   check.require(std::isfinite(m.rocchio_gamma) && m.rocchio_gamma >= 0,
                 "Rocchio gamma negative or not finite");
   check.require(static_cast<uint8_t>(m.knn_tf) < kNumKnnTf, "kNN tf transform out of range");
+  check.require(m.knn_search == KnnSearchMode::kExact || m.knn_search == KnnSearchMode::kTwoStep,
+                "kNN search out of range");
   check.require(std::isfinite(m.knn_concentration) && m.knn_concentration >= 0,
                 "kNN concentration negative or not finite");
   check.require(m.knn_term_weight.empty() == !(m.knn_concentration > 0) &&

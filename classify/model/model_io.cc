@@ -56,7 +56,7 @@ struct ModelCoreForWriting {
 
 }  // namespace autocat::internal
 
-BOOST_CLASS_VERSION(autocat::internal::ModelCoreForWriting, 8)
+BOOST_CLASS_VERSION(autocat::internal::ModelCoreForWriting, 9)
 static_assert(boost::serialization::version<autocat::internal::ModelCoreForWriting>::value ==
                   boost::serialization::version<autocat::internal::ModelState>::value,
               "the core section is read as a ModelState");

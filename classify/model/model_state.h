@@ -168,6 +168,10 @@ struct ModelState {
   // Version 8: kNN's tf transform, training documents and queries alike
   // (older files: sublinear, as they were trained).
   KnnTf knn_tf = KnnTf::kSublinear;
+  // Version 9: the search cross-validation ran kNN with, and classification
+  // uses unless ClassifyOptions::knn_search says otherwise (older files:
+  // exact, as they were tuned).
+  KnnSearchMode knn_search = KnnSearchMode::kExact;
   // kNN's term weights given the model's `idf`: knn_term_weight, or idf.
   const std::vector<float>& knn_weights(const std::vector<float>& idf) const {
     return knn_term_weight.empty() ? idf : knn_term_weight;
@@ -270,6 +274,11 @@ struct ModelState {
     } else if (Archive::is_loading::value) {
       knn_tf = KnnTf::kSublinear;
     }
+    if (version >= 9) {
+      ar& knn_search;
+    } else if (Archive::is_loading::value) {
+      knn_search = KnnSearchMode::kExact;
+    }
   }
 };
 
@@ -287,7 +296,9 @@ struct ModelState {
 // classification; train --add cross-validates their settings again.
 // Version 8: knn_tf (KnnCandidate version 2: tf). Older files load with
 // sublinear tf, which their weights and index files were made with.
-BOOST_CLASS_VERSION(autocat::internal::ModelState, 8)
+// Version 9: knn_search. Older files load with the exact search they were
+// tuned with.
+BOOST_CLASS_VERSION(autocat::internal::ModelState, 9)
 BOOST_CLASS_VERSION(autocat::internal::KnnCandidate, 2)
 
 namespace autocat::internal {

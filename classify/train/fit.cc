@@ -140,6 +140,7 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   const std::vector<float> idf = compute_idf(model.df, model.num_docs, model.selected);
   model.knn_concentration = tuned.knn_concentration;
   model.knn_tf = tuned.knn_tf;
+  model.knn_search = knn_training_search(options);
   if (model.knn_concentration > 0) {
     model.knn_term_weight = knn_term_weights(corpus, idf, model.knn_concentration);
   }

@@ -96,6 +96,8 @@ struct TrainReport {
   int knn_similarity_power = 1;
   double knn_concentration = 0.0;    // kNN's term weights: idf x concentration^this
   KnnTf knn_tf = KnnTf::kSublinear;  // kNN's tf transform
+  // The kNN search cross-validation used and classification defaults to.
+  KnnSearchMode knn_search = KnnSearchMode::kExact;
   double rocchio_gamma = 0.0;
   // C of the linear SVM and of logistic regression (0 = not fitted).
   double svm_c = 0.0;

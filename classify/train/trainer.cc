@@ -146,7 +146,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     // kNN's postings as classification reads them, so that loading the
     // model maps them instead of rebuilding them; written as they are
     // computed, never held in memory beside the corpus.
-    write_knn_index(corpus, model.knn_weights(idf), model.knn_tf, writer->next().knn_index);
+    // With the two-step arrays when the model searches in two steps.
+    write_knn_index(corpus, model.knn_weights(idf), model.knn_tf, writer->next().knn_index,
+                    model.knn_search == KnnSearchMode::kTwoStep ? kKnnDefaultPruneLength : 0);
   }
   writer->install();
   phases->end();
@@ -165,6 +167,7 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
   report->knn_similarity_power = model.knn_similarity_power;
   report->knn_concentration = model.knn_concentration;
   report->knn_tf = model.knn_tf;
+  report->knn_search = model.knn_search;
   report->rocchio_gamma = model.rocchio_gamma;
   report->tuned = !model.thresholds.empty();
   report->settings_kept = kept;

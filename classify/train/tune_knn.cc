@@ -91,12 +91,16 @@ class KnnTuner : public MethodTuner {
         weightings_.size(),
         [&](size_t b) {
           if (!in_contention_[b]) return;
-          const KnnIndex knn(fitted_on,
-                             knn_term_weights(fitted_on, fold.idf, weightings_[b].concentration),
-                             weightings_[b].tf);
+          KnnIndex knn(fitted_on,
+                       knn_term_weights(fitted_on, fold.idf, weightings_[b].concentration),
+                       weightings_[b].tf);
+          // The search the model will classify with, so that k and the
+          // thresholds are chosen for its neighbours.
+          const KnnSearchMode search = knn_training_search(context_.options);
+          if (search == KnnSearchMode::kTwoStep) knn.build_two_step();
           for (const auto& [d, doc] : fold.held_out) {
             std::vector<KnnIndex::Neighbour>& found = neighbours_by_weighting_[b][d];
-            found = knn.neighbours(doc, max_k_);
+            found = knn.neighbours(doc, max_k_, 0, 1.0, knn_kernel(search));
             for (KnnIndex::Neighbour& neighbour : found)
               neighbour.doc = fold.original[neighbour.doc];
           }

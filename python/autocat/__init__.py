@@ -113,7 +113,7 @@ def _apply_changes(doc, removed_terms, added_terms, values):
 class CategoryIndexer(_CategoryIndexer):
     """A model opened for indexing: CategoryIndexer(model_dir, method=None, k=0,
     decision=None, other=None, min_score=0.0, tuned_thresholds=True,
-    max_categories=5, knn_max_query_terms=0, category_prefix="XC",
+    max_categories=5, knn_max_query_terms=0, knn_search=None, category_prefix="XC",
     category_slot=200, categorize=True, index_text=True).
 
     model_dir is a directory written by `autocat train`; the keyword

@@ -58,6 +58,18 @@ AUTOCAT_EXPORT std::string decision_name(Decision decision);  // one-of, any-of
 // The mode named `name` ("one-of" or "any-of"), or nullopt; throws nothing.
 AUTOCAT_EXPORT std::optional<Decision> parse_decision(const std::string& name);
 
+// How kNN finds a document's neighbours. Both rank the neighbours they
+// return by their exact cosine; they differ in which documents they look at.
+enum class KnnSearchMode {
+  kExact,    // every posting of every query term: the exact k nearest
+  kTwoStep,  // candidates from each query term's highest-weight postings,
+             // rescored by their exact cosine: nearly the same neighbours,
+             // several times faster on large training collections
+};
+
+AUTOCAT_EXPORT std::string knn_search_name(KnnSearchMode mode);  // exact, two-step
+AUTOCAT_EXPORT std::optional<KnnSearchMode> parse_knn_search(const std::string& name);
+
 // kNN's k when nothing else decides it: in the middle of the range where
 // held-out accuracy is flat on the collections measured (BENCHMARKS.md).
 constexpr int kDefaultKnnK = 50;
@@ -85,6 +97,11 @@ struct TrainOptions {
   // kNN's k used when ClassifyOptions leave it 0, at least 1. Unset = chosen
   // by cross-validation from 10 to 300 (kDefaultKnnK without tuning).
   std::optional<int> knn_k;
+  // kNN's search in cross-validation and, by default, in classification
+  // (ModelState records it); two-step also writes the two-step arrays into
+  // the kNN index file. Unset = exact: two-step has not yet met the recall
+  // it needs to be the default (BENCHMARKS.md, "kNN in two steps").
+  std::optional<KnnSearchMode> knn_search;
   // kNN: a neighbour votes with similarity^power, 1 or 2. Unset = chosen by
   // cross-validation (1 without tuning).
   std::optional<int> knn_similarity_power;
@@ -186,6 +203,10 @@ struct ClassifyOptions {
   // kNN: skip query terms present in more than this share of training
   // documents (1.0 = skip none: exact cosine).
   double knn_max_df_ratio = 1.0;
+  // kNN: how neighbours are found; unset = the search the model was tuned
+  // with (two-step for models trained with it, exact for older ones and
+  // for models whose kNN index lacks the two-step arrays).
+  std::optional<KnnSearchMode> knn_search;
   // One-of or any-of; unset = the model's mode (see TrainOptions::decision).
   std::optional<Decision> decision;
   // One-of only: choose the best category among those reaching their tuned
