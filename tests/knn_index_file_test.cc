@@ -226,6 +226,13 @@ TEST(KnnIndexTwoStepFileTest, TrainingRecordsTheSearchItTunedWith) {
   EXPECT_FALSE(categorizer.classify("comet orbit telescope", exact).empty());
   EXPECT_FALSE(categorizer.classify("comet orbit telescope", two_step).empty());
 
+  // A refit keeps the search the model was tuned with.
+  add_to_model({test_data("fixture_test.jsonl")}, model, ReadOptions(), nullptr, nullptr,
+               /*retune=*/false);
+  const Categorizer refitted(model);
+  EXPECT_EQ(refitted.model().knn_search, KnnSearchMode::kTwoStep);
+  EXPECT_TRUE(refitted.knn_index().has_two_step());
+
   // Unset, training keeps the exact search.
   const std::string small = dir.file("small");
   train_model({test_data("fixture_train.jsonl")}, small, TrainOptions(), ReadOptions(), nullptr);

@@ -369,7 +369,9 @@ TrainReport add_to_model(const std::vector<std::string>& inputs, const std::stri
   // settings kept: at a million documents, seconds and a gigabyte less.
   ModelState old_model;
   const ModelFile old_file(model_writer.current().model_file, &old_model);
-  const TrainOptions& options = old_model.training;
+  TrainOptions options = old_model.training;
+  // A refit tunes and searches as the model it replaces.
+  if (!options.knn_search) options.knn_search = old_model.knn_search;
   const Analyzer analyzer(old_model.analyzer);
   // Read once before copying, so a damaged collection is named as such
   // instead of failing later with Xapian's bare "EOF reading block 2".
