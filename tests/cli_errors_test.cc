@@ -460,7 +460,7 @@ TEST_F(CliErrorsTest, UsageErrors) {
   EXPECT_EQ(one_line(command.err),
             "autocat: unknown command 'frobnicate'; choose one of train, index, classify, search, "
             "eval, features, explain, recategorize, rules, split, learn, forget, relabel, "
-            "corrections, serve, journal (see autocat --help)");
+            "corrections, serve, journal, model (see autocat --help)");
 }
 
 // The command line is split by CLI11; its own messages never reach the user:

@@ -63,11 +63,13 @@ AUTOCAT_EXPORT std::optional<Decision> parse_decision(const std::string& name);
 enum class KnnSearchMode {
   kExact,    // every posting of every query term: the exact k nearest
   kTwoStep,  // candidates from each query term's highest-weight postings,
-             // rescored by their exact cosine: nearly the same neighbours,
-             // several times faster on large training collections
+             // rescored by their exact cosine: faster on large training
+             // collections, but a neighbour outside the candidates is missed
 };
 
-AUTOCAT_EXPORT std::string knn_search_name(KnnSearchMode mode);  // exact, two-step
+// The name of `mode` as the command line spells it: "exact" or "two-step".
+AUTOCAT_EXPORT std::string knn_search_name(KnnSearchMode mode);
+// The mode named "exact" or "two-step"; std::nullopt for any other name.
 AUTOCAT_EXPORT std::optional<KnnSearchMode> parse_knn_search(const std::string& name);
 
 // kNN's k when nothing else decides it: in the middle of the range where
