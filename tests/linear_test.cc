@@ -334,7 +334,8 @@ TEST_F(LinearModelTest, ModelFileRoundTripKeepsWeightsAndScores) {
   }
   EXPECT_EQ(loaded.svm_c_objective, model_.svm_c_objective);
   EXPECT_EQ(loaded.thresholds, model_.thresholds);
-  EXPECT_FALSE(linear_model_consistent(LinearModel{{0, 1}, {0}, {1.0f}, {}, {}, {}, 1, 1.0}, 1, 1));
+  EXPECT_FALSE(
+      linear_model_consistent(LinearModel{{0, 1}, {0}, {1.0f}, {}, {}, {}, 1, 1.0, nullptr}, 1, 1));
 }
 
 TEST(LinearModelFileTest, OlderModelFileLoadsAndRefusesSvmClearly) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,7 +175,13 @@ TEST_F(ModelSectionsTest, ScoresAreBitIdenticalToFormatOne) {
   EXPECT_EQ(x.multinomial_nb.dense_weights(), y.multinomial_nb.dense_weights());
   EXPECT_EQ(x.bernoulli_nb.class_constant, y.bernoulli_nb.class_constant);
   EXPECT_EQ(x.complement_nb.dense_weights(), y.complement_nb.dense_weights());
-  EXPECT_EQ(x.svm.entry_weight, y.svm.entry_weight);
+  // The sectioned file's linear weights are read where the file holds them.
+  ASSERT_NE(x.svm.packed_rows, nullptr);
+  EXPECT_TRUE(x.svm.entry_weight.empty());
+  EXPECT_EQ(y.svm.packed_rows, nullptr);
+  EXPECT_EQ(x.svm.num_entries(), y.svm.entry_weight.size());
+  EXPECT_EQ(dense_term_weights(x.svm), dense_term_weights(y.svm));
+  EXPECT_EQ(dense_term_weights(x.logreg), dense_term_weights(y.logreg));
   EXPECT_EQ(x.logreg.bias, y.logreg.bias);
   EXPECT_EQ(x.thresholds, y.thresholds);
   EXPECT_EQ(x.combo.weights, y.combo.weights);
@@ -240,6 +247,21 @@ TEST_F(ModelSectionsTest, InconsistentSectionIsRefusedWhenFirstUsed) {
                 "Rocchio category index");
   EXPECT_NO_THROW(scores(categorizer, texts_.front(), Method::kNaiveBayes));
   EXPECT_NO_THROW(scores(categorizer, texts_.front(), Method::kKnn));
+  {
+    // Linear weights a mapped model reads in place: checked when the
+    // section is first used, like the weights copied out.
+    ModelState bad = read_model_file(resolve_model_dir(dir_->file("model")).model_file);
+    ASSERT_GT(bad.svm.entry_weight.size(), 1u);
+    ASSERT_GT(bad.logreg.entry_weight.size(), 1u);
+    bad.svm.entry_weight[1] = std::numeric_limits<float>::infinity();
+    bad.logreg.entry_category[0] = 99;
+    write_model_file(model_file_, bad);
+    const Categorizer mapped(model_dir_);
+    ExpectRefused([&] { scores(mapped, texts_.front(), Method::kSvm); }, "svm weights");
+    ExpectRefused([&] { scores(mapped, texts_.front(), Method::kLogreg); }, "logreg weights");
+    EXPECT_THROW(read_model_file(model_file_), ModelFormatError);
+    write_model_file(model_file_, spoiled);
+  }
   // A section that does not decode at all, with valid CRCs (its own in the
   // table, and the table's in the header).
   std::string bytes = read_file(model_file_);

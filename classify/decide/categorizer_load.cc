@@ -74,7 +74,9 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   if (!fs::exists(paths_.model_file, ec)) {
     throw NotFoundError(missing_model_reason(model_dir) + "; " + train_hint(model_dir));
   }
-  file_ = std::make_unique<const ModelFile>(paths_.model_file, &model_);
+  // The linear weights are read where the file holds them: classifying
+  // touches the rows of the document's terms only.
+  file_ = std::make_unique<const ModelFile>(paths_.model_file, &model_, /*map_weights=*/true);
   // Read now, applied once kNN's index is built; a damaged journal fails
   // the open, so that nothing learned is silently dropped.
   JournalContents journal = read_journal(paths_.journal);
