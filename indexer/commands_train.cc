@@ -8,6 +8,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/io/json_text.h"
+#include "classify/train/model_size.h"
 #include "classify/train/thresholds.h"
 #include "classify/train/trainer.h"
 #include "classify/train/tune_scores.h"
@@ -656,6 +657,9 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["analyze_seconds"] = report.analyze_seconds;
     json["fit_seconds"] = report.fit_seconds;
     json["seconds"] = report.total_seconds;
+    json["expected_model_bytes"] =
+        report.expected_model_file_bytes + report.expected_knn_index_bytes;
+    json["model_bytes"] = report.model_file_bytes + report.knn_index_bytes;
     internal::Json phases = internal::Json::array();
     for (const internal::TrainPhase& phase : report.phases) {
       internal::Json entry = internal::Json::object();
@@ -674,6 +678,13 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   out << (args.has("add") ? "added " + count_of(report.added, "documents") + " to model "
                           : std::string("trained model "))
       << model_dir << '\n';
+  if (report.model_file_bytes != 0) {
+    out << "  model files  "
+        << internal::format_bytes(report.model_file_bytes + report.knn_index_bytes)
+        << " (expected " + internal::format_bytes(report.expected_model_file_bytes +
+                                                  report.expected_knn_index_bytes)
+        << ")\n";
+  }
   if (report.journal_learned != 0 || report.journal_forgotten != 0) {
     out << "  folded in " << report.journal_learned << " learned and " << report.journal_forgotten
         << " forgotten documents (autocat learn / forget)\n";

@@ -54,7 +54,13 @@ struct NeverAssigned {
 
 struct TrainReport {
   uint64_t documents = 0;  // documents in the collection
-  uint64_t added = 0;      // documents this run added (or replaced, by id)
+  // The model files' size as estimated before they were written
+  // (estimate_model_size) and as written.
+  uint64_t expected_model_file_bytes = 0;
+  uint64_t expected_knn_index_bytes = 0;
+  uint64_t model_file_bytes = 0;
+  uint64_t knn_index_bytes = 0;
+  uint64_t added = 0;  // documents this run added (or replaced, by id)
   // add_to_model: journal records folded into the new generation (see
   // journal.h): documents learned and forgotten on the open model.
   uint64_t journal_learned = 0;
