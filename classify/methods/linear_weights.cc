@@ -191,13 +191,17 @@ bool PackedLinearRows::index(const std::function<void(size_t)>& release) {
     const uint8_t kind = *at++;
     if (kind == kDenseRow) {
       if (uint64_t(end - at) < uint64_t{num_categories} * sizeof(float)) return false;
+      // On the bits, branch-free (this loop reads most of a large model):
+      // exponent all ones is infinite or NaN; no bits but the sign is zero.
       uint64_t non_zero = 0;
+      uint32_t not_finite = 0;
       for (uint32_t c = 0; c < num_categories; ++c, at += sizeof(float)) {
-        std::memcpy(&weight, at, sizeof(float));
-        if (!std::isfinite(weight)) return false;
-        non_zero += weight != 0.0f;
+        uint32_t bits;
+        std::memcpy(&bits, at, sizeof bits);
+        not_finite |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
+        non_zero += uint32_t((bits & 0x7fffffffu) != 0);
       }
-      if (non_zero != count) return false;
+      if (not_finite != 0 || non_zero != count) return false;
     } else if (kind == kListRow) {
       uint64_t category = 0;
       for (uint64_t i = 0; i < count; ++i) {
