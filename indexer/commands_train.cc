@@ -437,7 +437,9 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   // Each phase: throttled lines while it runs, one when it ends.
   const internal::TrainProgressCallback on_progress = [&](const internal::TrainProgress& at) {
     if (!messages.progress_on()) return;
-    if (at.finished) {
+    if (!at.note.empty()) {
+      messages.progress_note(at.note, clock.seconds());
+    } else if (at.finished) {
       messages.progress_note(phase_done_line(at.phase, at.unit, at.done, at.seconds, at.detail),
                              clock.seconds());
     } else {

@@ -31,6 +31,9 @@ struct TrainProgress {
   uint64_t total = 0;  // 0: not known in advance
   bool finished = false;
   double seconds = 0;  // since the phase started
+  // Not empty: a line to show once rather than progress (the model's
+  // expected size, said as the fit phase begins, before it is written).
+  std::string note;
 };
 using TrainProgressCallback = std::function<void(const TrainProgress&)>;
 

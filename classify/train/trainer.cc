@@ -101,10 +101,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       report->expected_model_file_bytes = size.model_file;
       report->expected_knn_index_bytes = size.knn_index;
       check_free_space(fs::path(model_file).parent_path().string(), size);
-      phases->begin("fit", "models", kNumModelParts,
-                    "expected model size " + format_bytes(size.total()) + ": model file " +
-                        format_bytes(size.model_file) + ", kNN index " +
-                        format_bytes(size.knn_index));
+      phases->begin("fit", "models", kNumModelParts);
+      phases->note("expected model size " + format_bytes(size.total()) + ": model file " +
+                   format_bytes(size.model_file) + ", kNN index " + format_bytes(size.knn_index));
     }
     uint64_t parts_written = 0;
     // Each method's part goes to the model file as soon as it is fitted and
