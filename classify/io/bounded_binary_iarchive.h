@@ -98,15 +98,25 @@ class BoundedBinaryIarchive
   // Reads what loading a std::vector<uint8_t> reads (the same wire format,
   // Boost's array-optimized vector), leaving the bytes where they are.
   // REQUIRES can_view().
-  View view_bytes_vector() {
+  View view_bytes_vector() { return view_vector(1); }
+  // The same for a std::vector of an arithmetic type of `element_bytes`
+  // bytes: View::size counts elements, View::data is not aligned for them
+  // (read them with memcpy).
+  View view_vector(size_t element_bytes) {
     boost::serialization::collection_size_type count;
+    expect_element_bytes(element_bytes);
     *this >> count;  // checked against the bytes left
     unsigned int item_version = 0;
     if (BOOST_SERIALIZATION_VECTOR_VERSIONED(get_library_version())) *this >> item_version;
+    if (count > buffer_.remaining() / element_bytes) {
+      throw ImpossibleLengthError("a collection of " + std::to_string(size_t(count)) +
+                                  " items where only " + std::to_string(buffer_.remaining()) +
+                                  " bytes are left");
+    }
     View view;
     view.owner = buffer_.owner();
     view.size = count;
-    view.data = buffer_.take(count);
+    view.data = buffer_.take(count * element_bytes);
     if (buffer_.release()) {
       view.release = [release = buffer_.release(), data = view.data](size_t offset) {
         release(data, offset);
