@@ -36,7 +36,9 @@ enum class KnnSearch {
   kTwoStep,      // candidates from the heaviest query terms' pruned lists,
                  // rescored by their exact cosine from the forward index
                  // (the same float as the others give); the top k of those.
-                 // An index without the two-step arrays searches exhaustively.
+                 // An index without the two-step arrays searches exhaustively,
+                 // and so does a query whose two steps would cost more than
+                 // the exhaustive walk (KnnTwoStepParams::always).
 };
 
 // The kernel that runs a ClassifyOptions::knn_search mode.
@@ -50,9 +52,9 @@ inline KnnSearchMode knn_training_search(const TrainOptions& options) {
 }
 
 // The two-step search's first stage (KnnSearch::kTwoStep). On 20
-// Newsgroups these defaults find every exact neighbour; on the scale
-// generator's million documents about four in five (BENCHMARKS.md, "kNN in
-// two steps").
+// Newsgroups these defaults hand most queries over to the exact walk; on
+// the scale generator's million documents they find about four in five
+// exact neighbours (BENCHMARKS.md, "kNN in two steps").
 struct KnnTwoStepParams {
   // Candidates rescored exactly: candidates_per_k times k, at least
   // min_candidates (and at most every document).
@@ -61,8 +63,8 @@ struct KnnTwoStepParams {
   // Query terms walked in the first stage, heaviest (query weight) first;
   // 0 = every query term.
   uint32_t first_stage_terms = 0;
-  // Run both stages even where the exact walk would read no more postings
-  // (tests of the stages themselves).
+  // Run both stages even where the exact walk would cost no more (tests
+  // and benchmarks of the stages themselves).
   bool always = false;
 };
 
