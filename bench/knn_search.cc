@@ -28,7 +28,8 @@
 //   runs both stages even where the search would hand over to the exact
 //   walk (KnnTwoStepParams::always). --exact-cache FILE: the exact
 //   neighbours are read from FILE.kK if it holds as many queries, else
-//   computed (the exact rows) and written there.
+//   computed (the exact rows) and written there; the file records neither
+//   model nor data, so give each pair its own name.
 //   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
 //   --kd-projection svd unless given; --queries N searches with the first N
 //   test documents only (all unless given)
