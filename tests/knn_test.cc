@@ -586,6 +586,7 @@ TEST_F(KnnTest, TwoStepWithEveryDocumentACandidateIsExact) {
   EXPECT_EQ(index->num_pruned_postings(), 0u);
   KnnTwoStepParams every;
   every.min_candidates = corpus_.num_docs();
+  every.first_stage_terms = 0;
   every.always = true;
   std::vector<LabelledTerms> queries = random_documents(20, 320, 5, 616);
   for (uint32_t d = 0; d < 20; ++d) queries.push_back(docs_[d * 71]);
@@ -662,6 +663,7 @@ TEST_F(KnnTest, TwoStepRescoresLongDocumentsExactly) {
   index->build_two_step(corpus_.num_docs());  // no list pruned
   KnnTwoStepParams every;
   every.min_candidates = corpus_.num_docs();
+  every.first_stage_terms = 0;
   every.always = true;
   for (int q = 0; q < 10; ++q) {
     const DocumentTerms doc = query(long_document(400).terms);

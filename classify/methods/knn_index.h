@@ -61,8 +61,10 @@ struct KnnTwoStepParams {
   uint32_t candidates_per_k = 10;
   uint32_t min_candidates = 200;
   // Query terms walked in the first stage, heaviest (query weight) first;
-  // 0 = every query term.
-  uint32_t first_stage_terms = 0;
+  // 0 = every query term. At a million documents 50 of a document's 117
+  // terms find nearly as many neighbours as all of them (recall 0.817
+  // against 0.824) in half the time.
+  uint32_t first_stage_terms = 50;
   // Run both stages even where the exact walk would cost no more (tests
   // and benchmarks of the stages themselves).
   bool always = false;
