@@ -17,13 +17,19 @@
 //                   [--kd-dims D,D,...] [--kd-candidates M,M,...] [--kd-leaves L,L,...]
 //                   [--kd-projection svd,random] [--queries N]
 //                   [--two-step-prune L,L,...] [--two-step-candidates F,F,...]
-//                   [--two-step-terms M,M,...] [--mass]
+//                   [--two-step-terms M,M,...] [--two-step-always] [--mass]
+//                   [--exact-cache FILE]
 //   --two-step-*: two-step searches (KnnSearch::kTwoStep), one row per
 //   combination of prune length L (postings kept per list; the index's own
 //   arrays when it has them with that L, otherwise built here), candidates
 //   F times k and first-stage query terms M (0: all); --mass prints how
 //   much of the query's squared norm and of its exact neighbours' cosines
-//   the top M query terms and the pruned lists carry.
+//   the top M query terms and the pruned lists carry; --two-step-always
+//   runs both stages even where the search would hand over to the exact
+//   walk (KnnTwoStepParams::always). --exact-cache FILE: the exact
+//   neighbours are read from FILE.kK if it holds as many queries, else
+//   computed (the exact rows) and written there; the file records neither
+//   model nor data, so give each pair its own name.
 //   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
 //   --kd-projection svd unless given; --queries N searches with the first N
 //   test documents only (all unless given)
@@ -370,6 +376,40 @@ class KdCandidates {
   std::vector<float> query_weight_;  // zero but for the current query's terms
 };
 
+// --exact-cache: the exact neighbours of every query, saved by one run and
+// read by the next (the exact searches take most of a run at a million
+// documents). False if the file is missing or holds another query count.
+bool read_neighbours(const std::string& path, size_t queries, std::vector<Neighbours>* out) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  uint64_t n = 0;
+  bool ok = std::fread(&n, sizeof n, 1, file) == 1 && n == queries;
+  out->assign(ok ? n : 0, {});
+  for (size_t d = 0; ok && d < n; ++d) {
+    uint64_t size = 0;
+    ok = std::fread(&size, sizeof size, 1, file) == 1 && size < (uint64_t{1} << 24);
+    if (!ok) break;
+    (*out)[d].resize(size);
+    ok = std::fread((*out)[d].data(), sizeof(KnnIndex::Neighbour), size, file) == size;
+  }
+  std::fclose(file);
+  if (!ok) out->clear();
+  return ok;
+}
+
+void write_neighbours(const std::string& path, const std::vector<Neighbours>& all) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) throw autocat::IOError(path + ": cannot write the exact neighbours");
+  const uint64_t n = all.size();
+  std::fwrite(&n, sizeof n, 1, file);
+  for (const Neighbours& neighbours : all) {
+    const uint64_t size = neighbours.size();
+    std::fwrite(&size, sizeof size, 1, file);
+    std::fwrite(neighbours.data(), sizeof(KnnIndex::Neighbour), size, file);
+  }
+  std::fclose(file);
+}
+
 // Share of the exact neighbours that `found` holds, over every document.
 double recall(const std::vector<Neighbours>& exact, const std::vector<Neighbours>& found) {
   double hits = 0, wanted = 0;
@@ -508,7 +548,8 @@ int main(int argc, char** argv) try {
   std::vector<int> kd_dims, kd_candidates = {1000}, kd_leaves = {0};
   std::vector<std::string> kd_projections = {"svd"};
   std::vector<int> prune_lengths, candidate_factors = {10}, first_stage_terms = {0};
-  bool mass = false;
+  std::string exact_cache;
+  bool mass = false, two_step_always = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -539,6 +580,10 @@ int main(int argc, char** argv) try {
       candidate_factors = parse_list(value());
     else if (arg == "--two-step-terms")
       first_stage_terms = parse_list(value());
+    else if (arg == "--two-step-always")
+      two_step_always = true;
+    else if (arg == "--exact-cache")
+      exact_cache = value();
     else if (arg == "--mass")
       mass = true;
     else if (arg == "--kd-projection") {
@@ -552,10 +597,12 @@ int main(int argc, char** argv) try {
         kd_projections.push_back(name);
       }
     } else {
-      std::cerr << "usage: knn_search --model DIR [--data FILE] [--k N,N] [--terms N,N] "
-                   "[--repeat R] [--kd-dims D,D] [--kd-candidates M,M] [--kd-leaves L,L] "
-                   "[--kd-projection svd,random] [--queries N] [--two-step-prune L,L] "
-                   "[--two-step-candidates F,F] [--two-step-terms M,M] [--mass]\n";
+      std::cerr
+          << "usage: knn_search --model DIR [--data FILE] [--k N,N] [--terms N,N] "
+             "[--repeat R] [--kd-dims D,D] [--kd-candidates M,M] [--kd-leaves L,L] "
+             "[--kd-projection svd,random] [--queries N] [--two-step-prune L,L] "
+             "[--two-step-candidates F,F] [--two-step-terms M,M] [--two-step-always] [--mass] "
+             "[--exact-cache FILE]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -624,7 +671,15 @@ int main(int argc, char** argv) try {
   for (int k : ks) {
     std::vector<Neighbours> exact;
     KnnSearchStats stats;
+    const std::string cache_path =
+        exact_cache.empty() ? "" : exact_cache + ".k" + std::to_string(k);
+    const bool cached = !cache_path.empty() && read_neighbours(cache_path, docs.size(), &exact);
+    if (cached) {
+      std::printf("| %d | exact neighbours read from %s | | | | | 1 | %.4f |\n", k,
+                  cache_path.c_str(), accuracy(index, docs, exact, power));
+    }
     for (const Exact& search : exact_searches) {
+      if (cached) break;
       std::vector<Neighbours> found;
       const double seconds = time_search(index, docs, k, 0, search.search, repeat, &found);
       if (search.search == KnnSearch::kPostingWalk) exact = found;
@@ -648,6 +703,7 @@ int main(int argc, char** argv) try {
                   n / seconds, walked / n, candidates_per_doc.c_str(), identical, docs.size(),
                   accuracy(index, docs, found, power));
     }
+    if (!cache_path.empty() && !cached) write_neighbours(cache_path, exact);
     const double n = double(docs.size());
     double walked = 0;
     for (int terms : term_limits) {
@@ -683,6 +739,7 @@ int main(int argc, char** argv) try {
           params.candidates_per_k = uint32_t(factor);
           params.min_candidates = 0;
           params.first_stage_terms = uint32_t(m);
+          params.always = two_step_always;
           std::vector<Neighbours> found;
           const double seconds =
               time_search(index, docs, k, 0, KnnSearch::kTwoStep, repeat, &found, params);
@@ -704,8 +761,8 @@ int main(int argc, char** argv) try {
             }
           }
           std::printf(
-              "| %d | two-step: L=%d, k'=%dk, first-stage terms %s | %.0f | %.0f | %.0f | %zu/%zu "
-              "exact similarities | %.4f | %.4f |\n",
+              "| %d | two-step: L=%d, k'=%dk, first-stage terms %s | %.0f | %.0f | "
+              "%.0f | %zu/%zu exact similarities | %.4f | %.4f |\n",
               k, prune, factor, m == 0 ? "all" : std::to_string(m).c_str(), n / seconds, first / n,
               rescored / n, same_similarities, found_total, recall(exact, found),
               accuracy(index, docs, found, power));

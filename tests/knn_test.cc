@@ -586,6 +586,7 @@ TEST_F(KnnTest, TwoStepWithEveryDocumentACandidateIsExact) {
   EXPECT_EQ(index->num_pruned_postings(), 0u);
   KnnTwoStepParams every;
   every.min_candidates = corpus_.num_docs();
+  every.first_stage_terms = 0;
   every.always = true;
   std::vector<LabelledTerms> queries = random_documents(20, 320, 5, 616);
   for (uint32_t d = 0; d < 20; ++d) queries.push_back(docs_[d * 71]);
@@ -638,6 +639,80 @@ TEST_F(KnnTest, TwoStepReturnsTrueCosinesEvenWhenItMissesNeighbours) {
   // Lossy, so that the similarities above were checked on a real cut.
   EXPECT_LT(hits, wanted);
   EXPECT_GT(hits, wanted / 4);  // 235 of 600 when written
+}
+
+// Queries and documents of hundreds of distinct terms over a vocabulary of
+// tens of thousands: the second stage's query-term table then has
+// collisions, its term bitmap false matches, and the matched ranks span
+// several 64-bit words. Every candidate rescored, two-step is still the
+// exact search bit for bit.
+TEST_F(KnnTest, TwoStepRescoresLongDocumentsExactly) {
+  std::mt19937 rng(4242);
+  auto long_document = [&](uint32_t length) {
+    LabelledTerms doc;
+    for (uint32_t i = 0; i < length; ++i) {
+      doc.terms.push_back(term_name(std::min(rng() % 40000, rng() % 40000)));
+    }
+    doc.labels.push_back("c" + std::to_string(rng() % 3));
+    return doc;
+  };
+  std::vector<LabelledTerms> docs;
+  for (int d = 0; d < 300; ++d) docs.push_back(long_document(150 + rng() % 200));
+  build(docs);
+  auto index = std::make_shared<KnnIndex>(corpus_, idf_);
+  index->build_two_step(corpus_.num_docs());  // no list pruned
+  KnnTwoStepParams every;
+  every.min_candidates = corpus_.num_docs();
+  every.first_stage_terms = 0;
+  every.always = true;
+  for (int q = 0; q < 10; ++q) {
+    const DocumentTerms doc = query(long_document(400).terms);
+    ASSERT_GT(doc.terms.size(), 200u);
+    for (int k : {1, 20}) {
+      KnnSearchStats stats;
+      const auto exact = index->neighbours(doc, k, 0, 1.0, KnnSearch::kPostingWalk);
+      const auto two_step = index->neighbours(doc, k, 0, 1.0, KnnSearch::kTwoStep, &stats, every);
+      EXPECT_GT(stats.rescored, corpus_.num_docs() / 2);  // those sharing a term
+      expect_same_neighbours(exact, two_step, k);
+    }
+  }
+}
+
+// Where both stages would cost more than the exact walk (a first-stage
+// posting and a rescored entry cost several exact postings), two-step hands
+// over to it: no candidate is rescored and the neighbours are the exact
+// ones. Where the first stage is short against the walk, it runs.
+TEST_F(KnnTest, TwoStepHandsOverToTheExactWalkWhereThatCostsLess) {
+  // Three first-stage terms, k = 5 candidates: about 90 postings and 90
+  // forward entries, against the exact walk's 300 or so at 200 documents
+  // and thousands at 20,000.
+  KnnTwoStepParams params;
+  params.candidates_per_k = 1;
+  params.min_candidates = 0;
+  params.first_stage_terms = 3;
+  build(random_documents(200, 300, 5, 919));
+  auto small = std::make_shared<KnnIndex>(corpus_, idf_);
+  small->build_two_step(30);
+  for (uint32_t d = 0; d < 200; d += 20) {
+    const DocumentTerms doc = query(docs_[d].terms);
+    KnnSearchStats walk_stats, stats;
+    const auto exact = small->neighbours(doc, 5, 0, 1.0, KnnSearch::kExhaustive, &walk_stats);
+    const auto two_step = small->neighbours(doc, 5, 0, 1.0, KnnSearch::kTwoStep, &stats, params);
+    EXPECT_EQ(stats.rescored, 0u) << "query " << d;
+    EXPECT_EQ(stats.postings_walked, walk_stats.postings_walked);
+    expect_same_neighbours(exact, two_step, 5);
+  }
+
+  build(random_documents(20000, 300, 5, 920));
+  auto large = std::make_shared<KnnIndex>(corpus_, idf_);
+  large->build_two_step(30);
+  size_t ran = 0;
+  for (uint32_t d = 0; d < 20000; d += 2000) {
+    KnnSearchStats stats;
+    large->neighbours(query(docs_[d].terms), 5, 0, 1.0, KnnSearch::kTwoStep, &stats, params);
+    ran += stats.rescored > 0;
+  }
+  EXPECT_EQ(ran, 10u);
 }
 
 TEST_F(KnnTest, RejectsMismatchedIdf) {

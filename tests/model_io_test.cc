@@ -368,6 +368,60 @@ TEST(ModelIoSparseTest, PendingSparseWeightsMustMatchTheCore) {
   EXPECT_EQ(model.dense_weights(), (std::vector<float>{-1.0f, -2.0f, 0.0f, 0.0f}));
 }
 
+// A linear model archives its packed weights a piece at a time: the bytes
+// are those of the whole packed vector archived at once, for a model whose
+// packed weights span many pieces.
+TEST(ModelIoSparseTest, LinearWeightsArchivedInPiecesAreTheVectorsBytes) {
+  LinearModel model;
+  model.num_categories = 7;
+  model.c = 0.5;
+  model.bias = model.slope = model.intercept = std::vector<float>(7, 0.25f);
+  uint32_t state = 3;
+  model.term_start.push_back(0);
+  for (uint32_t t = 0; t < 200000; ++t) {
+    for (uint32_t c = 0; c < 7; ++c) {
+      state = state * 1103515245u + 12345u;
+      if ((state >> 16) % 3 == 0) continue;
+      model.entry_category.push_back(c);
+      model.entry_weight.push_back(float(int32_t(state >> 8) % 1000) / 7.0f + 0.5f);
+    }
+    model.term_start.push_back(model.entry_category.size());
+  }
+  const std::vector<uint8_t> packed = model.packed_weights();
+  ASSERT_GT(packed.size(), size_t{3} << 20);  // several pieces
+  EXPECT_EQ(model.packed_bytes(), packed.size());
+  std::ostringstream whole(std::ios::binary), pieces(std::ios::binary);
+  {
+    boost::archive::binary_oarchive archive(whole);
+    archive << model.num_categories << packed << model.bias << model.slope << model.intercept
+            << model.c;
+  }
+  {
+    boost::archive::binary_oarchive archive(pieces);
+    archive << model;
+  }
+  // Both start with the archive's header; the model's own archive then
+  // carries its class's version, and then the same bytes.
+  std::ostringstream empty(std::ios::binary);
+  { boost::archive::binary_oarchive archive(empty); }
+  const std::string expected = whole.str(), got = pieces.str();
+  const size_t header = empty.str().size();
+  ASSERT_GE(got.size(), expected.size());
+  const size_t class_info = got.size() - expected.size();
+  EXPECT_LT(class_info, 16U);
+  EXPECT_EQ(got.substr(0, header), expected.substr(0, header));
+  EXPECT_TRUE(got.compare(header + class_info, std::string::npos, expected, header) == 0);
+  LinearModel read;
+  std::istringstream in(got, std::ios::binary);
+  {
+    boost::archive::binary_iarchive archive(in);
+    archive >> read;
+  }
+  EXPECT_EQ(read.term_start, model.term_start);
+  EXPECT_EQ(read.entry_category, model.entry_category);
+  EXPECT_EQ(read.entry_weight, model.entry_weight);
+}
+
 // Packed linear weights: a row listed by category gaps and a row stored
 // whole decode to the same entries; any truncation or trailing byte leaves
 // a model the check refuses.

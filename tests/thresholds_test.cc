@@ -357,6 +357,47 @@ TEST(TuneSettingsOneOfTest, WinnersAreRefittedAsIfChosenAlone) {
   }
 }
 
+// Any-of cross-validation compares Naive Bayes' candidates on their
+// kComparedScores best scores per document and refits the winners for
+// their full lists: with more categories than that, the winner's
+// thresholds and objective are still those of a run given that alpha alone.
+TEST(TuneSettingsAnyOfTest, NaiveBayesWinnersAreRefittedWithFullLists) {
+  std::vector<LabelledTerms> docs;
+  const uint32_t num_labels = uint32_t(kComparedScores) + 8;
+  uint32_t state = 11;
+  const auto next = [&](uint32_t n) {
+    state = state * 1103515245u + 12345u;
+    return (state >> 16) % n;
+  };
+  for (uint32_t d = 0; d < num_labels * 6; ++d) {
+    const uint32_t label = d % num_labels;
+    std::vector<std::string> labels = {"c" + std::to_string(label)};
+    if (next(4) == 0) labels.push_back("c" + std::to_string((label + 1 + next(3)) % num_labels));
+    std::vector<std::string> terms;
+    for (int i = 0; i < 10; ++i) {
+      // Mostly the first label's own words, sometimes any label's.
+      const uint32_t from = next(3) == 0 ? next(num_labels) : label;
+      terms.push_back("w" + std::to_string(from) + "_" + std::to_string(next(4)));
+    }
+    docs.push_back({terms, labels});
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  TrainOptions options;
+  const TunedSettings grid = tune_settings(corpus, options, Decision::kAnyOf);
+  ASSERT_FALSE(grid.thresholds.empty());
+  const auto slot = [](Method m) { return static_cast<size_t>(m); };
+  for (size_t m = 0; m < naive_bayes_methods().size(); ++m) {
+    TrainOptions fixed_alpha = options;
+    fixed_alpha.nb_alpha = grid.nb_alpha[m];
+    const TunedSettings nb = tune_settings(corpus, fixed_alpha, Decision::kAnyOf);
+    const size_t method = slot(naive_bayes_methods()[m]);
+    if (nb.nb_tfidf[m] != grid.nb_tfidf[m]) continue;  // a tie of features, settled otherwise
+    ASSERT_EQ(grid.thresholds[method].size(), corpus.num_categories()) << m;
+    EXPECT_EQ(nb.thresholds[method], grid.thresholds[method]) << m;
+    EXPECT_EQ(nb.method_objective[method], grid.method_objective[method]) << m;
+  }
+}
+
 }  // namespace
 }  // namespace autocat::internal
 

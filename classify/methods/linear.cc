@@ -291,28 +291,66 @@ double dual_objective(const LinearProblem& problem, const std::vector<int8_t>& y
 
 namespace {
 
-// Term-major entries of category-major weights.
-void set_weights(const std::vector<std::vector<float>>& weights, uint32_t num_terms,
-                 LinearModel* model) {
-  model->term_start.assign(size_t(num_terms) + 1, 0);
-  // Sized exactly: growing by doubling held up to twice the weights at once.
-  size_t nonzero = 0;
-  for (const std::vector<float>& row : weights) {
-    nonzero += size_t(
-        std::count_if(row.begin(), row.begin() + num_terms, [](float w) { return w != 0.0f; }));
-  }
-  model->entry_category.reserve(nonzero);
-  model->entry_weight.reserve(nonzero);
-  for (uint32_t t = 0; t < num_terms; ++t) {
-    model->term_start[t] = model->entry_category.size();
-    for (uint32_t cat = 0; cat < weights.size(); ++cat) {
-      if (weights[cat][t] == 0.0f) continue;
-      model->entry_category.push_back(cat);
-      model->entry_weight.push_back(weights[cat][t]);
+// One C's weights while its categories are fitted: blocks of consecutive
+// terms, each a [category][term in block] matrix, so that the term-major
+// entries can be built a block at a time, each block freed once copied. A
+// matrix of every category's dense row held whole beside the entries
+// needed both at once: at 10,000 categories about twice logistic
+// regression's weights.
+class WeightBlocks {
+ public:
+  WeightBlocks(uint32_t num_categories, uint32_t num_terms)
+      : num_categories_(num_categories),
+        num_terms_(num_terms),
+        // About 64 MB a block (large allocations go back to the system
+        // when freed); a small model is one block.
+        terms_per_block_(std::max<uint32_t>(
+            1, uint32_t(std::min<uint64_t>(
+                   num_terms, (uint64_t{16} << 20) / std::max<uint32_t>(1, num_categories))))) {
+    for (uint32_t first = 0; first < num_terms; first += terms_per_block_) {
+      blocks_.emplace_back(size_t(num_categories) * block_terms(first / terms_per_block_), 0.0f);
     }
   }
-  model->term_start[num_terms] = model->entry_category.size();
-}
+  float& at(uint32_t category, uint32_t term) {
+    const uint32_t b = term / terms_per_block_;
+    return blocks_[b][size_t(category) * block_terms(b) + (term - b * terms_per_block_)];
+  }
+  // Term-major entries of the weights; the blocks are freed as they are
+  // copied.
+  void move_into(LinearModel* model) {
+    model->term_start.assign(size_t(num_terms_) + 1, 0);
+    // Sized exactly: growing by doubling held up to twice the weights at once.
+    size_t nonzero = 0;
+    for (const std::vector<float>& block : blocks_) {
+      nonzero +=
+          size_t(std::count_if(block.begin(), block.end(), [](float w) { return w != 0.0f; }));
+    }
+    model->entry_category.reserve(nonzero);
+    model->entry_weight.reserve(nonzero);
+    for (uint32_t b = 0; b < blocks_.size(); ++b) {
+      const uint32_t first = b * terms_per_block_, terms = block_terms(b);
+      const std::vector<float>& block = blocks_[b];
+      for (uint32_t i = 0; i < terms; ++i) {
+        model->term_start[first + i] = model->entry_category.size();
+        for (uint32_t cat = 0; cat < num_categories_; ++cat) {
+          const float w = block[size_t(cat) * terms + i];
+          if (w == 0.0f) continue;
+          model->entry_category.push_back(cat);
+          model->entry_weight.push_back(w);
+        }
+      }
+      std::vector<float>().swap(blocks_[b]);
+    }
+    model->term_start[num_terms_] = model->entry_category.size();
+  }
+
+ private:
+  uint32_t block_terms(uint32_t b) const {
+    return std::min(terms_per_block_, num_terms_ - b * terms_per_block_);
+  }
+  uint32_t num_categories_, num_terms_, terms_per_block_;
+  std::vector<std::vector<float>> blocks_;
+};
 
 }  // namespace
 
@@ -335,7 +373,7 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
     model.bias.assign(num_categories, 0.0f);
     model.slope.assign(num_categories, 1.0f);
     model.intercept.assign(num_categories, 0.0f);
-    std::vector<std::vector<float>> weights(num_categories);
+    WeightBlocks weights(num_categories, num_terms);
     const bool warm_start_next = k + 1 < cs.size();
     // One-vs-rest: the categories' problems are independent, each solved
     // deterministically, so they run on `threads` threads with the same
@@ -350,9 +388,8 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
         alpha[cat].assign(given.begin(), given.end());
       }
       BinarySolution s = solve_binary(problem, *y, loss, cs[k], eps, alpha[cat]);
-      weights[cat].resize(num_terms);
       for (uint32_t f = 0; f < num_terms; ++f) {
-        weights[cat][problem.term_of(f)] = static_cast<float>(s.w[f]);
+        weights.at(cat, problem.term_of(f)) = static_cast<float>(s.w[f]);
       }
       model.bias[cat] = static_cast<float>(s.w[num_terms]);
       if (duals) (*duals)[k][cat].assign(s.alpha.begin(), s.alpha.end());
@@ -380,8 +417,7 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
     worker();
     for (std::thread& helper : helpers) helper.join();
     if (failure) std::rethrow_exception(failure);
-    set_weights(weights, num_terms, &model);
-    std::vector<std::vector<float>>().swap(weights);
+    weights.move_into(&model);
     fitted(k, std::move(model));
   }
 }

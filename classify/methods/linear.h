@@ -81,11 +81,19 @@ struct LinearModel {
 
   template <class Archive>
   void save(Archive& ar, const unsigned int /*version*/) const {
-    const std::vector<uint8_t> packed =
-        packed_rows
-            ? std::vector<uint8_t>(packed_rows->bytes, packed_rows->bytes + packed_rows->size)
-            : packed_weights();
-    ar << num_categories << packed << bias << slope << intercept << c;
+    // The bytes of a std::vector<uint8_t> holding packed_weights(), written
+    // a piece at a time rather than built whole first (or, read in place
+    // from a mapped file, as they are there).
+    ar << num_categories;
+    const boost::serialization::collection_size_type count(packed_rows ? packed_rows->size
+                                                                       : packed_bytes());
+    ar << count;
+    if (packed_rows) {
+      if (packed_rows->size > 0) ar.save_binary(packed_rows->bytes, packed_rows->size);
+    } else {
+      pack_weights([&ar](const uint8_t* bytes, size_t size) { ar.save_binary(bytes, size); });
+    }
+    ar << bias << slope << intercept << c;
   }
   template <class Archive>
   void load(Archive& ar, const unsigned int version) {
@@ -147,6 +155,9 @@ struct LinearModel {
   // and no weight is zero, the whole row of num_categories floats. About
   // 5 bytes a weight instead of 8.
   std::vector<uint8_t> packed_weights() const;
+  // The same bytes handed to `emit` in pieces, in order; and their number.
+  void pack_weights(const std::function<void(const uint8_t*, size_t)>& emit) const;
+  uint64_t packed_bytes() const;
   // Sets term_start, entry_category and entry_weight from packed_weights()'
   // bytes; damaged bytes leave a term_start the model check refuses.
   void unpack_weights(const std::vector<uint8_t>& packed);

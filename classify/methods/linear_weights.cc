@@ -2,6 +2,7 @@
 // non-zero weight, packed as varint gaps and floats (linear.h).
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -63,8 +64,18 @@ constexpr uint8_t kListRow = 0, kDenseRow = 1;
 
 }  // namespace
 
-std::vector<uint8_t> LinearModel::packed_weights() const {
+void LinearModel::pack_weights(const std::function<void(const uint8_t*, size_t)>& emit) const {
+  // Handed out in pieces of about a megabyte: a model's packed weights are
+  // never held whole (logistic regression's reach gigabytes at 10,000
+  // categories).
+  constexpr size_t kPieceBytes = size_t{1} << 20;
   std::vector<uint8_t> out;
+  out.reserve(kPieceBytes + 64);
+  const auto hand_out = [&](bool last) {
+    if (out.size() < kPieceBytes && !(last && !out.empty())) return;
+    emit(out.data(), out.size());
+    out.clear();
+  };
   put_varint(term_start.size(), &out);
   const auto append_floats = [&](const float* values, size_t count) {
     const size_t at = out.size();
@@ -73,6 +84,7 @@ std::vector<uint8_t> LinearModel::packed_weights() const {
   };
   std::vector<float> row(num_categories);
   for (size_t t = 0; t + 1 < term_start.size(); ++t) {
+    hand_out(false);
     const uint64_t first = term_start[t], last = term_start[t + 1];
     put_varint(last - first, &out);
     if (first == last) continue;
@@ -103,7 +115,21 @@ std::vector<uint8_t> LinearModel::packed_weights() const {
     }
     append_floats(&entry_weight[first], last - first);
   }
-  return out;
+  hand_out(true);
+}
+
+uint64_t LinearModel::packed_bytes() const {
+  uint64_t bytes = 0;
+  pack_weights([&](const uint8_t*, size_t size) { bytes += size; });
+  return bytes;
+}
+
+std::vector<uint8_t> LinearModel::packed_weights() const {
+  std::vector<uint8_t> packed;
+  packed.reserve(packed_bytes());
+  pack_weights(
+      [&](const uint8_t* bytes, size_t size) { packed.insert(packed.end(), bytes, bytes + size); });
+  return packed;
 }
 
 void LinearModel::unpack_weights(const std::vector<uint8_t>& packed) {

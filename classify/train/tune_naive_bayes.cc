@@ -28,6 +28,7 @@ class NaiveBayesTuner : public MethodTuner {
         top_(compact_ ? lists_.size() : 0),
         in_contention_(lists_.size(), true),
         best_(nb_methods_.size(), kNotTuned) {
+    size_t candidates = 0;
     for (size_t m = 0; m < nb_methods_.size(); ++m) {
       // A method not asked for fits no candidate (its slots out of contention).
       wanted_.push_back(std::find(methods.begin(), methods.end(), nb_methods_[m]) != methods.end());
@@ -40,9 +41,14 @@ class NaiveBayesTuner : public MethodTuner {
           } else {
             lists_[slot(m, w, a)].resize(corpus_.num_docs());
           }
+          if (wanted_[m]) ++candidates;
         }
       }
     }
+    // Any-of with more than one candidate per method: compared on short
+    // lists, the winners refitted with full ones (kComparedScores).
+    short_lists_ =
+        !compact_ && candidates > size_t(std::count(wanted_.begin(), wanted_.end(), true));
   }
 
   std::vector<Method> methods() const override {
@@ -56,7 +62,8 @@ class NaiveBayesTuner : public MethodTuner {
 
   void fit_fold(const TuneFold& fold, const FoldStepDone& step_done) override {
     fit(
-        fold, [&](size_t s) { return bool(in_contention_[s]); }, compact_);
+        fold, [&](size_t s) { return bool(in_contention_[s]); }, compact_,
+        short_lists_ ? kComparedScores : kKeptScores);
     step_done("naive bayes");
   }
 
@@ -113,28 +120,34 @@ class NaiveBayesTuner : public MethodTuner {
       tuned->method_objective[static_cast<size_t>(nb_methods_[m])] = best;
     }
     tuned->pruned_candidates += pruned_;
-    if (compact_) {
+    if (compact_ || short_lists_) {
       // The second pass keeps the winners' full lists only.
       top_.clear();
+      for (ScoreLists& lists : lists_) ScoreLists().swap(lists);
       for (size_t s : best_) {
         if (s != kNotTuned) lists_[s].resize(corpus_.num_docs());
       }
     }
   }
 
-  bool refits_winner() const override { return compact_; }
+  bool refits_winner() const override { return compact_ || short_lists_; }
 
   void refit_fold(const TuneFold& fold) override {
     fit(
         fold, [&](size_t s) { return std::find(best_.begin(), best_.end(), s) != best_.end(); },
-        false);
+        false, kKeptScores);
   }
 
   void finish_refit(TunedSettings* tuned) override {
     for (size_t m = 0; m < nb_methods_.size(); ++m) {
       if (!wanted_[m]) continue;
-      tuned->thresholds[static_cast<size_t>(nb_methods_[m])] =
-          thresholds_from(corpus_, lists_[best_[m]]);
+      const size_t method = static_cast<size_t>(nb_methods_[m]);
+      tuned->thresholds[method] = thresholds_from(corpus_, lists_[best_[m]]);
+      // The methods are compared with each other on full lists.
+      if (short_lists_) {
+        tuned->method_objective[method] =
+            objective(corpus_, lists_[best_[m]], tuned->thresholds[method], context_.decision);
+      }
     }
   }
 
@@ -158,8 +171,10 @@ class NaiveBayesTuner : public MethodTuner {
   // of feature (counts, tf-idf, presence) and every alpha wanted is fitted
   // from them, exactly as train_*_nb would fit it; one sums array and one
   // model live at a time (each is terms x categories). `run(slot)` says
-  // whether a candidate is fitted; `top_only` as keep_scores().
-  void fit(const TuneFold& prepared, const std::function<bool(size_t)>& run, bool top_only) {
+  // whether a candidate is fitted; `top_only` and `max_kept` as
+  // keep_scores().
+  void fit(const TuneFold& prepared, const std::function<bool(size_t)>& run, bool top_only,
+           size_t max_kept) {
     const TrainingCorpus& fitted_on = prepared.training.corpus;
     const std::vector<float> no_idf;
     // The kinds of feature side by side on the threads other folds left idle.
@@ -198,7 +213,7 @@ class NaiveBayesTuner : public MethodTuner {
               for (const auto& [d, doc] : prepared.held_out) {
                 nb_classifier.score(doc, classify_, &fold_scores);
                 keep_scores(fold_scores, top_only, top_only ? &top_[s][d] : nullptr,
-                            top_only ? nullptr : &lists_[s][d]);
+                            top_only ? nullptr : &lists_[s][d], max_kept);
               }
             }
           }
@@ -209,6 +224,7 @@ class NaiveBayesTuner : public MethodTuner {
   const TuneContext& context_;
   const TrainingCorpus& corpus_;
   const bool compact_;
+  bool short_lists_ = false;  // any-of: candidates compared on kComparedScores
   const ClassifyOptions classify_;
   const std::vector<Method>& nb_methods_;
   const std::vector<double> alpha_candidates_;

@@ -11,7 +11,7 @@
 
 namespace autocat::internal {
 
-void keep_best(const std::vector<double>& scores, DocScores* kept_scores) {
+void keep_best(const std::vector<double>& scores, DocScores* kept_scores, size_t max_kept) {
   // Sorted in a scratch list, then copied at its exact size: the lists of
   // every setting tried for every training document are cross-validation's
   // largest memory, and a list grown by push_back holds up to twice its
@@ -22,7 +22,7 @@ void keep_best(const std::vector<double>& scores, DocScores* kept_scores) {
   for (uint32_t c = 0; c < scores.size(); ++c) {
     if (scores[c] > 0.0) out->push_back({c, scores[c]});
   }
-  const size_t kept = std::min(out->size(), kKeptScores);
+  const size_t kept = std::min(out->size(), max_kept);
   std::partial_sort(out->begin(), out->begin() + static_cast<std::ptrdiff_t>(kept), out->end(),
                     [](const ScoredCategory& a, const ScoredCategory& b) {
                       return a.score > b.score || (a.score == b.score && a.category < b.category);
@@ -341,9 +341,9 @@ double objective(const TrainingCorpus& corpus, const ScoreLists& lists,
 }
 
 void keep_scores(const std::vector<double>& fold_scores, bool top_only, uint32_t* top,
-                 DocScores* lists) {
+                 DocScores* lists, size_t max_kept) {
   if (!top_only) {
-    keep_best(fold_scores, lists);
+    keep_best(fold_scores, lists, max_kept);
     return;
   }
   *top = kNoCategory;

@@ -23,6 +23,11 @@ namespace autocat::internal {
 // leaving scores out can only make cuts stricter, never let unseen
 // documents through.
 inline constexpr size_t kKeptScores = 64;
+// Any-of, Naive Bayes: its many candidates (features x alphas) are compared
+// on this many best scores per document, and the winners' full lists are
+// made in a second pass over the folds (a quarter of the memory; on
+// Reuters the same winners as with full lists).
+inline constexpr size_t kComparedScores = 16;
 
 // A document with no top category (compact one-of lists).
 inline constexpr uint32_t kNoCategory = std::numeric_limits<uint32_t>::max();
@@ -39,14 +44,15 @@ struct DocScores {
 };
 using ScoreLists = std::vector<DocScores>;  // per training document
 
-// Keeps the kKeptScores best positive `scores` in *kept_scores.
-void keep_best(const std::vector<double>& scores, DocScores* kept_scores);
+// Keeps the `max_kept` best positive `scores` in *kept_scores.
+void keep_best(const std::vector<double>& scores, DocScores* kept_scores,
+               size_t max_kept = kKeptScores);
 
 // A held-out document's scores: keep_best() into *lists, or with `top_only`
 // (one-of's compact first pass) only its top category into *top, as
-// keep_best() would list it first.
+// keep_best() would list it first; otherwise the `max_kept` best.
 void keep_scores(const std::vector<double>& fold_scores, bool top_only, uint32_t* top,
-                 DocScores* lists);
+                 DocScores* lists, size_t max_kept = kKeptScores);
 
 bool has_label(const TrainingCorpus& corpus, uint32_t doc, uint32_t category);
 
