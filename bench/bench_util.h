@@ -61,7 +61,7 @@ inline void print_linear_summary(const internal::ModelState& model, const std::s
         "%s: C=%g (%s); %zu non-zero weights, %.1f MB; one-thread fit on all documents: %.2f s\n",
         svm ? "svm" : "logreg", linear->c,
         candidates(svm ? model.svm_c_objective : model.logreg_c_objective).c_str(),
-        linear->entry_weight.size(), linear->weight_bytes() / 1e6, since(start));
+        static_cast<size_t>(linear->num_entries()), linear->weight_bytes() / 1e6, since(start));
     (void)refit;
   }
 }

@@ -149,10 +149,27 @@ run knn_search "$out/knn_search.log" "$build/bench/knn_search" --model "$model" 
 run index_throughput "$out/index_throughput.log" "$build/bench/index_throughput" \
   --model "$model" --data "$corpus" --method default --threads 1 --runs 3 --dir "$out"
 
+# 6. Opening the default model and classifying 10 test documents in a fresh
+# process (warm page cache): the time and peak RSS an indexer pays to start.
+python3 - "$corpus" "$out/open10.jsonl" << 'PY'
+import json, sys
+with open(sys.argv[2], 'w') as out:
+    kept = 0
+    for line in open(sys.argv[1]):
+        if kept < 10 and json.loads(line).get('split') == 'test':
+            out.write(line)
+            kept += 1
+PY
+"$autocat" classify --model "$model" --json "$out/open10.jsonl" > /dev/null 2>&1  # warm the cache
+run open_default "$out/open_default.log" /usr/bin/time -f "%e %M" -o "$out/open_default.time" \
+  "$autocat" classify --model "$model" --json "$out/open10.jsonl"
+read -r open_seconds open_rss_kb < "$out/open_default.time"
+export open_seconds open_rss_kb
+
 python3 - "$docs" "$train_docs" "$test_docs" "$train_seconds" "$train_rss_kb" \
   "$out/train.log" "$out/knn_search.log" "$out/index_throughput.log" "$kd_dims" \
   "$kd_candidates" "$two_step_prune" "$two_step_factor" "$two_step_terms" << 'PY'
-import json, re, sys
+import json, os, re, sys
 
 docs, train_docs, test_docs = (int(v) for v in sys.argv[1:4])
 train_seconds, rss_kb = float(sys.argv[4]), int(sys.argv[5])
@@ -222,5 +239,7 @@ print(json.dumps({
     'index_threads': 1,
     'index_docs_per_s': speeds['(a1)'],
     'termgenerator_docs_per_s': speeds['(c)'],
+    'open_default_seconds': float(os.environ['open_seconds']),
+    'open_default_rss_mb': round(int(os.environ['open_rss_kb']) / 1024, 1),
 }))
 PY

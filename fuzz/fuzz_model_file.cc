@@ -98,7 +98,7 @@ void classify_with(const ModelState& model) {
   }
   for (const auto& [method, linear] :
        {std::pair{Method::kSvm, &model.svm}, std::pair{Method::kLogreg, &model.logreg}}) {
-    if (linear->term_start.empty()) continue;  // a model from before the linear methods
+    if (!linear->trained()) continue;  // a model from before the linear methods
     LinearClassifier(method, *linear, idf, model.decision).score(doc, options, &scores);
     if (scores.size() != model.categories.size()) __builtin_trap();
   }

@@ -81,7 +81,7 @@ int run_features(const ParsedArgs& args, std::ostream& out, Messages& messages) 
     const internal::ModelState& model = categorizer.core();
     const internal::LinearModel& weights =
         categorizer.linear(select == "svm" ? Method::kSvm : Method::kLogreg);
-    if (weights.term_start.empty()) {
+    if (!weights.trained()) {
       throw InvalidArgumentError(model_dir + ": this model has no " + select +
                                  " weights (written by an older autocat); train it again");
     }

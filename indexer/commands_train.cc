@@ -8,6 +8,7 @@
 #include "autocat/error.h"
 #include "autocat/facets.h"
 #include "classify/io/json_text.h"
+#include "classify/train/model_size.h"
 #include "classify/train/thresholds.h"
 #include "classify/train/trainer.h"
 #include "classify/train/tune_scores.h"
@@ -436,7 +437,9 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   // Each phase: throttled lines while it runs, one when it ends.
   const internal::TrainProgressCallback on_progress = [&](const internal::TrainProgress& at) {
     if (!messages.progress_on()) return;
-    if (at.finished) {
+    if (!at.note.empty()) {
+      messages.progress_note(at.note, clock.seconds());
+    } else if (at.finished) {
       messages.progress_note(phase_done_line(at.phase, at.unit, at.done, at.seconds, at.detail),
                              clock.seconds());
     } else {
@@ -656,6 +659,9 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
     json["analyze_seconds"] = report.analyze_seconds;
     json["fit_seconds"] = report.fit_seconds;
     json["seconds"] = report.total_seconds;
+    json["expected_model_bytes"] =
+        report.expected_model_file_bytes + report.expected_knn_index_bytes;
+    json["model_bytes"] = report.model_file_bytes + report.knn_index_bytes;
     internal::Json phases = internal::Json::array();
     for (const internal::TrainPhase& phase : report.phases) {
       internal::Json entry = internal::Json::object();
@@ -674,6 +680,13 @@ int run_train(const ParsedArgs& args, std::ostream& out, Messages& messages) {
   out << (args.has("add") ? "added " + count_of(report.added, "documents") + " to model "
                           : std::string("trained model "))
       << model_dir << '\n';
+  if (report.model_file_bytes != 0) {
+    out << "  model files  "
+        << internal::format_bytes(report.model_file_bytes + report.knn_index_bytes)
+        << " (expected " + internal::format_bytes(report.expected_model_file_bytes +
+                                                  report.expected_knn_index_bytes)
+        << ")\n";
+  }
   if (report.journal_learned != 0 || report.journal_forgotten != 0) {
     out << "  folded in " << report.journal_learned << " learned and " << report.journal_forgotten
         << " forgotten documents (autocat learn / forget)\n";

@@ -208,10 +208,14 @@ TEST_F(CliTest, TrainProgressShowsEveryPhase) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   for (const char* line :
        {"read: 24 documents in ", "load collection: ", "cross-validate: 31 fits in ",
-        "fit: 6 models in ", "write: ", "trained on 24 documents ("}) {
+        "expected model size ", "fit: 6 models in ", "write: ", "trained on 24 documents ("}) {
     EXPECT_NE(("\n" + result.err).find(std::string("\n") + line), std::string::npos)
         << line << result.err;
   }
+  // The expected size is said before the model is written, and the report
+  // gives it beside the size written.
+  EXPECT_LT(result.err.find("expected model size "), result.err.find("fit: 6 models in "));
+  EXPECT_NE(result.out.find("  model files  "), std::string::npos) << result.out;
   const CliResult quiet =
       run_autocat({"train", "--model", dir.file("q"), "--quiet", test_data("fixture_train.jsonl")});
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;

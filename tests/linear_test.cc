@@ -334,7 +334,61 @@ TEST_F(LinearModelTest, ModelFileRoundTripKeepsWeightsAndScores) {
   }
   EXPECT_EQ(loaded.svm_c_objective, model_.svm_c_objective);
   EXPECT_EQ(loaded.thresholds, model_.thresholds);
-  EXPECT_FALSE(linear_model_consistent(LinearModel{{0, 1}, {0}, {1.0f}, {}, {}, {}, 1, 1.0}, 1, 1));
+  EXPECT_FALSE(
+      linear_model_consistent(LinearModel{{0, 1}, {0}, {1.0f}, {}, {}, {}, 1, 1.0, nullptr}, 1, 1));
+}
+
+// The packed rows a mapped model is scored from: the same weights as the
+// entries, the same decision values bit for bit, and damaged bytes refused
+// (or, where a flip still parses, read within bounds), never a crash.
+TEST_F(LinearModelTest, PackedRowsGiveTheEntriesAndRefuseDamage) {
+  for (const LinearModel* model : {&model_.svm, &model_.logreg}) {
+    const std::vector<uint8_t> packed = model->packed_weights();
+    const auto rows_of = [&](const std::vector<uint8_t>& bytes) {
+      auto rows = std::make_shared<PackedLinearRows>();
+      rows->bytes = bytes.data();
+      rows->size = bytes.size();
+      rows->num_categories = model->num_categories;
+      return rows;
+    };
+    auto rows = rows_of(packed);
+    ASSERT_TRUE(rows->index());
+    ASSERT_EQ(rows->num_terms(), model->num_terms());
+    EXPECT_EQ(rows->num_entries, model->entry_weight.size());
+    LinearModel mapped = *model;
+    mapped.term_start.clear();
+    mapped.entry_category.clear();
+    mapped.entry_weight.clear();
+    mapped.packed_rows = rows;
+    EXPECT_TRUE(linear_model_consistent(mapped, model->num_terms(), model->num_categories));
+    EXPECT_EQ(dense_term_weights(mapped), dense_term_weights(*model));
+    const std::vector<float> idf = compute_idf(model_.df, model_.num_docs, model_.selected);
+    std::vector<double> expected, got;
+    for (const DocumentTerms& doc : corpus_documents(*corpus_)) {
+      linear_decision_values(*model, idf, doc, &expected);
+      packed_linear_decision_values(mapped, idf, doc, &got);
+      EXPECT_EQ(got, expected);
+    }
+    // Every truncation is refused.
+    for (size_t size = 0; size < packed.size(); size += 1 + packed.size() / 200) {
+      std::vector<uint8_t> cut(packed.begin(), packed.begin() + size);
+      EXPECT_FALSE(rows_of(cut)->index()) << size;
+    }
+    // Flipped bytes: refused, or every row read stays inside the bytes.
+    std::mt19937 random(7);
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<uint8_t> bad = packed;
+      bad[random() % bad.size()] ^= uint8_t(1 + random() % 255);
+      auto damaged = rows_of(bad);
+      if (!damaged->index()) continue;
+      for (uint32_t t = 0; t < damaged->num_terms(); ++t) {
+        damaged->for_each_weight(t, [&](uint32_t category, float weight) {
+          EXPECT_LT(category, model->num_categories);
+          EXPECT_TRUE(std::isfinite(weight));
+        });
+      }
+    }
+  }
 }
 
 TEST(LinearModelFileTest, OlderModelFileLoadsAndRefusesSvmClearly) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,8 +175,21 @@ TEST_F(ModelSectionsTest, ScoresAreBitIdenticalToFormatOne) {
   EXPECT_EQ(x.multinomial_nb.dense_weights(), y.multinomial_nb.dense_weights());
   EXPECT_EQ(x.bernoulli_nb.class_constant, y.bernoulli_nb.class_constant);
   EXPECT_EQ(x.complement_nb.dense_weights(), y.complement_nb.dense_weights());
-  EXPECT_EQ(x.svm.entry_weight, y.svm.entry_weight);
+  // The sectioned file's linear weights are read where the file holds them.
+  ASSERT_NE(x.svm.packed_rows, nullptr);
+  EXPECT_TRUE(x.svm.entry_weight.empty());
+  EXPECT_EQ(y.svm.packed_rows, nullptr);
+  EXPECT_EQ(x.svm.num_entries(), y.svm.entry_weight.size());
+  EXPECT_EQ(dense_term_weights(x.svm), dense_term_weights(y.svm));
+  EXPECT_EQ(dense_term_weights(x.logreg), dense_term_weights(y.logreg));
   EXPECT_EQ(x.logreg.bias, y.logreg.bias);
+  // A model read in place writes the same weights back.
+  const std::string rewritten = old_dir.file("rewritten.autocat");
+  write_model_file(rewritten, x);
+  const ModelState z = read_model_file(rewritten);
+  EXPECT_EQ(dense_term_weights(z.svm), dense_term_weights(y.svm));
+  EXPECT_EQ(z.complement_nb.dense_weights(), y.complement_nb.dense_weights());
+  EXPECT_EQ(z.bernoulli_nb.dense_weights(), y.bernoulli_nb.dense_weights());
   EXPECT_EQ(x.thresholds, y.thresholds);
   EXPECT_EQ(x.combo.weights, y.combo.weights);
 }
@@ -194,6 +208,73 @@ TEST_F(ModelSectionsTest, OpeningDecodesNoMethodState) {
   EXPECT_EQ(core.bernoulli_nb.num_terms(), 0U);
   EXPECT_TRUE(core.rocchio.term_start.empty());
   EXPECT_NE(categorizer.model().bernoulli_nb.num_terms(), 0U);
+}
+
+// Naive Bayes weights stored sparse (a vocabulary where most terms belong
+// to one of ten categories) are read where the mapped file holds them: the same
+// scores as the whole file read into memory, and a NaN among them refused
+// when the method is first used.
+TEST(ModelSectionsSparseTest, SparseNaiveBayesRowsAreReadInPlace) {
+  const TempDir dir;
+  std::string jsonl;
+  // Ten categories: a term of one category is one exception in a row of ten.
+  for (int d = 0; d < 100; ++d) {
+    const int category = d % 10;
+    std::string text = "shared common";
+    for (int w = 0; w < 12; ++w) {
+      text += " c" + std::to_string(category) + "w" + std::to_string((d * 12 + w) % 300);
+    }
+    jsonl += "{\"id\": \"d" + std::to_string(d) + "\", \"labels\": [\"cat" +
+             std::to_string(category) + "\"], \"text\": \"" + text + "\"}\n";
+  }
+  write_file(dir.file("train.jsonl"), jsonl);
+  train_model({dir.file("train.jsonl")}, dir.file("model"), TrainOptions(), ReadOptions(), nullptr);
+  const std::string model_file = resolve_model_dir(dir.file("model")).model_file;
+  const Categorizer mapped(dir.file("model"));
+  const ModelState whole = read_model_file(model_file);
+  // The same model in format 1, read whole into memory.
+  fs::copy(dir.file("model"), dir.file("whole"), fs::copy_options::recursive);
+  write_model_file(resolve_model_dir(dir.file("whole")).model_file, whole, 1);
+  const Categorizer in_memory(dir.file("whole"));
+  const std::vector<std::string> texts = {"c0w1 c0w2 shared", "c1w5 c2w7 common c2w8",
+                                          "nothing known"};
+  for (Method method : {Method::kNaiveBayes, Method::kBernoulliNaiveBayes,
+                        Method::kComplementNaiveBayes, Method::kCombo}) {
+    for (const std::string& text : texts) {
+      ClassifyOptions options;
+      options.method = method;
+      std::vector<Token> tokens;
+      mapped.analyzer().analyze(text, &tokens);
+      const DocumentTerms doc = mapped.document_terms(tokens);
+      EXPECT_EQ(mapped.scores(doc, options), in_memory.scores(doc, options))
+          << method_name(method) << ": " << text;
+    }
+  }
+  const ModelState& state = mapped.model();
+  for (const NaiveBayesModel* nb :
+       {&state.multinomial_nb, &state.bernoulli_nb, &state.complement_nb}) {
+    ASSERT_NE(nb->weight_rows, nullptr);
+    EXPECT_NE(nb->weight_rows->mapped_owner, nullptr);
+  }
+  EXPECT_EQ(state.complement_nb.dense_weights(), whole.complement_nb.dense_weights());
+  EXPECT_EQ(state.multinomial_nb.dense_weights(), whole.multinomial_nb.dense_weights());
+
+  // A NaN among complement NB's listed weights.
+  ModelState bad = whole;
+  ASSERT_NE(bad.complement_nb.weight_rows, nullptr);
+  NbWeightRows rows = bad.complement_nb.weight_rows->owned();
+  ASSERT_FALSE(rows.entry_weight.empty());
+  rows.entry_weight[0] = std::numeric_limits<float>::quiet_NaN();
+  bad.complement_nb.weight_rows = std::make_shared<const NbWeightRows>(std::move(rows));
+  write_model_file(model_file, bad);
+  const Categorizer damaged(dir.file("model"));
+  ClassifyOptions options;
+  options.method = Method::kComplementNaiveBayes;
+  std::vector<Token> tokens;
+  damaged.analyzer().analyze(texts[0], &tokens);
+  EXPECT_THROW(damaged.scores(damaged.document_terms(tokens), options), ModelFormatError);
+  options.method = Method::kNaiveBayes;
+  EXPECT_NO_THROW(damaged.scores(damaged.document_terms(tokens), options));
 }
 
 // Every method's section damaged in turn: the model opens, kNN and the
@@ -240,6 +321,21 @@ TEST_F(ModelSectionsTest, InconsistentSectionIsRefusedWhenFirstUsed) {
                 "Rocchio category index");
   EXPECT_NO_THROW(scores(categorizer, texts_.front(), Method::kNaiveBayes));
   EXPECT_NO_THROW(scores(categorizer, texts_.front(), Method::kKnn));
+  {
+    // Linear weights a mapped model reads in place: checked when the
+    // section is first used, like the weights copied out.
+    ModelState bad = read_model_file(resolve_model_dir(dir_->file("model")).model_file);
+    ASSERT_GT(bad.svm.entry_weight.size(), 1u);
+    ASSERT_GT(bad.logreg.entry_weight.size(), 1u);
+    bad.svm.entry_weight[1] = std::numeric_limits<float>::infinity();
+    bad.logreg.entry_category[0] = 99;
+    write_model_file(model_file_, bad);
+    const Categorizer mapped(model_dir_);
+    ExpectRefused([&] { scores(mapped, texts_.front(), Method::kSvm); }, "svm weights");
+    ExpectRefused([&] { scores(mapped, texts_.front(), Method::kLogreg); }, "logreg weights");
+    EXPECT_THROW(read_model_file(model_file_), ModelFormatError);
+    write_model_file(model_file_, spoiled);
+  }
   // A section that does not decode at all, with valid CRCs (its own in the
   // table, and the table's in the header).
   std::string bytes = read_file(model_file_);

@@ -237,6 +237,9 @@ class Categorizer {
   // The core, read at construction; each per-method part is filled in by
   // file_->load() on its first use (once: ModelFile).
   mutable ModelState model_;
+  // Combo's members' sections, decoded side by side on its first use.
+  mutable std::once_flag combo_parts_loaded_;
+  void load_combo_parts() const;
   std::unique_ptr<const ModelFile> file_;         // null for a model fitted in memory
   std::shared_ptr<const TrainingCorpus> corpus_;  // in-memory models only
   std::unique_ptr<Analyzer> analyzer_;

@@ -2,8 +2,13 @@
 // classifiers, the parts of the model file decoded on first use and kNN's
 // index, built (or mapped) on first use with the journal replayed.
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <functional>
+#include <thread>
+#include <vector>
 
 #include "autocat/error.h"
 #include "classify/corpus/weighting.h"
@@ -74,7 +79,9 @@ Categorizer::Categorizer(const std::string& model_dir) : model_dir_(model_dir) {
   if (!fs::exists(paths_.model_file, ec)) {
     throw NotFoundError(missing_model_reason(model_dir) + "; " + train_hint(model_dir));
   }
-  file_ = std::make_unique<const ModelFile>(paths_.model_file, &model_);
+  // The linear weights are read where the file holds them: classifying
+  // touches the rows of the document's terms only.
+  file_ = std::make_unique<const ModelFile>(paths_.model_file, &model_, /*map_weights=*/true);
   // Read now, applied once kNN's index is built; a damaged journal fails
   // the open, so that nothing learned is silently dropped.
   JournalContents journal = read_journal(paths_.journal);
@@ -134,7 +141,42 @@ void Categorizer::build_classifiers() {
   classifiers_[static_cast<size_t>(Method::kCombo)] = std::make_unique<ComboClassifier>(
       model_.combo, model_.calibration, model_.decision,
       [this](Method member, const DocumentTerms& doc, const ClassifyOptions& options,
-             std::vector<double>* scores) { classifier(member).score(doc, options, scores); });
+             std::vector<double>* scores) {
+        std::call_once(combo_parts_loaded_, [this] { load_combo_parts(); });
+        classifier(member).score(doc, options, scores);
+      });
+}
+
+void Categorizer::load_combo_parts() const {
+  if (!file_) return;
+  std::vector<ModelPart> parts;
+  const auto add = [&](Method member) {
+    ModelPart part;
+    if (model_part_of(member, &part)) parts.push_back(part);
+  };
+  if (model_.combo.empty()) {
+    for (Method member : combo_members()) add(member);
+  } else {
+    for (int32_t member : model_.combo.members) add(static_cast<Method>(member));
+  }
+  // Each part on its own thread (ModelFile::load decodes each once, from
+  // any thread): opening a combo model takes the longest part's time, not
+  // the sum. A part that fails is left to throw where its member is used.
+  const unsigned threads =
+      std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), parts.size());
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < parts.size();) {
+      try {
+        file_->load(parts[i], &model_);
+      } catch (const std::exception&) {
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& helper : helpers) helper.join();
 }
 
 Categorizer::~Categorizer() = default;

@@ -309,18 +309,15 @@ void Explainer::explain_linear(const DocumentTerms& doc, const ExplainOptions& o
   const uint32_t best = static_cast<uint32_t>(categorizer_.category_index(out->category));
   out->base = model.bias[best];
   const double inverse_norm = inverse_query_norm(doc, idf_);
-  const size_t vocabulary = model.term_start.empty() ? 0 : model.term_start.size() - 1;
+  const size_t vocabulary = model.num_terms();
   std::vector<TermValue> contributions;
   for (const TermCount& tc : doc.terms) {
     if (tc.term >= vocabulary) continue;
     const double x = query_weight(tc, idf_) * inverse_norm;
     if (x == 0.0) continue;
-    for (uint64_t e = model.term_start[tc.term]; e < model.term_start[tc.term + 1]; ++e) {
-      if (model.entry_category[e] == best) {
-        contributions.push_back(TermValue{tc.term, x * model.entry_weight[e]});
-        break;
-      }
-    }
+    model.for_each_weight(tc.term, [&](uint32_t category, float weight) {
+      if (category == best) contributions.push_back(TermValue{tc.term, x * weight});
+    });
   }
   set_terms(contributions, categorizer_.core().terms, options.max_terms, out);
 }

@@ -15,6 +15,8 @@
 #include <boost/serialization/vector.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <streambuf>
 #include <string>
@@ -32,14 +34,33 @@ class ImpossibleLengthError : public std::runtime_error {
 };
 
 // Reads from a caller-owned buffer without copying it, and knows how many
-// bytes are left.
+// bytes are left. Given an `owner` (the mapping that holds the bytes),
+// loaders may keep views into the buffer instead of copying
+// (BoundedBinaryIarchive::view_bytes_vector); `release(data, size)`, if
+// given, drops the pages of those bytes from memory once they are read
+// (they can be read again).
 class BoundedInputBuffer : public std::streambuf {
  public:
-  BoundedInputBuffer(const char* data, size_t size) {
+  using Release = std::function<void(const char* data, size_t size)>;
+  BoundedInputBuffer(const char* data, size_t size, std::shared_ptr<const void> owner = nullptr,
+                     Release release = nullptr)
+      : owner_(std::move(owner)), release_(std::move(release)) {
     char* begin = const_cast<char*>(data);  // read-only: no put area, no putback writes
     setg(begin, begin, begin + size);
   }
   size_t remaining() const { return static_cast<size_t>(egptr() - gptr()); }
+  const std::shared_ptr<const void>& owner() const { return owner_; }
+  const Release& release() const { return release_; }
+  // The next `size` bytes, skipped. REQUIRES size <= remaining().
+  const char* take(size_t size) {
+    char* at = gptr();
+    setg(eback(), at + size, egptr());
+    return at;
+  }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  Release release_;
 };
 
 class BoundedBinaryIarchive
@@ -62,6 +83,47 @@ class BoundedBinaryIarchive
   // Public: Boost's archive templates call these on the derived archive.
   using Base::load;
   using Base::load_override;
+
+  // A std::vector<uint8_t> in the input, as a view: true if the buffer has
+  // an owner to keep the bytes alive.
+  bool can_view() const { return buffer_.owner() != nullptr; }
+  struct View {
+    std::shared_ptr<const void> owner;
+    const char* data = nullptr;
+    size_t size = 0;
+    // Drops the pages of the view's first `offset` bytes (a no-op if the
+    // buffer has no release).
+    std::function<void(size_t offset)> release;
+  };
+  // Reads what loading a std::vector<uint8_t> reads (the same wire format,
+  // Boost's array-optimized vector), leaving the bytes where they are.
+  // REQUIRES can_view().
+  View view_bytes_vector() { return view_vector(1); }
+  // The same for a std::vector of an arithmetic type of `element_bytes`
+  // bytes: View::size counts elements, View::data is not aligned for them
+  // (read them with memcpy).
+  View view_vector(size_t element_bytes) {
+    boost::serialization::collection_size_type count;
+    expect_element_bytes(element_bytes);
+    *this >> count;  // checked against the bytes left
+    unsigned int item_version = 0;
+    if (BOOST_SERIALIZATION_VECTOR_VERSIONED(get_library_version())) *this >> item_version;
+    if (count > buffer_.remaining() / element_bytes) {
+      throw ImpossibleLengthError("a collection of " + std::to_string(size_t(count)) +
+                                  " items where only " + std::to_string(buffer_.remaining()) +
+                                  " bytes are left");
+    }
+    View view;
+    view.owner = buffer_.owner();
+    view.size = count;
+    view.data = buffer_.take(count * element_bytes);
+    if (buffer_.release()) {
+      view.release = [release = buffer_.release(), data = view.data](size_t offset) {
+        release(data, offset);
+      };
+    }
+    return view;
+  }
 
   void load_override(boost::serialization::collection_size_type& count) {
     const size_t element_bytes = std::exchange(next_element_bytes_, 1);

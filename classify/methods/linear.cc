@@ -526,14 +526,34 @@ void linear_decision_values(const LinearModel& model, const std::vector<float>& 
 }
 
 std::vector<float> dense_term_weights(const LinearModel& model) {
-  const size_t terms = model.term_start.empty() ? 0 : model.term_start.size() - 1;
+  const size_t terms = model.num_terms();
   std::vector<float> weights(terms * model.num_categories, 0.0f);
   for (size_t t = 0; t < terms; ++t) {
-    for (uint64_t e = model.term_start[t]; e < model.term_start[t + 1]; ++e) {
-      weights[t * model.num_categories + model.entry_category[e]] = model.entry_weight[e];
-    }
+    float* const row = &weights[t * model.num_categories];
+    model.for_each_weight(uint32_t(t),
+                          [row](uint32_t category, float weight) { row[category] = weight; });
   }
   return weights;
+}
+
+void packed_linear_decision_values(const LinearModel& model, const std::vector<float>& idf,
+                                   const DocumentTerms& doc, std::vector<double>* values) {
+  values->assign(model.num_categories, 0.0);
+  double* const out = values->data();
+  const size_t vocabulary = std::min(idf.size(), model.num_terms());
+  // As linear_decision_values, term by term in the same order: the same sums.
+  double norm2 = 0.0;
+  for (const TermCount& tc : doc.terms) {
+    if (tc.term >= vocabulary || tc.count == 0) continue;
+    const float weight = idf[tc.term];
+    if (!(weight > 0.0f)) continue;
+    const double x = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * weight;
+    norm2 += x * x;
+    model.packed_rows->for_each_weight(
+        tc.term, [out, x](uint32_t category, float w) { out[category] += x * w; });
+  }
+  const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
+  for (size_t c = 0; c < values->size(); ++c) out[c] = out[c] * inverse_norm + model.bias[c];
 }
 
 void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
@@ -592,8 +612,17 @@ LinearClassifier::LinearClassifier(Method method, const LinearModel& model,
   const auto bad = [&](const std::string& what) {
     return InvalidArgumentError(method_name(method) + " model: " + what);
   };
-  if (model.term_start.empty()) return;  // not trained: score() gives zeros
-  if (model.term_start.size() != idf.size() + 1) throw bad("terms disagree with the vocabulary");
+  if (!model.trained()) return;  // not trained: score() gives zeros
+  if (model.num_terms() != idf.size()) throw bad("terms disagree with the vocabulary");
+  if (model.packed_rows) {
+    // Scored where the file holds them (checked when read): no copy.
+    if (model.packed_rows->num_categories != model.num_categories ||
+        model.bias.size() != model.num_categories || model.slope.size() != model.num_categories ||
+        model.intercept.size() != model.num_categories) {
+      throw bad("inconsistent weight entries");
+    }
+    return;
+  }
   if (model.entry_category.size() != model.entry_weight.size() || model.term_start.front() != 0 ||
       model.term_start.back() != model.entry_category.size() ||
       !std::is_sorted(model.term_start.begin(), model.term_start.end()) ||
@@ -616,11 +645,13 @@ LinearClassifier::LinearClassifier(Method method, const LinearModel& model,
 
 void LinearClassifier::decision_values(const DocumentTerms& doc,
                                        std::vector<double>* values) const {
-  if (model_.term_start.empty()) {
+  if (!model_.trained()) {
     throw InvalidArgumentError("this model has no " + method_name(method_) +
                                " weights (written by an older autocat); train it again");
   }
-  if (dense_weights_.empty()) {
+  if (model_.packed_rows) {
+    packed_linear_decision_values(model_, idf_, doc, values);
+  } else if (dense_weights_.empty()) {
     linear_decision_values(model_, idf_, doc, values);
   } else {
     dense_linear_decision_values(model_, dense_weights_, idf_, doc, values);

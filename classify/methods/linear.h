@@ -22,20 +22,52 @@
 #include <boost/serialization/version.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "autocat/options.h"
 #include "classify/corpus/training_collection.h"
+#include "classify/io/bounded_binary_iarchive.h"
 #include "classify/methods/classifier.h"
 
 namespace autocat::internal {
 
 enum class LinearLoss { kSquaredHinge, kLogistic };
 
+// The weights as the model file holds them (LinearModel::packed_weights()),
+// read where they lie: a model opened from a file maps it, and scoring a
+// document touches only the rows of its terms. `row_offset[t]` is where
+// term t's row starts in `bytes` (num_terms + 1 offsets, the last one the
+// end), found and checked when the model is read.
+struct PackedLinearRows {
+  std::shared_ptr<const void> owner;  // keeps `bytes` alive (the mapping)
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+  std::vector<uint32_t> row_offset;
+  uint32_t num_categories = 0;
+  uint64_t num_entries = 0;  // non-zero weights
+
+  size_t num_terms() const { return row_offset.empty() ? 0 : row_offset.size() - 1; }
+  // Calls f(category, weight) for each non-zero weight of term t, by
+  // ascending category. REQUIRES t < num_terms().
+  template <class F>
+  void for_each_weight(uint32_t t, F f) const;
+  // Indexes `size` packed bytes for `num_categories` categories; false if
+  // they are damaged or inconsistent (a category out of range or out of
+  // order, a weight not finite, a dense row whose count disagrees), hold no rows,
+  // or are too large for 32-bit offsets. `release(offset)` is called as the scan passes the
+  // bytes before `offset`, so a caller that maps them can drop those pages.
+  bool index(const std::function<void(size_t)>& release = nullptr);
+};
+
 // Weights stored term-major and sparse (only non-zero weights, as float):
 // for term t, the entries [term_start[t], term_start[t+1]) give (category,
-// weight). Empty term_start: not trained.
+// weight). Empty term_start and no packed_rows: not trained. A model read
+// from a mapped model file holds its weights in packed_rows instead (the
+// entries empty); for_each_weight() reads either form.
 struct LinearModel {
   std::vector<uint64_t> term_start;
   std::vector<uint32_t> entry_category;
@@ -45,15 +77,22 @@ struct LinearModel {
   std::vector<float> intercept;  // per category
   uint32_t num_categories = 0;
   double c = 0;  // the regularization constant it was trained with
+  std::shared_ptr<const PackedLinearRows> packed_rows;  // instead of the entries
 
   template <class Archive>
   void save(Archive& ar, const unsigned int /*version*/) const {
     // The bytes of a std::vector<uint8_t> holding packed_weights(), written
-    // a piece at a time rather than built whole first.
+    // a piece at a time rather than built whole first (or, read in place
+    // from a mapped file, as they are there).
     ar << num_categories;
-    const boost::serialization::collection_size_type count(packed_bytes());
+    const boost::serialization::collection_size_type count(packed_rows ? packed_rows->size
+                                                                       : packed_bytes());
     ar << count;
-    pack_weights([&ar](const uint8_t* bytes, size_t size) { ar.save_binary(bytes, size); });
+    if (packed_rows) {
+      if (packed_rows->size > 0) ar.save_binary(packed_rows->bytes, packed_rows->size);
+    } else {
+      pack_weights([&ar](const uint8_t* bytes, size_t size) { ar.save_binary(bytes, size); });
+    }
     ar << bias << slope << intercept << c;
   }
   template <class Archive>
@@ -63,11 +102,51 @@ struct LinearModel {
           num_categories >> c;
       return;
     }
+    ar >> num_categories;
+    if constexpr (std::is_same_v<Archive, BoundedBinaryIarchive>) {
+      // From a mapped file: the packed bytes stay where they are.
+      if (ar.can_view()) {
+        auto rows = std::make_shared<PackedLinearRows>();
+        const BoundedBinaryIarchive::View view = ar.view_bytes_vector();
+        rows->owner = view.owner;
+        rows->bytes = reinterpret_cast<const uint8_t*>(view.data);
+        rows->size = view.size;
+        rows->num_categories = num_categories;
+        ar >> bias >> slope >> intercept >> c;
+        if (view.size == 1 && view.data[0] == 0) return;  // not trained
+        if (rows->index(view.release)) {
+          packed_rows = std::move(rows);
+        } else {
+          term_start.assign(1, 1);  // inconsistent: the model check refuses it
+        }
+        return;
+      }
+    }
     std::vector<uint8_t> packed;
-    ar >> num_categories >> packed >> bias >> slope >> intercept >> c;
+    ar >> packed >> bias >> slope >> intercept >> c;
     unpack_weights(packed);
   }
   BOOST_SERIALIZATION_SPLIT_MEMBER()
+
+  // Trained: weights in either form.
+  bool trained() const { return !term_start.empty() || packed_rows != nullptr; }
+  // Terms with a row of weights.
+  size_t num_terms() const {
+    if (packed_rows) return packed_rows->num_terms();
+    return term_start.empty() ? 0 : term_start.size() - 1;
+  }
+  // Non-zero weights.
+  uint64_t num_entries() const {
+    return packed_rows ? packed_rows->num_entries : entry_weight.size();
+  }
+  // Calls f(category, weight) for each non-zero weight of term t, by
+  // ascending category, from either form. REQUIRES t < num_terms().
+  template <class F>
+  void for_each_weight(uint32_t t, F f) const {
+    if (packed_rows) return packed_rows->for_each_weight(t, f);
+    for (uint64_t e = term_start[t]; e < term_start[t + 1]; ++e)
+      f(entry_category[e], entry_weight[e]);
+  }
 
   // The weights as the model file stores them (version 1): the number of
   // terms + 1 (0: not trained), then per term its entry count and, if
@@ -85,6 +164,44 @@ struct LinearModel {
   // Bytes of the weights in memory.
   uint64_t weight_bytes() const;
 };
+
+template <class F>
+void PackedLinearRows::for_each_weight(uint32_t t, F f) const {
+  // index() checked the rows: well-formed and inside the bytes.
+  const auto varint = [](const uint8_t*& at) {
+    uint64_t value = 0;
+    for (int shift = 0;; shift += 7) {
+      const uint8_t byte = *at++;
+      value |= uint64_t(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return value;
+    }
+  };
+  const uint8_t* at = bytes + row_offset[t];
+  const uint64_t count = varint(at);
+  if (count == 0) return;
+  const uint8_t kind = *at++;
+  float weight;
+  if (kind == 1) {  // a dense row: every category, zeros skipped
+    for (uint32_t c = 0; c < num_categories; ++c, at += sizeof(float)) {
+      std::memcpy(&weight, at, sizeof(float));
+      if (weight != 0.0f) f(c, weight);
+    }
+    return;
+  }
+  // A list row: the categories as gaps, then their weights.
+  const uint8_t* weights = at;
+  for (uint64_t i = 0; i < count; ++i) {
+    while (*weights++ & 0x80) {
+    }
+  }
+  uint32_t category = 0;
+  for (uint64_t i = 0; i < count; ++i, weights += sizeof(float)) {
+    const uint64_t gap = varint(at);
+    category = uint32_t(i == 0 ? gap : category + 1 + gap);
+    std::memcpy(&weight, weights, sizeof(float));
+    f(category, weight);
+  }
+}
 
 // Rows of a training problem: each document's L2-normalized tf-idf vector
 // over the terms with idf > 0 (document-major), the bias feature implicit.
@@ -190,6 +307,11 @@ std::vector<float> dense_term_weights(const LinearModel& model);
 void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
                                   const std::vector<float>& idf, const DocumentTerms& doc,
                                   std::vector<double>* values);
+// The same from the packed rows a mapped model file holds
+// (LinearModel::packed_rows), again summed in the same order: identical
+// values. REQUIRES model.packed_rows.
+void packed_linear_decision_values(const LinearModel& model, const std::vector<float>& idf,
+                                   const DocumentTerms& doc, std::vector<double>* values);
 // Probabilities from decision values, in place, as score() reports them.
 void linear_probabilities(const LinearModel& model, Decision decision, std::vector<double>* values);
 

@@ -1,7 +1,9 @@
 // LinearModel's weights in the model file: per term, the categories with a
 // non-zero weight, packed as varint gaps and floats (linear.h).
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "autocat/error.h"
@@ -178,7 +180,82 @@ void LinearModel::unpack_weights(const std::vector<uint8_t>& packed) {
   if (!in.done()) return refuse();
 }
 
+bool PackedLinearRows::index(const std::function<void(size_t)>& release) {
+  row_offset.clear();
+  num_entries = 0;
+  if (size > std::numeric_limits<uint32_t>::max()) return false;
+  const uint8_t* const end = bytes + size;
+  const uint8_t* at = bytes;
+  const auto varint = [&](uint64_t* value) {
+    *value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at == end) return false;
+      const uint8_t byte = *at++;
+      *value |= uint64_t(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  };
+  uint64_t starts = 0;
+  if (!varint(&starts) || starts > size) return false;
+  if (starts == 0) return false;  // not trained: stored as entries (none)
+  row_offset.reserve(starts);
+  // Dropped behind the scan in steps of this many bytes.
+  constexpr size_t kReleaseStep = size_t{32} << 20;
+  size_t released = 0;
+  float weight;
+  for (uint64_t t = 0; t + 1 < starts; ++t) {
+    if (release && size_t(at - bytes) >= released + 2 * kReleaseStep) {
+      released += kReleaseStep;
+      release(released);
+    }
+    row_offset.push_back(uint32_t(at - bytes));
+    uint64_t count = 0;
+    if (!varint(&count) || count > num_categories) return false;
+    if (count == 0) continue;
+    if (at == end) return false;
+    const uint8_t kind = *at++;
+    if (kind == kDenseRow) {
+      if (uint64_t(end - at) < uint64_t{num_categories} * sizeof(float)) return false;
+      // On the bits, branch-free (this loop reads most of a large model):
+      // exponent all ones is infinite or NaN; no bits but the sign is zero.
+      uint64_t non_zero = 0;
+      uint32_t not_finite = 0;
+      for (uint32_t c = 0; c < num_categories; ++c, at += sizeof(float)) {
+        uint32_t bits;
+        std::memcpy(&bits, at, sizeof bits);
+        not_finite |= uint32_t((bits & 0x7f800000u) == 0x7f800000u);
+        non_zero += uint32_t((bits & 0x7fffffffu) != 0);
+      }
+      if (not_finite != 0 || non_zero != count) return false;
+    } else if (kind == kListRow) {
+      uint64_t category = 0;
+      for (uint64_t i = 0; i < count; ++i) {
+        uint64_t gap = 0;
+        if (!varint(&gap)) return false;
+        category = i == 0 ? gap : category + 1 + gap;
+        if (category >= num_categories) return false;
+      }
+      if (uint64_t(end - at) < count * sizeof(float)) return false;
+      for (uint64_t i = 0; i < count; ++i, at += sizeof(float)) {
+        std::memcpy(&weight, at, sizeof(float));
+        if (!std::isfinite(weight)) return false;
+      }
+    } else {
+      return false;
+    }
+    num_entries += count;
+  }
+  if (at != end) return false;
+  row_offset.push_back(uint32_t(size));
+  return true;
+}
+
 uint64_t LinearModel::weight_bytes() const {
+  if (packed_rows) {
+    return packed_rows->row_offset.size() * sizeof(uint32_t) +
+           (bias.size() + slope.size() + intercept.size()) * sizeof(float);
+  }
   return term_start.size() * sizeof(uint64_t) +
          entry_category.size() * (sizeof(uint32_t) + sizeof(float)) +
          (bias.size() + slope.size() + intercept.size()) * sizeof(float);

@@ -61,7 +61,7 @@ LiveLinear::LiveLinear(Method method, const LinearModel& model, const std::vecto
       num_categories_(model.num_categories),
       idf_(idf),
       trained_(std::make_unique<LinearClassifier>(method, model, idf, decision)) {
-  if (model.term_start.empty() || !(c_ > 0)) {
+  if (!model.trained() || !(c_ > 0)) {
     throw InvalidArgumentError("live " + method_name(method) + ": the model is not trained");
   }
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "autocat/error.h"
 #include "classify/base/method_traits.h"
@@ -463,7 +464,102 @@ void NaiveBayesModel::decode_sparse(const NbSparseWeights& sparse) {
   make_dense();
 }
 
+std::shared_ptr<const NbWeightRows> NaiveBayesModel::rows_from_mapped(
+    const NbMappedSparse& sparse) const {
+  const uint32_t cats = num_categories;
+  const uint64_t terms = sparse.num_terms;
+  const bool complement = sparse.row_log.size != 0;
+  const bool consistent =
+      cats > 0 && sparse.zero_row.size == terms && sparse.row_entries.size == terms &&
+      sparse.entry_category.size == sparse.entry_weight.size &&
+      (complement ? sparse.row_log.size == terms && sparse.column_log.size() == cats &&
+                        sparse.column_default.empty()
+                  : sparse.column_default.size() == cats && sparse.column_log.empty());
+  if (!consistent) return nullptr;
+  const auto u32_at = [](const char* data, uint64_t i) {
+    uint32_t value;
+    std::memcpy(&value, data + i * sizeof value, sizeof value);
+    return value;
+  };
+  auto rows = std::make_shared<NbWeightRows>();
+  rows->row_start.assign(terms + 1, 0);
+  uint64_t listed = 0;
+  for (uint64_t t = 0; t < terms; ++t) {
+    const uint32_t entries = u32_at(sparse.row_entries.data, t);
+    if (sparse.zero_row.data[t] != 0 && entries != 0) return nullptr;
+    rows->row_start[t] = listed;
+    listed += entries;
+  }
+  rows->row_start[terms] = listed;
+  if (listed != sparse.entry_category.size) return nullptr;
+  for (uint64_t t = 0; t < terms; ++t) {
+    for (uint64_t e = rows->row_start[t], last = 0; e < rows->row_start[t + 1]; ++e) {
+      const uint32_t c = u32_at(sparse.entry_category.data, e);
+      // Out of range or out of order.
+      if (c >= cats || (e > rows->row_start[t] && c <= last)) return nullptr;
+      last = c;
+    }
+  }
+  // What the model check asks of the rows held in memory.
+  for (uint64_t e = 0; e < listed; ++e) {
+    float weight;
+    std::memcpy(&weight, sparse.entry_weight.data + e * sizeof weight, sizeof weight);
+    if (std::isnan(weight)) return nullptr;
+  }
+  for (uint64_t t = 0; complement && t < terms; ++t) {
+    double log;
+    std::memcpy(&log, sparse.row_log.data + t * sizeof log, sizeof log);
+    if (!std::isfinite(log)) return nullptr;
+  }
+  // Checked: their pages go until a document's terms read them again.
+  for (const auto& [array, element_bytes] : {std::pair{&sparse.zero_row, size_t{1}},
+                                             {&sparse.row_log, sizeof(double)},
+                                             {&sparse.row_entries, sizeof(uint32_t)},
+                                             {&sparse.entry_category, sizeof(uint32_t)},
+                                             {&sparse.entry_weight, sizeof(float)}}) {
+    if (array->release) array->release(array->size * element_bytes);
+  }
+  rows->num_terms = static_cast<uint32_t>(terms);
+  rows->num_categories = cats;
+  rows->column_default = sparse.column_default;
+  rows->column_log = sparse.column_log;
+  rows->mapped_owner = sparse.owner;
+  rows->mapped_zero_row = sparse.zero_row.data;
+  rows->mapped_row_log = complement ? sparse.row_log.data : nullptr;
+  rows->mapped_entry_category = sparse.entry_category.data;
+  rows->mapped_entry_weight = sparse.entry_weight.data;
+  return rows;
+}
+
+NbWeightRows NbWeightRows::owned() const {
+  NbWeightRows rows = *this;
+  if (!mapped_owner) return rows;
+  rows.mapped_owner.reset();
+  rows.mapped_zero_row = rows.mapped_row_log = nullptr;
+  rows.mapped_entry_category = rows.mapped_entry_weight = nullptr;
+  const uint64_t entries = row_start.empty() ? 0 : row_start.back();
+  rows.zero_row.assign(mapped_zero_row, mapped_zero_row + num_terms);
+  if (mapped_row_log != nullptr) {
+    rows.row_log.resize(num_terms);
+    std::memcpy(rows.row_log.data(), mapped_row_log, num_terms * sizeof(double));
+  }
+  rows.entry_category.resize(entries);
+  std::memcpy(rows.entry_category.data(), mapped_entry_category, entries * sizeof(uint32_t));
+  rows.entry_weight.resize(entries);
+  std::memcpy(rows.entry_weight.data(), mapped_entry_weight, entries * sizeof(float));
+  return rows;
+}
+
 void NaiveBayesModel::decode_pending(size_t terms, size_t categories) {
+  if (pending_mapped) {
+    const std::shared_ptr<const NbMappedSparse> mapped = std::move(pending_mapped);
+    pending_mapped.reset();
+    if (mapped->num_terms != terms || num_categories != categories) return;
+    // Read where the file holds them: scoring expands the rows of a
+    // document's terms from the mapped pages.
+    weight_rows = rows_from_mapped(*mapped);
+    return;
+  }
   if (!pending_sparse) return;
   const std::shared_ptr<const NbSparseWeights> sparse = std::move(pending_sparse);
   pending_sparse.reset();
@@ -474,6 +570,26 @@ void NaiveBayesModel::decode_pending(size_t terms, size_t categories) {
 }
 
 void NbWeightRows::fill_row(uint32_t t, float* row) const {
+  if (mapped_owner) {
+    // As below, from the mapped arrays.
+    if (mapped_zero_row[t] != 0) {
+      std::fill(row, row + num_categories, 0.0f);
+      return;
+    }
+    if (mapped_row_log == nullptr) {
+      std::copy(column_default.begin(), column_default.end(), row);
+    } else {
+      double log;
+      std::memcpy(&log, mapped_row_log + size_t(t) * sizeof log, sizeof log);
+      for (uint32_t c = 0; c < num_categories; ++c) row[c] = complement_weight(log, column_log[c]);
+    }
+    for (uint64_t e = row_start[t]; e < row_start[t + 1]; ++e) {
+      uint32_t category;
+      std::memcpy(&category, mapped_entry_category + e * sizeof category, sizeof category);
+      std::memcpy(&row[category], mapped_entry_weight + e * sizeof(float), sizeof(float));
+    }
+    return;
+  }
   if (zero_row[t]) {
     std::fill(row, row + num_categories, 0.0f);
     return;
@@ -512,7 +628,8 @@ void NaiveBayesModel::make_dense() {
 
 bool NaiveBayesModel::rows_to_sparse(NbSparseWeights* sparse) const {
   if (!weight_rows) return false;
-  const NbWeightRows& rows = *weight_rows;
+  const NbWeightRows copied = weight_rows->mapped_owner ? weight_rows->owned() : NbWeightRows();
+  const NbWeightRows& rows = weight_rows->mapped_owner ? copied : *weight_rows;
   const uint64_t entries = rows.entry_category.size();
   const uint64_t sparse_bytes = 64 + 5ULL * rows.num_terms + 8ULL * entries +
                                 4ULL * rows.column_default.size() + 8ULL * rows.row_log.size() +

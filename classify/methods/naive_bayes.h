@@ -9,11 +9,14 @@
 #include <boost/serialization/vector.hpp>
 #include <boost/serialization/version.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "classify/corpus/category_sums.h"
 #include "classify/corpus/training_collection.h"
+#include "classify/io/bounded_binary_iarchive.h"
 #include "classify/methods/classifier.h"
 
 namespace autocat::internal {
@@ -57,9 +60,36 @@ struct NbWeightRows {
   std::vector<uint64_t> row_start;
   std::vector<uint32_t> entry_category;
   std::vector<float> entry_weight;
+  // Set instead of zero_row, row_log, entry_category and entry_weight for
+  // rows read where a mapped model file holds them: the same arrays, not
+  // aligned (read with memcpy), kept alive by `mapped_owner`.
+  std::shared_ptr<const void> mapped_owner;
+  const char* mapped_zero_row = nullptr;
+  const char* mapped_row_log = nullptr;  // null unless complement
+  const char* mapped_entry_category = nullptr;
+  const char* mapped_entry_weight = nullptr;
 
   // Writes row t's num_categories weights to `row`. REQUIRES t < num_terms.
   void fill_row(uint32_t t, float* row) const;
+  // The rows with the arrays in memory (a copy of the mapped ones).
+  NbWeightRows owned() const;
+};
+
+// NbSparseWeights as loading from a mapped model file finds them: the
+// large arrays as views into the file (element counts, unaligned bytes).
+struct NbMappedSparse {
+  std::shared_ptr<const void> owner;
+  uint32_t num_terms = 0;
+  std::vector<float> column_default;
+  std::vector<double> column_log;
+  struct Array {
+    const char* data = nullptr;
+    size_t size = 0;  // elements
+    // Drops the pages of the first `bytes` bytes (they are read again on
+    // use); may be empty.
+    std::function<void(size_t bytes)> release;
+  };
+  Array zero_row, row_log, row_entries, entry_category, entry_weight;
 };
 
 struct NaiveBayesModel {
@@ -138,6 +168,27 @@ struct NaiveBayesModel {
       ar >> term_weight;
       return;
     }
+    if constexpr (std::is_same_v<Archive, BoundedBinaryIarchive>) {
+      // From a mapped file: the large arrays stay where they are.
+      if (ar.can_view()) {
+        auto mapped = std::make_shared<NbMappedSparse>();
+        const auto array = [&ar, &mapped](size_t element_bytes) {
+          const BoundedBinaryIarchive::View view = ar.view_vector(element_bytes);
+          mapped->owner = view.owner;
+          return NbMappedSparse::Array{view.data, view.size, view.release};
+        };
+        ar >> mapped->num_terms;
+        mapped->zero_row = array(1);
+        ar >> mapped->column_default;
+        mapped->row_log = array(sizeof(double));
+        ar >> mapped->column_log;
+        mapped->row_entries = array(sizeof(uint32_t));
+        mapped->entry_category = array(sizeof(uint32_t));
+        mapped->entry_weight = array(sizeof(float));
+        pending_mapped = std::move(mapped);
+        return;
+      }
+    }
     NbSparseWeights sparse;
     ar >> sparse.num_terms >> sparse.zero_row >> sparse.column_default >> sparse.row_log >>
         sparse.column_log >> sparse.row_entries >> sparse.entry_category >> sparse.entry_weight;
@@ -162,8 +213,13 @@ struct NaiveBayesModel {
   // empty, which the model's check refuses).
   void decode_pending(size_t terms, size_t categories);
 
+  // The rows `sparse` holds, read in place; null if `sparse` is
+  // inconsistent or holds a NaN weight or a log that is not finite.
+  std::shared_ptr<const NbWeightRows> rows_from_mapped(const NbMappedSparse& sparse) const;
+
   // The sparse form read by load(), until decode_pending().
   std::shared_ptr<const NbSparseWeights> pending_sparse;
+  std::shared_ptr<const NbMappedSparse> pending_mapped;
 };
 
 // `selected`: empty = every term; otherwise terms with selected[t] == 0 are

@@ -98,7 +98,7 @@ LiveLinear* LiveModels::linear_locked(int slot) const {
     const Method method = slot == 0 ? Method::kSvm : Method::kLogreg;
     if (load_part_) load_part_(method);
     const LinearModel& linear = method == Method::kSvm ? model_.svm : model_.logreg;
-    if (!linear.term_start.empty() && linear.c > 0) {  // trained
+    if (linear.trained() && linear.c > 0) {  // trained
       auto live = std::make_unique<LiveLinear>(method, linear, idf_, model_.decision);
       for (const LinearChange& change : linear_changes_) apply(change, live.get());
       linear_[slot] = std::move(live);

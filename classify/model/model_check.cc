@@ -13,6 +13,13 @@
 namespace autocat::internal {
 
 bool linear_model_consistent(const LinearModel& model, size_t terms, size_t categories) {
+  if (model.packed_rows) {
+    // The rows were checked (and their weights found finite) when indexed.
+    return model.term_start.empty() && model.entry_weight.empty() &&
+           model.num_categories == categories && model.packed_rows->num_categories == categories &&
+           model.packed_rows->num_terms() == terms && model.bias.size() == categories &&
+           model.slope.size() == categories && model.intercept.size() == categories;
+  }
   if (model.term_start.empty()) {
     return model.entry_category.empty() && model.entry_weight.empty() && model.bias.empty();
   }

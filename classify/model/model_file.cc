@@ -185,10 +185,28 @@ ModelSectionTable verified_model_sections(const std::string& path, std::string_v
 }
 
 std::string_view verified_model_section(const std::string& path, std::string_view data,
-                                        const ModelSectionTable& sections, uint32_t kind) {
+                                        const ModelSectionTable& sections, uint32_t kind,
+                                        const MappedModelFile* mapped) {
   const ModelSectionEntry& entry = sections[kind];
   const std::string_view bytes = data.substr(entry.offset, entry.length);
-  if (crc32_of(bytes) != entry.crc) {
+  uint32_t crc = 0;
+  if (mapped == nullptr) {
+    crc = crc32_of(bytes);
+  } else {
+    // In steps, each step's pages dropped once checked: a section larger
+    // than the memory a document's classification needs never is resident
+    // whole.
+    constexpr size_t kStep = size_t{32} << 20;
+    uLong running = crc32(0L, Z_NULL, 0);
+    for (size_t at = 0; at < bytes.size(); at += kStep) {
+      const std::string_view step = bytes.substr(at, kStep);
+      running = crc32(running, reinterpret_cast<const Bytef*>(step.data()),
+                      static_cast<uInt>(step.size()));
+      mapped->release(entry.offset + at, step.size());
+    }
+    crc = static_cast<uint32_t>(running);
+  }
+  if (crc != entry.crc) {
     refuse_model_file(path, "model file is corrupted (checksum mismatch in its " +
                                 model_section_name(kind) + " section)");
   }

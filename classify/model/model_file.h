@@ -81,9 +81,12 @@ using ModelSectionTable = std::array<ModelSectionEntry, kNumModelSections>;
 // where the last section does. The sections' own CRCs are checked when they
 // are decoded.
 ModelSectionTable verified_model_sections(const std::string& path, std::string_view data);
-// A section's bytes after its CRC.
+class MappedModelFile;
+// A section's bytes after its CRC. With `mapped` (the file `data` is),
+// the pages are dropped as the CRC passes them.
 std::string_view verified_model_section(const std::string& path, std::string_view data,
-                                        const ModelSectionTable& sections, uint32_t kind);
+                                        const ModelSectionTable& sections, uint32_t kind,
+                                        const MappedModelFile* mapped = nullptr);
 
 // A model file's bytes, mapped read-only while they are decoded: the
 // checksum and the decoder read the page cache directly. Reading the file

@@ -230,14 +230,21 @@ namespace {
 // multiple of its size.
 template <class T>
 void decode(const std::string& path, std::string_view payload, T* object,
-            const std::string& section = std::string()) {
+            const std::string& section = std::string(),
+            const std::shared_ptr<const MappedModelFile>& mapped = nullptr) {
   const auto refuse = [&](const std::string& why) {
     refuse_model_file(path, "model file cannot be decoded (" +
                                 (section.empty() ? why : "its " + section + " section: " + why) +
                                 ")");
   };
   try {
-    BoundedInputBuffer buffer(payload.data(), payload.size());
+    BoundedInputBuffer::Release release;
+    if (mapped) {
+      release = [mapped](const char* data, size_t size) {
+        mapped->release(static_cast<uint64_t>(data - mapped->bytes().data()), size);
+      };
+    }
+    BoundedInputBuffer buffer(payload.data(), payload.size(), mapped, release);
     BoundedBinaryIarchive archive(buffer);
     archive >> *object;
   } catch (const ImpossibleLengthError& e) {
@@ -272,7 +279,8 @@ void decode_pending_parts(ModelState* m) {
 struct ModelFile::Rep {
   std::string path;
   uint32_t version = 0;
-  std::unique_ptr<MappedModelFile> file;  // version 2 only
+  std::shared_ptr<const MappedModelFile> file;  // version 2 only
+  bool map_weights = false;
   ModelSectionTable sections;
   std::array<RetryOnce, kNumModelParts> once;
 };
@@ -289,13 +297,14 @@ void decode_pending_part(Model* /*model*/, size_t /*terms*/, size_t /*cats*/) {}
 
 // Decodes and checks part `part` of a version 2 file into `state`.
 template <class Model>
-void load_part(const std::string& path, const MappedModelFile& file,
-               const ModelSectionTable& sections, ModelPart part, ModelState* state,
-               Model ModelState::*member) {
+void load_part(const std::string& path, const std::shared_ptr<const MappedModelFile>& mapped,
+               bool map_weights, const ModelSectionTable& sections, ModelPart part,
+               ModelState* state, Model ModelState::*member) {
+  const MappedModelFile& file = *mapped;
   const auto kind = static_cast<uint32_t>(part) + 1;
   Model model;
-  decode(path, verified_model_section(path, file.bytes(), sections, kind), &model,
-         model_section_name(kind));
+  decode(path, verified_model_section(path, file.bytes(), sections, kind, &file), &model,
+         model_section_name(kind), map_weights ? mapped : nullptr);
   file.release(sections[kind].offset, sections[kind].length);
   decode_pending_part(&model, state->terms.size(), state->categories.size());
   check_part_model(path, model, part, state->terms.size(), state->categories.size());
@@ -304,9 +313,11 @@ void load_part(const std::string& path, const MappedModelFile& file,
 
 }  // namespace
 
-ModelFile::ModelFile(const std::string& path, ModelState* core) : rep_(std::make_unique<Rep>()) {
+ModelFile::ModelFile(const std::string& path, ModelState* core, bool map_weights)
+    : rep_(std::make_unique<Rep>()) {
   rep_->path = path;
-  auto file = std::make_unique<MappedModelFile>(path);
+  rep_->map_weights = map_weights;
+  auto file = std::make_shared<MappedModelFile>(path);
   const std::string_view bytes = file->bytes();
   rep_->version = checked_model_version(path, bytes);
   if (rep_->version == 1) {
@@ -315,8 +326,8 @@ ModelFile::ModelFile(const std::string& path, ModelState* core) : rep_(std::make
   }
   rep_->sections = verified_model_sections(path, bytes);
   ModelState state;
-  decode(path, verified_model_section(path, bytes, rep_->sections, kModelCoreSection), &state,
-         "core");
+  decode(path, verified_model_section(path, bytes, rep_->sections, kModelCoreSection, file.get()),
+         &state, "core");
   file->release(rep_->sections[kModelCoreSection].offset, rep_->sections[kModelCoreSection].length);
   check_model_core(path, state);
   *core = std::move(state);
@@ -331,21 +342,22 @@ void ModelFile::load(ModelPart part, ModelState* state) const {
   if (rep_->version == 1) return;
   rep_->once[static_cast<size_t>(part)].run([&] {
     const std::string& path = rep_->path;
-    const MappedModelFile& file = *rep_->file;
+    const std::shared_ptr<const MappedModelFile>& file = rep_->file;
+    const bool map = rep_->map_weights;
     const ModelSectionTable& sections = rep_->sections;
     switch (part) {
       case ModelPart::kRocchio:
-        return load_part(path, file, sections, part, state, &ModelState::rocchio);
+        return load_part(path, file, map, sections, part, state, &ModelState::rocchio);
       case ModelPart::kMultinomialNb:
-        return load_part(path, file, sections, part, state, &ModelState::multinomial_nb);
+        return load_part(path, file, map, sections, part, state, &ModelState::multinomial_nb);
       case ModelPart::kBernoulliNb:
-        return load_part(path, file, sections, part, state, &ModelState::bernoulli_nb);
+        return load_part(path, file, map, sections, part, state, &ModelState::bernoulli_nb);
       case ModelPart::kComplementNb:
-        return load_part(path, file, sections, part, state, &ModelState::complement_nb);
+        return load_part(path, file, map, sections, part, state, &ModelState::complement_nb);
       case ModelPart::kSvm:
-        return load_part(path, file, sections, part, state, &ModelState::svm);
+        return load_part(path, file, map, sections, part, state, &ModelState::svm);
       case ModelPart::kLogreg:
-        return load_part(path, file, sections, part, state, &ModelState::logreg);
+        return load_part(path, file, map, sections, part, state, &ModelState::logreg);
     }
   });
 }

@@ -34,8 +34,10 @@ namespace autocat::internal {
 class ModelFile {
  public:
   // Throws NotFoundError (missing) or ModelFormatError (truncated, foreign,
-  // corrupted, newer format, inconsistent core).
-  ModelFile(const std::string& path, ModelState* core);
+  // corrupted, newer format, inconsistent core). `map_weights`: the linear
+  // methods' weights stay in the mapped file (LinearModel::packed_rows),
+  // and the mapping lives as long as they do; else they are copied out.
+  ModelFile(const std::string& path, ModelState* core, bool map_weights = false);
   ~ModelFile();
   ModelFile(const ModelFile&) = delete;
   ModelFile& operator=(const ModelFile&) = delete;

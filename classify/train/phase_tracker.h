@@ -61,6 +61,13 @@ class PhaseTracker {
     report_->phases.push_back(
         {progress_.phase, detail_, progress_.unit, progress_.done, progress_.seconds});
   }
+  // A line to show once during the current phase (TrainProgress::note).
+  void note(const std::string& text) {
+    TrainProgress line = progress_;
+    line.note = text;
+    line.seconds = elapsed_seconds(start_);
+    if (on_progress_) on_progress_(line);
+  }
   // Progress of a tune_settings() run in this phase; each step is named
   // after `prefix`, if any.
   TuneProgressCallback tune_progress(const std::string& prefix = {}) {

@@ -31,6 +31,9 @@ struct TrainProgress {
   uint64_t total = 0;  // 0: not known in advance
   bool finished = false;
   double seconds = 0;  // since the phase started
+  // Not empty: a line to show once rather than progress (the model's
+  // expected size, said as the fit phase begins, before it is written).
+  std::string note;
 };
 using TrainProgressCallback = std::function<void(const TrainProgress&)>;
 
@@ -54,7 +57,13 @@ struct NeverAssigned {
 
 struct TrainReport {
   uint64_t documents = 0;  // documents in the collection
-  uint64_t added = 0;      // documents this run added (or replaced, by id)
+  // The model files' size as estimated before they were written
+  // (estimate_model_size) and as written.
+  uint64_t expected_model_file_bytes = 0;
+  uint64_t expected_knn_index_bytes = 0;
+  uint64_t model_file_bytes = 0;
+  uint64_t knn_index_bytes = 0;
+  uint64_t added = 0;  // documents this run added (or replaced, by id)
   // add_to_model: journal records folded into the new generation (see
   // journal.h): documents learned and forgotten on the open model.
   uint64_t journal_learned = 0;

@@ -19,6 +19,7 @@
 #include "classify/train/fit.h"
 #include "classify/train/ingest.h"
 #include "classify/train/kept_tuning.h"
+#include "classify/train/model_size.h"
 #include "classify/train/phase_tracker.h"
 #include "classify/train/thresholds.h"
 
@@ -90,9 +91,21 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     if (sample_tuning && !sample_tuning->kept) {
       report->tune_runs = sample_tuning->settings.runs;
     }
-    phases->begin("fit", "models", kNumModelParts);
-    uint64_t parts_written = 0;
     const std::string model_file = writer->next().model_file;
+    {
+      // Said, and the space checked, before the first byte of the model
+      // is written.
+      const ModelSizeEstimate size = estimate_model_size(
+          corpus,
+          knn_training_search(options) == KnnSearchMode::kTwoStep ? kKnnDefaultPruneLength : 0);
+      report->expected_model_file_bytes = size.model_file;
+      report->expected_knn_index_bytes = size.knn_index;
+      check_free_space(fs::path(model_file).parent_path().string(), size);
+      phases->begin("fit", "models", kNumModelParts);
+      phases->note("expected model size " + format_bytes(size.total()) + ": model file " +
+                   format_bytes(size.model_file) + ", kNN index " + format_bytes(size.knn_index));
+    }
+    uint64_t parts_written = 0;
     // Each method's part goes to the model file as soon as it is fitted and
     // its weights are dropped, keeping what the report reads: at a million
     // documents each part is 0.2 GB, and only one lives at a time.
@@ -149,6 +162,13 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
     // With the two-step arrays when the model searches in two steps.
     write_knn_index(corpus, model.knn_weights(idf), model.knn_tf, writer->next().knn_index,
                     model.knn_search == KnnSearchMode::kTwoStep ? kKnnDefaultPruneLength : 0);
+  }
+  {
+    std::error_code ec;
+    const uint64_t model_bytes = fs::file_size(writer->next().model_file, ec);
+    report->model_file_bytes = ec ? 0 : model_bytes;
+    const uint64_t knn_bytes = fs::file_size(writer->next().knn_index, ec);
+    report->knn_index_bytes = ec ? 0 : knn_bytes;
   }
   writer->install();
   phases->end();
