@@ -366,7 +366,7 @@ TEST_F(LinearModelTest, PackedRowsGiveTheEntriesAndRefuseDamage) {
     std::vector<double> expected, got;
     for (const DocumentTerms& doc : corpus_documents(*corpus_)) {
       linear_decision_values(*model, idf, doc, &expected);
-      packed_linear_decision_values(mapped, idf, doc, &got);
+      linear_decision_values(mapped, idf, doc, &got);
       EXPECT_EQ(got, expected);
     }
     // Every truncation is refused.

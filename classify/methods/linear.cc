@@ -507,7 +507,7 @@ void linear_decision_values(const LinearModel& model, const std::vector<float>& 
                             const DocumentTerms& doc, std::vector<double>* values) {
   values->assign(model.num_categories, 0.0);
   double* const out = values->data();
-  const size_t vocabulary = idf.size();
+  const size_t vocabulary = std::min(idf.size(), model.num_terms());
   // Accumulate with unnormalized weights, then divide once by |x|.
   double norm2 = 0.0;
   for (const TermCount& tc : doc.terms) {
@@ -516,10 +516,8 @@ void linear_decision_values(const LinearModel& model, const std::vector<float>& 
     if (!(weight > 0.0f)) continue;
     const double x = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * weight;
     norm2 += x * x;
-    const uint64_t end = model.term_start[tc.term + 1];
-    for (uint64_t e = model.term_start[tc.term]; e < end; ++e) {
-      out[model.entry_category[e]] += x * model.entry_weight[e];
-    }
+    model.for_each_weight(tc.term,
+                          [out, x](uint32_t category, float w) { out[category] += x * w; });
   }
   const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
   for (size_t c = 0; c < values->size(); ++c) out[c] = out[c] * inverse_norm + model.bias[c];
@@ -534,26 +532,6 @@ std::vector<float> dense_term_weights(const LinearModel& model) {
                           [row](uint32_t category, float weight) { row[category] = weight; });
   }
   return weights;
-}
-
-void packed_linear_decision_values(const LinearModel& model, const std::vector<float>& idf,
-                                   const DocumentTerms& doc, std::vector<double>* values) {
-  values->assign(model.num_categories, 0.0);
-  double* const out = values->data();
-  const size_t vocabulary = std::min(idf.size(), model.num_terms());
-  // As linear_decision_values, term by term in the same order: the same sums.
-  double norm2 = 0.0;
-  for (const TermCount& tc : doc.terms) {
-    if (tc.term >= vocabulary || tc.count == 0) continue;
-    const float weight = idf[tc.term];
-    if (!(weight > 0.0f)) continue;
-    const double x = (tc.count == 1 ? 1.0 : sublinear_tf(tc.count)) * weight;
-    norm2 += x * x;
-    model.packed_rows->for_each_weight(
-        tc.term, [out, x](uint32_t category, float w) { out[category] += x * w; });
-  }
-  const double inverse_norm = norm2 > 0.0 ? 1.0 / std::sqrt(norm2) : 0.0;
-  for (size_t c = 0; c < values->size(); ++c) out[c] = out[c] * inverse_norm + model.bias[c];
 }
 
 void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
@@ -649,9 +627,7 @@ void LinearClassifier::decision_values(const DocumentTerms& doc,
     throw InvalidArgumentError("this model has no " + method_name(method_) +
                                " weights (written by an older autocat); train it again");
   }
-  if (model_.packed_rows) {
-    packed_linear_decision_values(model_, idf_, doc, values);
-  } else if (dense_weights_.empty()) {
+  if (dense_weights_.empty()) {
     linear_decision_values(model_, idf_, doc, values);
   } else {
     dense_linear_decision_values(model_, dense_weights_, idf_, doc, values);

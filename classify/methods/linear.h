@@ -295,7 +295,8 @@ inline double sigmoid(double z) {
 }
 
 // Decision values w_c.x of a document (x its normalized tf-idf vector), one
-// per category.
+// per category, from either form of the weights (the entries, or the packed
+// rows a mapped model file holds), summed term by term in the same order.
 void linear_decision_values(const LinearModel& model, const std::vector<float>& idf,
                             const DocumentTerms& doc, std::vector<double>* values);
 // The same from a dense term-major copy of the weights (`dense_weights`,
@@ -307,11 +308,6 @@ std::vector<float> dense_term_weights(const LinearModel& model);
 void dense_linear_decision_values(const LinearModel& model, const std::vector<float>& dense_weights,
                                   const std::vector<float>& idf, const DocumentTerms& doc,
                                   std::vector<double>* values);
-// The same from the packed rows a mapped model file holds
-// (LinearModel::packed_rows), again summed in the same order: identical
-// values. REQUIRES model.packed_rows.
-void packed_linear_decision_values(const LinearModel& model, const std::vector<float>& idf,
-                                   const DocumentTerms& doc, std::vector<double>* values);
 // Probabilities from decision values, in place, as score() reports them.
 void linear_probabilities(const LinearModel& model, Decision decision, std::vector<double>* values);
 
