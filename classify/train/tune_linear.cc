@@ -171,6 +171,9 @@ class LinearTuner : public MethodTuner {
       tuned->linear_duals.resize(std::max(tuned->linear_duals.size(), slot(m) + 1));
       tuned->linear_duals[slot(m)] = std::move(whole_duals_[m][best_k]);
       LinearPathDuals().swap(whole_duals_[m]);
+      // The winner's probabilities are kept (chosen_); the values are not
+      // needed again.
+      std::vector<std::vector<float>>().swap(values_[m]);
     }
     tuned->pruned_candidates += pruned_;
   }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,7 @@
 #include "classify/corpus/folds.h"
 #include "classify/corpus/weighting.h"
 #include "classify/methods/combo.h"
+#include "classify/train/fit.h"
 #include "classify/train/method_tuner.h"
 #include "classify/train/thresholds.h"
 
@@ -288,7 +290,13 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
   tuned.thresholds.resize(all_methods().size());
   tuned.rare_cut_ratio.assign(all_methods().size(), -1.0);
   tuned.rare_cut_variant.assign(all_methods().size(), -1);
-  if (!budgeted) {
+  // Any-of keeps each candidate's full lists until its family chooses:
+  // one family at a time bounds memory by the largest family's lists (on
+  // Reuters: kNN's neighbours, Naive Bayes' or the linear methods' values)
+  // instead of their sum. One-of's compact lists are small: its families
+  // share the folds, fold by fold, which keeps every core busy.
+  const bool family_at_a_time = budgeted || !context.compact;
+  if (!family_at_a_time) {
     for (const auto& tuner : tuners) tuner->before_folds();
     // Every tuner's fit on folds [first, end), on every core. Each (fold,
     // tuner) pair is a task, taken fold by fold, so that no core waits while
@@ -353,11 +361,13 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
       }
     }
   } else {
-    // Anytime: one family at a time, cheapest first, each on every fold
-    // (a round of folds at a time, one per core), the folds prepared once
-    // and kept. A family's first round starts only if its estimated time
-    // fits, the next rounds only if their time projected from the rounds
-    // before does; the final fit's estimate is held back throughout.
+    // One family at a time, each on every fold, the folds prepared once
+    // and kept; a family chooses (and refits its winner) before the next
+    // starts. Anytime (budgeted): cheapest first, a round of folds at a
+    // time, one per core. A family's first round starts only if its
+    // estimated time fits, the next rounds only if their time projected
+    // from the rounds before does; the final fit's estimate is held back
+    // throughout.
     std::vector<std::shared_ptr<const TuneFold>> prepared(num_folds);
     std::vector<std::mutex> preparing(num_folds);
     const auto fold_at = [&](uint32_t f) {
@@ -371,13 +381,14 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
     };
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     const auto seconds_left = [&] {
+      if (!budgeted) return std::numeric_limits<double>::infinity();
       return std::chrono::duration<double>(*deadline - std::chrono::steady_clock::now()).count();
     };
     // One fold's time of svm at one C, measured or estimated from the
     // first family run: the unit of the estimates. Before any, a prior from
     // the time training took so far (reading and loading the documents),
     // scaled to the documents cross-validated when they are a sample.
-    const double elapsed = options.time_budget - seconds_left();
+    const double elapsed = budgeted ? options.time_budget - seconds_left() : 0.0;
     double unit_seconds = kUnitPerReadingSecond * std::max(0.0, elapsed) * corpus.num_docs() /
                           double(std::max<uint64_t>(model_documents, corpus.num_docs()));
     size_t first_run = tuners.size();  // the family the unit was measured on
@@ -419,8 +430,8 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
             break;
           }
         }
-        const uint32_t end =
-            std::min({num_folds, f + cores, f < first_round ? first_round : num_folds});
+        const uint32_t end = std::min({num_folds, budgeted ? f + cores : num_folds,
+                                       f < first_round ? first_round : num_folds});
         on_folds(f, end, [&](uint32_t g) {
           const std::shared_ptr<const TuneFold> fold_data = fold_at(g);
           const std::string fold_name = of_fold(g);
@@ -454,6 +465,9 @@ TunedSettings tune_settings(const TrainingCorpus& corpus, const TrainOptions& op
         });
         tuner.finish_refit(&tuned);
       }
+      // The losers' lists, freed, go back to the system before the next
+      // family fills its own.
+      release_free_memory();
     }
   }
   for (size_t t = 0; t < tuners.size(); ++t) runs[t].seconds = tuner_seconds(t);
