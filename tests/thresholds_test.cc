@@ -680,5 +680,31 @@ TEST(TuneSettingsBudgetTest, SpentBudgetLeavesEveryMethodUntuned) {
   EXPECT_EQ(untuned_default_method(TrainOptions()), Method::kKnn);
 }
 
+// Any-of holds every candidate's lists until its family chooses: the
+// families run one after another (each on every fold), never interleaved,
+// so only one family's lists live at a time.
+TEST(TuneSettingsAnyOfTest, FamiliesRunOneAfterAnother) {
+  const TrainingCorpus corpus = shared_words_corpus();
+  std::vector<std::string> families;  // in the order their steps came
+  const auto on_progress = [&](uint64_t, uint64_t, const std::string& step) {
+    std::string family = step.substr(0, step.find(','));
+    if (family == "svm" || family == "logreg") family = "linear";
+    const std::string winners = " winners";
+    if (family.size() > winners.size() &&
+        family.compare(family.size() - winners.size(), winners.size(), winners) == 0) {
+      family.resize(family.size() - winners.size());
+    }
+    if (families.empty() || families.back() != family) families.push_back(family);
+  };
+  const TunedSettings tuned = tune_settings(corpus, TrainOptions(), Decision::kAnyOf, on_progress);
+  ASSERT_FALSE(tuned.thresholds.empty());
+  // linear, knn, naive bayes, rocchio, calibrations: each family once.
+  EXPECT_EQ(families.size(), 5u) << ::testing::PrintToString(families);
+  std::vector<std::string> sorted = families;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end())
+      << ::testing::PrintToString(families);
+}
+
 }  // namespace
 }  // namespace autocat::internal
