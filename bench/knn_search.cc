@@ -27,7 +27,7 @@
 //   the top M query terms and the pruned lists carry; --two-step-always
 //   runs both stages even where the search would hand over to the exact
 //   walk (KnnTwoStepParams::always). --exact-cache FILE: the exact
-//   neighbours are read from FILE.kK if it holds as many queries, else
+//   neighbours are read from FILE.kK if it holds at least as many queries, else
 //   computed (the exact rows) and written there; the file records neither
 //   model nor data, so give each pair its own name.
 //   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
@@ -378,14 +378,15 @@ class KdCandidates {
 
 // --exact-cache: the exact neighbours of every query, saved by one run and
 // read by the next (the exact searches take most of a run at a million
-// documents). False if the file is missing or holds another query count.
+// documents); the first `queries` of a file holding more. False if the
+// file is missing or holds fewer.
 bool read_neighbours(const std::string& path, size_t queries, std::vector<Neighbours>* out) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) return false;
   uint64_t n = 0;
-  bool ok = std::fread(&n, sizeof n, 1, file) == 1 && n == queries;
-  out->assign(ok ? n : 0, {});
-  for (size_t d = 0; ok && d < n; ++d) {
+  bool ok = std::fread(&n, sizeof n, 1, file) == 1 && n >= queries;
+  out->assign(ok ? queries : 0, {});
+  for (size_t d = 0; ok && d < queries; ++d) {
     uint64_t size = 0;
     ok = std::fread(&size, sizeof size, 1, file) == 1 && size < (uint64_t{1} << 24);
     if (!ok) break;
