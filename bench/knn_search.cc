@@ -34,9 +34,9 @@
 //   --bmp-*: block-max rows (BlockMax below; measured, not a product
 //   search): one per combination of block size B, document order, bound
 //   terms M (0: all), budget N blocks (0: none) and alpha (1 unless
-//   given; a bound times alpha at most the k-th similarity found stops the
-//   visit); with them, how close a query's exact neighbours lie to one
-//   another (print_cohesion). --bmp-order heaviest unless given.
+//   given; the visit stops at a bound at most the k-th similarity found
+//   divided by alpha: 1 is safe with every term, less prunes more); with them, how close a query's
+//   exact neighbours lie to one another (print_cohesion). --bmp-order heaviest unless given.
 //   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
 //   --kd-projection svd unless given; --queries N searches with the first N
 //   test documents only (all unless given)
@@ -935,9 +935,9 @@ int main(int argc, char** argv) try {
       for (std::string a; std::getline(list, a, ',');) {
         char* end = nullptr;
         const double alpha = std::strtod(a.c_str(), &end);
-        if (a.empty() || *end != '\0' || !(alpha >= 1.0)) {
-          throw autocat::InvalidArgumentError("--bmp-alpha takes numbers of 1 or more, not '" + a +
-                                              "'");
+        if (a.empty() || *end != '\0' || !(alpha > 0.0 && alpha <= 1.0)) {
+          throw autocat::InvalidArgumentError(
+              "--bmp-alpha takes numbers above 0 and at most 1, not '" + a + "'");
         }
         bmp_alphas.push_back(alpha);
       }
