@@ -18,7 +18,8 @@
 //                   [--kd-projection svd,random] [--queries N]
 //                   [--two-step-prune L,L,...] [--two-step-candidates F,F,...]
 //                   [--two-step-terms M,M,...] [--two-step-always] [--mass]
-//                   [--exact-cache FILE]
+//                   [--exact-cache FILE] [--bmp-block B,B,...] [--bmp-order label,heaviest,simhash]
+//                   [--bmp-terms M,M,...] [--bmp-budget N,N,...] [--bmp-alpha A,A,...]
 //   --two-step-*: two-step searches (KnnSearch::kTwoStep), one row per
 //   combination of prune length L (postings kept per list; the index's own
 //   arrays when it has them with that L, otherwise built here), candidates
@@ -27,9 +28,15 @@
 //   the top M query terms and the pruned lists carry; --two-step-always
 //   runs both stages even where the search would hand over to the exact
 //   walk (KnnTwoStepParams::always). --exact-cache FILE: the exact
-//   neighbours are read from FILE.kK if it holds as many queries, else
+//   neighbours are read from FILE.kK if it holds at least as many queries, else
 //   computed (the exact rows) and written there; the file records neither
 //   model nor data, so give each pair its own name.
+//   --bmp-*: block-max rows (BlockMax below; measured, not a product
+//   search): one per combination of block size B, document order, bound
+//   terms M (0: all), budget N blocks (0: none) and alpha (1 unless
+//   given; the visit stops at a bound at most the k-th similarity found
+//   divided by alpha: 1 is safe with every term, less prunes more); with them, how close a query's
+//   exact neighbours lie to one another (print_cohesion). --bmp-order heaviest unless given.
 //   --kd-candidates 1000, --kd-leaves 0 (exact k-d tree search) and
 //   --kd-projection svd unless given; --queries N searches with the first N
 //   test documents only (all unless given)
@@ -39,6 +46,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -378,14 +386,15 @@ class KdCandidates {
 
 // --exact-cache: the exact neighbours of every query, saved by one run and
 // read by the next (the exact searches take most of a run at a million
-// documents). False if the file is missing or holds another query count.
+// documents); the first `queries` of a file holding more. False if the
+// file is missing or holds fewer.
 bool read_neighbours(const std::string& path, size_t queries, std::vector<Neighbours>* out) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) return false;
   uint64_t n = 0;
-  bool ok = std::fread(&n, sizeof n, 1, file) == 1 && n == queries;
-  out->assign(ok ? n : 0, {});
-  for (size_t d = 0; ok && d < n; ++d) {
+  bool ok = std::fread(&n, sizeof n, 1, file) == 1 && n >= queries;
+  out->assign(ok ? queries : 0, {});
+  for (size_t d = 0; ok && d < queries; ++d) {
     uint64_t size = 0;
     ok = std::fread(&size, sizeof size, 1, file) == 1 && size < (uint64_t{1} << 24);
     if (!ok) break;
@@ -536,6 +545,331 @@ void print_mass(const KnnIndex& index, const std::vector<TestDoc>& docs,
   std::printf("\n");
 }
 
+// Cosine of two training documents (their forward entries, both unit
+// vectors with terms ascending).
+double doc_cosine(const KnnIndex& index, uint32_t a, uint32_t b) {
+  const auto x = index.forward(a), y = index.forward(b);
+  const autocat::internal::KnnForwardEntry *i = x.begin(), *j = y.begin();
+  double sum = 0.0;
+  while (i != x.end() && j != y.end()) {
+    if (i->term < j->term) {
+      ++i;
+    } else if (j->term < i->term) {
+      ++j;
+    } else {
+      sum += double(i->weight) * j->weight;
+      ++i, ++j;
+    }
+  }
+  return sum;
+}
+
+// Whether a query's exact neighbours lie close to one another (what any
+// grouping of the documents into blocks needs): their mean pairwise cosine,
+// against the mean cosine of a neighbour and a random training document of
+// its first label, and of a neighbour and any random training document.
+void print_cohesion(const KnnIndex& index, const std::vector<Neighbours>& exact) {
+  double neighbour_sum = 0.0, label_sum = 0.0, any_sum = 0.0;
+  uint64_t neighbour_pairs = 0, label_pairs = 0, any_pairs = 0;
+  std::mt19937_64 rng(1);
+  const uint32_t num_docs = index.num_docs();
+  std::vector<std::vector<uint32_t>> by_label(index.num_categories());
+  for (uint32_t d = 0; d < num_docs; ++d) {
+    const auto labels = index.doc_categories(d);
+    if (labels.begin() != labels.end()) by_label[*labels.begin()].push_back(d);
+  }
+  for (const Neighbours& found : exact) {
+    for (size_t i = 0; i < found.size(); ++i) {
+      for (size_t j = i + 1; j < found.size(); ++j) {
+        neighbour_sum += doc_cosine(index, found[i].doc, found[j].doc);
+        ++neighbour_pairs;
+      }
+      const auto labels = index.doc_categories(found[i].doc);
+      if (labels.begin() == labels.end()) continue;
+      const auto& same = by_label[*labels.begin()];
+      for (int r = 0; r < 20; ++r) {
+        label_sum += doc_cosine(index, found[i].doc, same[rng() % same.size()]);
+        ++label_pairs;
+        any_sum += doc_cosine(index, found[i].doc, uint32_t(rng() % num_docs));
+        ++any_pairs;
+      }
+    }
+  }
+  std::printf(
+      "cohesion: exact neighbours' mean pairwise cosine %.4f; a neighbour and a random document "
+      "of its first label %.4f; and any random document %.4f\n\n",
+      neighbour_sum / double(std::max<uint64_t>(neighbour_pairs, 1)),
+      label_sum / double(std::max<uint64_t>(label_pairs, 1)),
+      any_sum / double(std::max<uint64_t>(any_pairs, 1)));
+}
+
+// --bmp-*: a block-max first stage (Mallia, Suel & Tonellotto, SIGIR 2024,
+// "Faster Learned Sparse Retrieval with Block-Max Pruning"), measured here
+// and not in the product. The training documents are renumbered so that
+// similar ones are adjacent (by first label, then by --bmp-order within it)
+// and cut into blocks of b; per term, the blocks holding it and the largest
+// weight there, 8-bit quantized and rounded up (a sparse list of (block,
+// u8), or one u8 per block where that is smaller). A query adds up
+// UB[block] = sum of q_t * bmax_t[block] over its M heaviest terms, then
+// visits blocks by decreasing UB, rescoring each document of a block
+// exactly from a forward index kept in the new order, and stops when the
+// next bound is at most theta / alpha (theta the k-th best similarity so
+// far) or after a budget of blocks. The rescoring adds a document's
+// products in its own term order, not the exact walk's, so a similarity
+// may differ from the exact one in its last bits (recall counts documents).
+// On the scale generator's million documents it finds fewer neighbours per
+// document rescored than the pruned lists do (BENCHMARKS.md, "kNN in two
+// steps"): a query's neighbours are hardly closer to one another than to
+// the rest of their label, so no order puts them in a few blocks.
+enum class BlockOrder {
+  kLabel,     // first label, then the original order
+  kHeaviest,  // first label, then the document's heaviest terms
+  kSimHash,   // first label, then a 64-bit SimHash of the document's vector
+};
+
+struct BlockMaxStats {
+  uint64_t blocks_visited = 0;
+  uint64_t rescored = 0;
+  uint64_t bound_entries = 0;  // sparse (block, max) entries and dense bytes added
+  double first_bound = 0.0;    // summed over queries: the highest block bound
+  double last_bound = 0.0;     // the bound of the last block the budget allows
+  double theta = 0.0;          // the k-th similarity found
+  // Blocks whose bound is above the k-th similarity found: what a safe
+  // search (alpha 1, no budget) would have to visit at least.
+  uint64_t above_theta = 0;
+};
+
+class BlockMax {
+ public:
+  BlockMax(const KnnIndex& index, uint32_t block_size, BlockOrder order)
+      : index_(index), block_size_(block_size) {
+    const uint32_t num_docs = index.num_docs();
+    num_terms_ = uint32_t(index.idf().size());
+    num_blocks_ = (num_docs + block_size - 1) / block_size;
+    // The order: a sort key per document.
+    std::vector<std::pair<uint64_t, uint64_t>> key(num_docs);
+    for (uint32_t d = 0; d < num_docs; ++d) {
+      const auto labels = index.doc_categories(d);
+      const uint64_t label = labels.begin() == labels.end() ? 0xffff : *labels.begin();
+      uint64_t second = d;
+      if (order == BlockOrder::kHeaviest) {
+        uint32_t best = UINT32_MAX, next = UINT32_MAX;
+        float best_weight = -1.0f, next_weight = -1.0f;
+        for (const auto& entry : index.forward(d)) {
+          if (entry.weight > best_weight) {
+            next = best, next_weight = best_weight;
+            best = entry.term, best_weight = entry.weight;
+          } else if (entry.weight > next_weight) {
+            next = entry.term, next_weight = entry.weight;
+          }
+        }
+        second = (uint64_t(best) << 32) | next;
+      } else if (order == BlockOrder::kSimHash) {
+        double sums[64] = {};
+        for (const auto& entry : index.forward(d)) {
+          uint64_t h = mix(uint64_t(entry.term) + 0x9E3779B97F4A7C15ULL);
+          for (int bit = 0; bit < 64; ++bit)
+            sums[bit] += (h >> bit & 1) ? entry.weight : -entry.weight;
+        }
+        second = 0;
+        for (int bit = 0; bit < 64; ++bit) second |= uint64_t(sums[bit] > 0) << (63 - bit);
+      }
+      key[d] = {label << 48, second};
+    }
+    old_doc_.resize(num_docs);
+    for (uint32_t d = 0; d < num_docs; ++d) old_doc_[d] = d;
+    std::stable_sort(old_doc_.begin(), old_doc_.end(),
+                     [&](uint32_t a, uint32_t b) { return key[a] < key[b]; });
+    // The forward index in the new order.
+    fwd_start_.assign(num_docs + 1, 0);
+    for (uint32_t p = 0; p < num_docs; ++p) {
+      const auto range = index.forward(old_doc_[p]);
+      fwd_start_[p + 1] = fwd_start_[p] + uint64_t(range.end() - range.begin());
+    }
+    fwd_.resize(fwd_start_[num_docs]);
+    for (uint32_t p = 0; p < num_docs; ++p) {
+      const auto range = index.forward(old_doc_[p]);
+      std::copy(range.begin(), range.end(), fwd_.begin() + std::ptrdiff_t(fwd_start_[p]));
+    }
+    // Per term, its blocks and their largest weights: counted, then filled
+    // block by block.
+    std::vector<uint32_t> last(num_terms_, UINT32_MAX), count(num_terms_, 0);
+    for (uint32_t block = 0; block < num_blocks_; ++block) {
+      for (uint32_t p = block * block_size; p < std::min(num_docs, (block + 1) * block_size); ++p) {
+        for (uint64_t e = fwd_start_[p]; e < fwd_start_[p + 1]; ++e) {
+          const uint32_t t = fwd_[e].term;
+          if (last[t] != block) last[t] = block, ++count[t];
+        }
+      }
+    }
+    scale_.resize(num_terms_);
+    dense_row_.assign(num_terms_, -1);
+    term_start_.assign(num_terms_ + 1, 0);
+    uint32_t dense_rows = 0;
+    for (uint32_t t = 0; t < num_terms_; ++t) {
+      scale_[t] = index.max_weight(t) / 255.0f;
+      const bool dense = uint64_t(count[t]) * 5 >= num_blocks_;
+      if (dense) dense_row_[t] = int32_t(dense_rows++);
+      term_start_[t + 1] = term_start_[t] + (dense ? 0 : count[t]);
+    }
+    entry_block_.resize(term_start_[num_terms_]);
+    entry_max_.resize(term_start_[num_terms_]);
+    dense_.assign(size_t(dense_rows) * num_blocks_, 0);
+    std::vector<uint64_t> next(term_start_.begin(), term_start_.end() - 1);
+    std::fill(last.begin(), last.end(), UINT32_MAX);
+    for (uint32_t block = 0; block < num_blocks_; ++block) {
+      for (uint32_t p = block * block_size; p < std::min(num_docs, (block + 1) * block_size); ++p) {
+        for (uint64_t e = fwd_start_[p]; e < fwd_start_[p + 1]; ++e) {
+          const uint32_t t = fwd_[e].term;
+          const uint8_t q = quantize(t, fwd_[e].weight);
+          if (dense_row_[t] >= 0) {
+            uint8_t& m = dense_[size_t(dense_row_[t]) * num_blocks_ + block];
+            m = std::max(m, q);
+            continue;
+          }
+          if (last[t] != block) {
+            last[t] = block;
+            entry_block_[next[t]] = block;
+            entry_max_[next[t]] = q;
+            ++next[t];
+          } else {
+            uint8_t& m = entry_max_[next[t] - 1];
+            m = std::max(m, q);
+          }
+        }
+      }
+    }
+    num_dense_ = dense_rows;
+    bound_.assign(num_blocks_, 0.0f);
+    query_weight_.assign(num_terms_, 0.0f);
+  }
+
+  // Bytes of the block bounds (the sparse and dense arrays, the scales).
+  size_t bound_bytes() const {
+    return entry_block_.size() * 4 + entry_max_.size() + dense_.size() + scale_.size() * 4 +
+           term_start_.size() * 8;
+  }
+  uint32_t num_blocks() const { return num_blocks_; }
+  uint32_t num_dense() const { return num_dense_; }
+
+  // The k most similar training documents (the index's numbers) among the
+  // blocks visited; bounds from the M heaviest query terms (0: all).
+  Neighbours neighbours(const DocumentTerms& query, int k, uint32_t bound_terms, uint32_t budget,
+                        double alpha, BlockMaxStats* stats) {
+    const auto terms = query_weights(index_, query);
+    if (terms.empty()) return {};
+    for (const auto& term : terms) query_weight_[term.first] = float(term.second);
+    const size_t cut =
+        bound_terms == 0 ? terms.size() : std::min<size_t>(bound_terms, terms.size());
+    float* const ub = bound_.data();
+    for (size_t i = 0; i < cut; ++i) {
+      const uint32_t t = terms[i].first;
+      const float q = float(terms[i].second) * scale_[t];
+      if (dense_row_[t] >= 0) {
+        const uint8_t* row = dense_.data() + size_t(dense_row_[t]) * num_blocks_;
+        for (uint32_t b = 0; b < num_blocks_; ++b) ub[b] += q * float(row[b]);
+        stats->bound_entries += num_blocks_;
+      } else {
+        for (uint64_t e = term_start_[t]; e < term_start_[t + 1]; ++e) {
+          ub[entry_block_[e]] += q * float(entry_max_[e]);
+        }
+        stats->bound_entries += term_start_[t + 1] - term_start_[t];
+      }
+    }
+    order_.clear();
+    for (uint32_t b = 0; b < num_blocks_; ++b) {
+      if (ub[b] > 0.0f) order_.push_back({ub[b], b});
+      ub[b] = 0.0f;
+    }
+    auto higher = [](const std::pair<float, uint32_t>& a, const std::pair<float, uint32_t>& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    };
+    const size_t visit = budget == 0 ? order_.size() : std::min<size_t>(budget, order_.size());
+    if (visit < order_.size()) {
+      std::nth_element(order_.begin(), order_.begin() + std::ptrdiff_t(visit), order_.end(),
+                       higher);
+    }
+    std::sort(order_.begin(), order_.begin() + std::ptrdiff_t(visit), higher);
+    // Top k as a min-heap on (similarity, then higher doc = worse).
+    heap_.clear();
+    auto better = [](const KnnIndex::Neighbour& a, const KnnIndex::Neighbour& b) {
+      return a.similarity > b.similarity || (a.similarity == b.similarity && a.doc < b.doc);
+    };
+    const uint32_t num_docs = index_.num_docs();
+    for (size_t i = 0; i < visit; ++i) {
+      if (heap_.size() == size_t(k) &&
+          double(order_[i].first) * alpha <= heap_.front().similarity) {
+        break;
+      }
+      const uint32_t block = order_[i].second;
+      ++stats->blocks_visited;
+      const uint32_t end = std::min(num_docs, (block + 1) * block_size_);
+      for (uint32_t p = block * block_size_; p < end; ++p) {
+        float similarity = 0.0f;
+        for (uint64_t e = fwd_start_[p]; e < fwd_start_[p + 1]; ++e) {
+          similarity += query_weight_[fwd_[e].term] * fwd_[e].weight;
+        }
+        ++stats->rescored;
+        if (!(similarity > 0.0f)) continue;
+        const KnnIndex::Neighbour candidate{old_doc_[p], similarity};
+        if (heap_.size() < size_t(k)) {
+          heap_.push_back(candidate);
+          std::push_heap(heap_.begin(), heap_.end(), better);
+        } else if (better(candidate, heap_.front())) {
+          std::pop_heap(heap_.begin(), heap_.end(), better);
+          heap_.back() = candidate;
+          std::push_heap(heap_.begin(), heap_.end(), better);
+        }
+      }
+    }
+    for (const auto& term : terms) query_weight_[term.first] = 0.0f;
+    if (visit > 0) {
+      stats->first_bound += order_[0].first;
+      stats->last_bound += order_[std::min<size_t>(visit, order_.size()) - 1].first;
+    }
+    if (!heap_.empty()) {
+      stats->theta += heap_.front().similarity;
+      for (const auto& entry : order_) stats->above_theta += entry.first > heap_.front().similarity;
+    }
+    Neighbours found(heap_.begin(), heap_.end());
+    std::sort(found.begin(), found.end(), better);
+    return found;
+  }
+
+ private:
+  static uint64_t mix(uint64_t x) {  // splitmix64's finalizer
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+  // w in units of the term's scale, rounded up so that q * scale >= w.
+  uint8_t quantize(uint32_t t, float w) const {
+    if (!(scale_[t] > 0.0f)) return 0;
+    uint32_t q = uint32_t(std::min(255.0f, std::ceil(w / scale_[t])));
+    while (q < 255 && float(q) * scale_[t] < w) ++q;
+    return uint8_t(q);
+  }
+
+  const KnnIndex& index_;
+  uint32_t block_size_;
+  uint32_t num_terms_ = 0, num_blocks_ = 0, num_dense_ = 0;
+  std::vector<uint32_t> old_doc_;  // new position -> the index's document
+  std::vector<uint64_t> fwd_start_;
+  std::vector<autocat::internal::KnnForwardEntry> fwd_;
+  std::vector<float> scale_;
+  std::vector<int32_t> dense_row_;
+  std::vector<uint64_t> term_start_;
+  std::vector<uint32_t> entry_block_;
+  std::vector<uint8_t> entry_max_;
+  std::vector<uint8_t> dense_;
+  std::vector<float> bound_;
+  std::vector<float> query_weight_;
+  std::vector<std::pair<float, uint32_t>> order_;
+  std::vector<KnnIndex::Neighbour> heap_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -550,6 +884,9 @@ int main(int argc, char** argv) try {
   std::vector<int> prune_lengths, candidate_factors = {10}, first_stage_terms = {0};
   std::string exact_cache;
   bool mass = false, two_step_always = false;
+  std::vector<int> bmp_blocks, bmp_terms = {0}, bmp_budgets = {0};
+  std::vector<double> bmp_alphas = {1.0};
+  std::vector<std::string> bmp_orders = {"heaviest"};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -586,7 +923,35 @@ int main(int argc, char** argv) try {
       exact_cache = value();
     else if (arg == "--mass")
       mass = true;
-    else if (arg == "--kd-projection") {
+    else if (arg == "--bmp-block")
+      bmp_blocks = parse_list(value());
+    else if (arg == "--bmp-terms")
+      bmp_terms = parse_list(value());
+    else if (arg == "--bmp-budget")
+      bmp_budgets = parse_list(value());
+    else if (arg == "--bmp-alpha") {
+      bmp_alphas.clear();
+      std::stringstream list(value());
+      for (std::string a; std::getline(list, a, ',');) {
+        char* end = nullptr;
+        const double alpha = std::strtod(a.c_str(), &end);
+        if (a.empty() || *end != '\0' || !(alpha > 0.0 && alpha <= 1.0)) {
+          throw autocat::InvalidArgumentError(
+              "--bmp-alpha takes numbers above 0 and at most 1, not '" + a + "'");
+        }
+        bmp_alphas.push_back(alpha);
+      }
+    } else if (arg == "--bmp-order") {
+      bmp_orders.clear();
+      std::stringstream list(value());
+      for (std::string name; std::getline(list, name, ',');) {
+        if (name != "label" && name != "heaviest" && name != "simhash") {
+          throw autocat::InvalidArgumentError(
+              "--bmp-order takes label, heaviest or simhash, not '" + name + "'");
+        }
+        bmp_orders.push_back(name);
+      }
+    } else if (arg == "--kd-projection") {
       kd_projections.clear();
       std::stringstream list(value());
       for (std::string name; std::getline(list, name, ',');) {
@@ -602,7 +967,8 @@ int main(int argc, char** argv) try {
              "[--repeat R] [--kd-dims D,D] [--kd-candidates M,M] [--kd-leaves L,L] "
              "[--kd-projection svd,random] [--queries N] [--two-step-prune L,L] "
              "[--two-step-candidates F,F] [--two-step-terms M,M] [--two-step-always] [--mass] "
-             "[--exact-cache FILE]\n";
+             "[--exact-cache FILE] [--bmp-block B,B] [--bmp-order label,heaviest,simhash] "
+             "[--bmp-terms M,M] [--bmp-budget N,N] [--bmp-alpha A,A]\n";
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -623,6 +989,15 @@ int main(int argc, char** argv) try {
   }
   for (int leaves : kd_leaves) {
     if (leaves < 0) throw autocat::InvalidArgumentError("--kd-leaves takes 0 (all) or more");
+  }
+  for (int b : bmp_blocks) {
+    if (b < 1) throw autocat::InvalidArgumentError("--bmp-block takes 1 or more");
+  }
+  for (int v : bmp_terms) {
+    if (v < 0) throw autocat::InvalidArgumentError("--bmp-terms takes 0 (all) or more");
+  }
+  for (int v : bmp_budgets) {
+    if (v < 0) throw autocat::InvalidArgumentError("--bmp-budget takes 0 (none) or more");
   }
 
   std::vector<TestDoc> docs;
@@ -767,6 +1142,58 @@ int main(int argc, char** argv) try {
               rescored / n, same_similarities, found_total, recall(exact, found),
               accuracy(index, docs, found, power));
           std::fflush(stdout);
+        }
+      }
+    }
+    // Block-max rows: "postings walked" is the bound entries added (sparse
+    // entries and dense bytes), "candidates" the documents rescored; the
+    // blocks visited are in the row's name.
+    if (!bmp_blocks.empty() && !index.has_two_step()) {
+      // The blocks are built from the forward index.
+      const_cast<KnnIndex&>(index).build_two_step();
+    }
+    if (!bmp_blocks.empty()) print_cohesion(index, exact);
+    for (const std::string& order_name : bmp_orders) {
+      for (int block_size : bmp_blocks) {
+        const auto start = Clock::now();
+        BlockMax bmp(index, uint32_t(block_size),
+                     order_name == "label"     ? BlockOrder::kLabel
+                     : order_name == "simhash" ? BlockOrder::kSimHash
+                                               : BlockOrder::kHeaviest);
+        std::fprintf(stderr,
+                     "block-max, %s b=%d: built in %.2f s, %u blocks, %u dense terms, bounds %.1f "
+                     "MB\n",
+                     order_name.c_str(), block_size, since(start), bmp.num_blocks(),
+                     bmp.num_dense(), double(bmp.bound_bytes()) / 1e6);
+        for (int m : bmp_terms) {
+          for (int budget : bmp_budgets) {
+            for (double alpha : bmp_alphas) {
+              std::vector<Neighbours> found;
+              std::vector<double> times;
+              BlockMaxStats bstats;
+              for (int r = 0; r < repeat; ++r) {
+                found.clear();
+                bstats = BlockMaxStats();
+                const auto t0 = Clock::now();
+                for (const TestDoc& doc : docs) {
+                  found.push_back(
+                      bmp.neighbours(doc.terms, k, uint32_t(m), uint32_t(budget), alpha, &bstats));
+                }
+                times.push_back(since(t0));
+              }
+              std::sort(times.begin(), times.end());
+              std::printf(
+                  "| %d | block-max: %s b=%d, M=%s, budget %d, alpha %.2f, %.1f blocks/doc | %.0f "
+                  "| %.0f | %.0f | - | %.4f | %.4f | bounds %.3f..%.3f, theta %.3f, %.0f blocks "
+                  "above theta\n",
+                  k, order_name.c_str(), block_size, m == 0 ? "all" : std::to_string(m).c_str(),
+                  budget, alpha, double(bstats.blocks_visited) / n, n / times[times.size() / 2],
+                  double(bstats.bound_entries) / n, double(bstats.rescored) / n,
+                  recall(exact, found), accuracy(index, docs, found, power), bstats.first_bound / n,
+                  bstats.last_bound / n, bstats.theta / n, double(bstats.above_theta) / n);
+              std::fflush(stdout);
+            }
+          }
         }
       }
     }
