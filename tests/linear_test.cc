@@ -345,6 +345,34 @@ TEST_F(LinearModelTest, ConcurrentCategoriesGiveTheSameModels) {
   }
 }
 
+// Weights packed straight from the fitted blocks (as training writes
+// them) are the bytes the entries pack to, and read back to the entries.
+TEST(LinearPackedFitTest, PackedWeightsAreTheEntriesPacked) {
+  const TrainingCorpus corpus = repeating_corpus(400, 300, 5);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const LinearProblem problem = make_linear_problem(corpus, idf);
+  for (LinearLoss loss : {LinearLoss::kSquaredHinge, LinearLoss::kLogistic}) {
+    for (double c : {0.001, 1.0}) {  // a small C leaves many weights at zero: list rows
+      std::vector<LinearModel> models(2);
+      for (bool packed : {false, true}) {
+        for_each_linear_path_model(
+            problem, corpus, loss, {c}, 2,
+            [&](size_t, LinearModel&& model) { models[packed] = std::move(model); }, nullptr,
+            nullptr, 0.1, packed);
+      }
+      const LinearModel &entries = models[0], &packed = models[1];
+      ASSERT_FALSE(entries.entry_weight.empty());
+      ASSERT_NE(packed.packed_rows, nullptr);
+      EXPECT_TRUE(packed.entry_weight.empty());
+      const std::vector<uint8_t> expected = entries.packed_weights();
+      ASSERT_EQ(packed.packed_rows->size, expected.size());
+      EXPECT_EQ(0, std::memcmp(packed.packed_rows->bytes, expected.data(), expected.size()));
+      EXPECT_EQ(packed.num_entries(), entries.num_entries());
+      EXPECT_EQ(packed.bias, entries.bias);
+    }
+  }
+}
+
 TEST_F(LinearModelTest, DecisionValueIsTheSumOfTermContributionsAndBias) {
   const std::vector<float> idf = compute_idf(model_.df, model_.num_docs, model_.selected);
   const Categorizer categorizer(model_, corpus_);

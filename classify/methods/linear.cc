@@ -329,10 +329,13 @@ LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vecto
   return make_linear_problem(
       corpus.num_docs(), idf,
       [&](const TermPostingsVisitor& visit) {
+        std::vector<uint32_t> wdf;
         for (TermId t = 0; t < corpus.num_terms(); ++t) {
           const uint64_t first = corpus.postings_start[t];
-          visit(t, corpus.posting_doc.data() + first, corpus.posting_wdf.data() + first,
-                static_cast<size_t>(corpus.postings_start[t + 1] - first));
+          const size_t count = static_cast<size_t>(corpus.postings_start[t + 1] - first);
+          wdf.resize(count);
+          corpus.posting_wdf.copy_to(first, count, wdf.data());
+          visit(t, corpus.posting_doc.data() + first, wdf.data(), count);
         }
       },
       allow_compact);
@@ -436,6 +439,30 @@ class WeightBlocks {
     }
     model->term_start[num_terms_] = model->entry_category.size();
   }
+  // The same weights packed (LinearModel::packed_rows), the blocks freed
+  // as they are packed; as entries where they do not fit packed rows.
+  void pack_into(LinearModel* model) {
+    std::shared_ptr<std::vector<uint8_t>> bytes =
+        pack_dense_rows(num_categories_, num_terms_, [&](uint32_t t, bool last_pass, float* row) {
+          const uint32_t b = t / terms_per_block_, i = t - b * terms_per_block_;
+          const uint32_t terms = block_terms(b);
+          const float* block = blocks_[b].data();
+          for (uint32_t cat = 0; cat < num_categories_; ++cat)
+            row[cat] = block[size_t(cat) * terms + i];
+          if (last_pass && i + 1 == terms) std::vector<float>().swap(blocks_[b]);
+        });
+    if (!bytes) return move_into(model);  // the blocks are all there still
+    auto rows = std::make_shared<PackedLinearRows>();
+    rows->bytes = bytes->data();
+    rows->size = bytes->size();
+    rows->num_categories = num_categories_;
+    if (rows->index()) {
+      rows->owner = std::move(bytes);
+      model->packed_rows = std::move(rows);
+    } else {
+      model->unpack_weights(*bytes);  // weights it refuses (not finite) kept as entries
+    }
+  }
 
  private:
   uint32_t block_terms(uint32_t b) const {
@@ -450,7 +477,8 @@ class WeightBlocks {
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
                                 const std::function<void(size_t, LinearModel&&)>& fitted,
-                                const LinearPathDuals* start, LinearPathDuals* duals, double eps) {
+                                const LinearPathDuals* start, LinearPathDuals* duals, double eps,
+                                bool packed) {
   const uint32_t num_categories = corpus.num_categories();
   if (duals) duals->assign(cs.size(), std::vector<std::vector<float>>(num_categories));
   const uint32_t num_terms = problem.num_features;
@@ -510,7 +538,11 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
     worker();
     for (std::thread& helper : helpers) helper.join();
     if (failure) std::rethrow_exception(failure);
-    weights.move_into(&model);
+    if (packed) {
+      weights.pack_into(&model);
+    } else {
+      weights.move_into(&model);
+    }
     fitted(k, std::move(model));
   }
 }

@@ -165,6 +165,18 @@ struct LinearModel {
   uint64_t weight_bytes() const;
 };
 
+// Term t's weights for every category (zeros where it has none) into
+// `row`; `last_pass` is true on the last call for t, after which the
+// source may free what held them.
+using DenseRowSource = std::function<void(uint32_t t, bool last_pass, float* row)>;
+// The packed bytes pack_weights() gives for the non-zero weights of
+// `num_terms` dense rows, built in a buffer sized exactly first (each row
+// is asked for twice), without the sparse entries (8 bytes a weight) ever
+// being in memory. Null, before any row's last pass, where they would be
+// too large for PackedLinearRows' 32-bit offsets.
+std::shared_ptr<std::vector<uint8_t>> pack_dense_rows(uint32_t num_categories, uint32_t num_terms,
+                                                      const DenseRowSource& row);
+
 template <class F>
 void PackedLinearRows::for_each_weight(uint32_t t, F f) const {
   // index() checked the rows: well-formed and inside the bytes.
@@ -304,11 +316,14 @@ using LinearPathDuals = std::vector<std::vector<std::vector<float>>>;
 // fit starts from the whole collection's), used instead of the previous
 // C's solution; `duals`, if given, receives every solution's. Each fit
 // stops at the projected-gradient tolerance `eps` (solve_binary's).
+// `packed`: each model's weights handed over packed (packed_rows, where
+// they fit it) rather than as entries, as a model file holds them.
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
                                 const std::function<void(size_t, LinearModel&&)>& fitted,
                                 const LinearPathDuals* start = nullptr,
-                                LinearPathDuals* duals = nullptr, double eps = 0.1);
+                                LinearPathDuals* duals = nullptr, double eps = 0.1,
+                                bool packed = false);
 
 // Platt's sigmoid p = 1 / (1 + exp(-(slope * f + intercept))) fitted by
 // Newton's method with backtracking (Lin, Lin and Weng 2007) to decision
