@@ -111,7 +111,7 @@ TrainingCorpus make_corpus(const std::vector<SyntheticDoc>& docs) {
     for (const TermCount& tc : docs[d].terms) {
       const uint64_t p = next[tc.term]++;
       corpus.posting_doc[p] = d;
-      corpus.posting_wdf[p] = tc.count;
+      corpus.posting_wdf.set(p, tc.count);
     }
     corpus.doc_categories.push_back({docs[d].category});
     corpus.doc_length.push_back(docs[d].length);

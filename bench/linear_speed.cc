@@ -136,7 +136,8 @@ int main(int argc, char** argv) try {
 
   auto start = Clock::now();
   const LinearProblem problem = make_linear_problem(corpus, idf);
-  std::printf("problem: %.2f s, %zu non-zeros\n", since(start), problem.value.size());
+  std::printf("problem: %.2f s, %zu non-zeros\n", since(start),
+              static_cast<size_t>(problem.num_entries()));
 
   for (const LinearLoss loss : {LinearLoss::kSquaredHinge, LinearLoss::kLogistic}) {
     const char* name = loss == LinearLoss::kSquaredHinge ? "svm" : "logreg";

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <numeric>
 #include <random>
@@ -207,6 +208,77 @@ std::vector<LabelledTerms> toy_documents() {
   return docs;
 }
 
+// Documents whose terms repeat up to `max_repeat` times (so many wdf
+// values), over a vocabulary of `vocabulary` words, in three categories.
+TrainingCorpus repeating_corpus(uint32_t documents, uint32_t vocabulary, uint32_t max_repeat) {
+  std::mt19937 rng(7);
+  std::vector<LabelledTerms> docs;
+  for (uint32_t i = 0; i < documents; ++i) {
+    LabelledTerms doc;
+    const uint32_t distinct = 1 + rng() % 12;
+    for (uint32_t j = 0; j < distinct; ++j) {
+      // Skewed towards low ids, and towards a category's own third.
+      const uint32_t word =
+          (rng() % (1 + rng() % vocabulary) + (i % 3) * vocabulary / 3) % vocabulary;
+      const uint32_t repeat = 1 + (rng() % 4 == 0 ? rng() % max_repeat : 0);
+      for (uint32_t r = 0; r < repeat; ++r) doc.terms.push_back("w" + std::to_string(word));
+    }
+    doc.labels.push_back("c" + std::to_string(i % 3));
+    docs.push_back(std::move(doc));
+  }
+  return make_training_corpus(docs);
+}
+
+// Every entry of the two problems, and the solutions on them, bit for bit.
+void expect_same_problem(const LinearProblem& compact, const LinearProblem& plain,
+                         const TrainingCorpus& corpus) {
+  ASSERT_EQ(compact.row_start, plain.row_start);
+  ASSERT_EQ(compact.term_of_feature, plain.term_of_feature);
+  ASSERT_EQ(compact.num_features, plain.num_features);
+  for (uint32_t row = 0; row < plain.num_rows(); ++row) {
+    for (uint64_t k = plain.row_start[row]; k < plain.row_start[row + 1]; ++k) {
+      ASSERT_EQ(compact.feature_at(k), plain.column[k]) << "row " << row;
+      const float a = compact.value_at(row, k), b = plain.value[k];
+      ASSERT_EQ(0, std::memcmp(&a, &b, sizeof(float))) << "row " << row << ": " << a << " " << b;
+    }
+  }
+  std::vector<int8_t> y(plain.num_rows());
+  for (uint32_t d = 0; d < plain.num_rows(); ++d) y[d] = corpus.doc_categories[d][0] == 0 ? 1 : -1;
+  for (LinearLoss loss : {LinearLoss::kSquaredHinge, LinearLoss::kLogistic}) {
+    const BinarySolution on_compact = solve_binary(compact, y, loss, 1.0);
+    const BinarySolution on_plain = solve_binary(plain, y, loss, 1.0);
+    EXPECT_EQ(on_compact.w, on_plain.w);
+    EXPECT_EQ(on_compact.alpha, on_plain.alpha);
+    EXPECT_EQ(on_compact.epochs, on_plain.epochs);
+  }
+}
+
+// The compact problem (features and wdf codes in 32 bits, values
+// recomputed) holds the plain one's values exactly, so the fits agree bit
+// for bit.
+TEST(LinearProblemTest, CompactFormHoldsThePlainValuesExactly) {
+  const TrainingCorpus corpus = repeating_corpus(400, 300, 40);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const LinearProblem compact = make_linear_problem(corpus, idf);
+  const LinearProblem plain = make_linear_problem(corpus, idf, /*allow_compact=*/false);
+  ASSERT_TRUE(compact.compact);
+  ASSERT_FALSE(plain.compact);
+  EXPECT_TRUE(compact.value.empty());
+  EXPECT_GT(compact.code_tf.size(), 10u);  // many wdf values coded
+  EXPECT_LT(compact.memory_bytes(), plain.memory_bytes());
+  expect_same_problem(compact, plain, corpus);
+}
+
+// More than 256 distinct wdf values do not fit the 8-bit codes: the plain
+// form, with the same values.
+TEST(LinearProblemTest, ManyWdfValuesTakeThePlainForm) {
+  const TrainingCorpus corpus = repeating_corpus(3000, 200, 600);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const LinearProblem problem = make_linear_problem(corpus, idf);
+  EXPECT_FALSE(problem.compact);
+  EXPECT_EQ(problem.value, make_linear_problem(corpus, idf, false).value);
+}
+
 DocumentTerms terms_of(const Categorizer& categorizer, const std::vector<std::string>& words) {
   return make_document_terms(Vocabulary(categorizer.model().terms), words);
 }
@@ -270,6 +342,34 @@ TEST_F(LinearModelTest, ConcurrentCategoriesGiveTheSameModels) {
       EXPECT_EQ(one[k].bias, three[k].bias);
     }
     EXPECT_FALSE(one[1].entry_weight.empty());
+  }
+}
+
+// Weights packed straight from the fitted blocks (as training writes
+// them) are the bytes the entries pack to, and read back to the entries.
+TEST(LinearPackedFitTest, PackedWeightsAreTheEntriesPacked) {
+  const TrainingCorpus corpus = repeating_corpus(400, 300, 5);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const LinearProblem problem = make_linear_problem(corpus, idf);
+  for (LinearLoss loss : {LinearLoss::kSquaredHinge, LinearLoss::kLogistic}) {
+    for (double c : {0.001, 1.0}) {  // a small C leaves many weights at zero: list rows
+      std::vector<LinearModel> models(2);
+      for (bool packed : {false, true}) {
+        for_each_linear_path_model(
+            problem, corpus, loss, {c}, 2,
+            [&](size_t, LinearModel&& model) { models[packed] = std::move(model); }, nullptr,
+            nullptr, 0.1, packed);
+      }
+      const LinearModel &entries = models[0], &packed = models[1];
+      ASSERT_FALSE(entries.entry_weight.empty());
+      ASSERT_NE(packed.packed_rows, nullptr);
+      EXPECT_TRUE(packed.entry_weight.empty());
+      const std::vector<uint8_t> expected = entries.packed_weights();
+      ASSERT_EQ(packed.packed_rows->size, expected.size());
+      EXPECT_EQ(0, std::memcmp(packed.packed_rows->bytes, expected.data(), expected.size()));
+      EXPECT_EQ(packed.num_entries(), entries.num_entries());
+      EXPECT_EQ(packed.bias, entries.bias);
+    }
   }
 }
 

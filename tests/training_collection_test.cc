@@ -67,9 +67,9 @@ TEST_F(TrainingCollectionTest, CorpusReadThroughPostingLists) {
   // "chinese" postings: wdf 2, 2, 1, 1 in docs 0..3.
   const uint64_t begin = corpus.postings_start[1], end = corpus.postings_start[2];
   ASSERT_EQ(end - begin, 4u);
-  EXPECT_EQ(
-      std::vector<uint32_t>(corpus.posting_wdf.begin() + begin, corpus.posting_wdf.begin() + end),
-      (std::vector<uint32_t>{2, 2, 1, 1}));
+  const std::vector<uint32_t> wdf = corpus.posting_wdf.to_vector();
+  EXPECT_EQ(std::vector<uint32_t>(wdf.begin() + begin, wdf.begin() + end),
+            (std::vector<uint32_t>{2, 2, 1, 1}));
 }
 
 // Postings moved to disk come back the same, are visited in term order
@@ -98,7 +98,7 @@ TEST_F(TrainingCollectionTest, SpilledPostingsComeBackTheSame) {
           }
         });
     EXPECT_EQ(docs, original.posting_doc);
-    EXPECT_EQ(wdfs, original.posting_wdf);
+    EXPECT_EQ(wdfs, original.posting_wdf.to_vector());
     std::vector<uint32_t> expected_terms;
     for (TermId t = 0; t < original.num_terms(); ++t) {
       expected_terms.insert(expected_terms.end(),
@@ -114,6 +114,43 @@ TEST_F(TrainingCollectionTest, SpilledPostingsComeBackTheSame) {
   EXPECT_EQ(corpus.posting_wdf, original.posting_wdf);
   EXPECT_THROW(SpilledPostings(&corpus, dir_.file("no-such-dir")), IOError);
   EXPECT_EQ(corpus.posting_doc, original.posting_doc);  // kept on failure
+}
+
+// Within-document frequencies are held in a byte where they fit; larger
+// ones (a term repeated 255 times or more) come back whole, from memory
+// and from the spill file.
+TEST_F(TrainingCollectionTest, LargeWdfValuesKeepTheirValue) {
+  std::vector<LabelledTerms> documents(3);
+  for (uint32_t d = 0; d < 3; ++d) {
+    const uint32_t repeat[] = {254, 255, 70000};
+    documents[d].terms.assign(repeat[d], "word");
+    documents[d].terms.push_back("other");
+    documents[d].labels = {"label"};
+  }
+  TrainingCorpus corpus = make_training_corpus(documents);
+  ASSERT_EQ(corpus.terms, (std::vector<std::string>{"other", "word"}));
+  EXPECT_EQ(corpus.posting_wdf.to_vector(), (std::vector<uint32_t>{1, 1, 1, 254, 255, 70000}));
+  const TrainingCorpus original = corpus;
+  const std::string spill_dir = dir_.file("spill-large");
+  std::filesystem::create_directory(spill_dir);
+  {
+    SpilledPostings spilled(&corpus, spill_dir, /*block_postings=*/4);
+    std::vector<uint32_t> wdfs;
+    spilled.for_each_term_postings([&](TermId, const uint32_t*, const uint32_t* wdf, size_t count) {
+      wdfs.insert(wdfs.end(), wdf, wdf + count);
+    });
+    EXPECT_EQ(wdfs, original.posting_wdf.to_vector());
+    spilled.restore();
+  }
+  EXPECT_EQ(corpus.posting_wdf, original.posting_wdf);
+  // Overwritten and cut: the table follows.
+  corpus.posting_wdf.set(5, 3);
+  corpus.posting_wdf.set(3, 1000);
+  EXPECT_EQ(corpus.posting_wdf[5], 3u);
+  EXPECT_EQ(corpus.posting_wdf[3], 1000u);
+  corpus.posting_wdf.resize(4);
+  corpus.posting_wdf.resize(6);
+  EXPECT_EQ(corpus.posting_wdf.to_vector(), (std::vector<uint32_t>{1, 1, 1, 1000, 0, 0}));
 }
 
 // A sample read from the database is the corpus of those documents alone,

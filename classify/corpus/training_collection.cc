@@ -194,7 +194,7 @@ TrainingCorpus TrainingCorpusBuilder::build() {
     for (const auto& [t, wdf] : documents_[d].terms) {
       const uint64_t at = next[sorted_id[t]]++;
       corpus.posting_doc[at] = d;
-      corpus.posting_wdf[at] = wdf;
+      corpus.posting_wdf.set(at, wdf);
     }
     corpus.doc_length.push_back(documents_[d].length);
     labels.insert(labels.end(), documents_[d].labels.begin(), documents_[d].labels.end());
@@ -241,9 +241,13 @@ SpilledPostings::SpilledPostings(TrainingCorpus* corpus, const std::string& dir,
   fd_ = ::mkstemp(path.data());
   if (fd_ < 0) spill_failed(dir, "create", errno);
   ::unlink(path.c_str());  // gone with the descriptor, whatever happens
-  for (const std::vector<uint32_t>* array : {&corpus->posting_doc, &corpus->posting_wdf}) {
-    const char* bytes = reinterpret_cast<const char*>(array->data());
-    size_t left = array->size() * sizeof(uint32_t);
+  // The documents, then the wdf bytes (the few large values stay).
+  const std::pair<const void*, size_t> arrays[] = {
+      {corpus->posting_doc.data(), corpus->posting_doc.size() * sizeof(uint32_t)},
+      {corpus->posting_wdf.small_.data(), corpus->posting_wdf.small_.size()}};
+  for (const auto& [data, size] : arrays) {
+    const char* bytes = static_cast<const char*>(data);
+    size_t left = size;
     while (left > 0) {
       const ssize_t written = ::write(fd_, bytes, std::min(left, block_ * sizeof(uint32_t)));
       if (written < 0) {
@@ -257,7 +261,7 @@ SpilledPostings::SpilledPostings(TrainingCorpus* corpus, const std::string& dir,
     }
   }
   std::vector<uint32_t>().swap(corpus->posting_doc);
-  std::vector<uint32_t>().swap(corpus->posting_wdf);
+  std::vector<uint8_t>().swap(corpus->posting_wdf.small_);
 }
 
 SpilledPostings::~SpilledPostings() {
@@ -279,12 +283,17 @@ void SpilledPostings::read_at(uint64_t offset, void* out, size_t bytes) const {
 void SpilledPostings::for_each_term_postings(const TermPostingsVisitor& visit) const {
   const uint64_t wdf_offset = num_postings_ * sizeof(uint32_t);
   std::vector<uint32_t> doc(block_), wdf(block_);
+  std::vector<uint8_t> small(block_);
+  const std::unordered_map<uint64_t, uint32_t>& large = corpus_->posting_wdf.large_;
   const std::vector<uint64_t>& start = corpus_->postings_start;
   TermId term = 0;
   for (uint64_t first = 0; first < num_postings_; first += block_) {
     const size_t count = static_cast<size_t>(std::min<uint64_t>(block_, num_postings_ - first));
     read_at(first * sizeof(uint32_t), doc.data(), count * sizeof(uint32_t));
-    read_at(wdf_offset + first * sizeof(uint32_t), wdf.data(), count * sizeof(uint32_t));
+    read_at(wdf_offset + first, small.data(), count);
+    for (size_t i = 0; i < count; ++i) {
+      wdf[i] = small[i] < PostingWdf::kLarge ? small[i] : large.at(first + i);
+    }
     // Each term's part of [first, first + count).
     for (uint64_t p = first; p < first + count;) {
       while (start[term + 1] <= p) ++term;
@@ -297,10 +306,26 @@ void SpilledPostings::for_each_term_postings(const TermPostingsVisitor& visit) c
 
 void SpilledPostings::restore() {
   corpus_->posting_doc.resize(num_postings_);
-  corpus_->posting_wdf.resize(num_postings_);
+  corpus_->posting_wdf.small_.resize(num_postings_);
   read_at(0, corpus_->posting_doc.data(), num_postings_ * sizeof(uint32_t));
-  read_at(num_postings_ * sizeof(uint32_t), corpus_->posting_wdf.data(),
-          num_postings_ * sizeof(uint32_t));
+  read_at(num_postings_ * sizeof(uint32_t), corpus_->posting_wdf.small_.data(), num_postings_);
+}
+
+void PostingWdf::resize(uint64_t n) {
+  for (auto it = large_.begin(); it != large_.end();) {
+    it = it->first >= n ? large_.erase(it) : std::next(it);
+  }
+  small_.resize(n, 0);
+}
+
+void PostingWdf::copy_to(uint64_t first, size_t count, uint32_t* out) const {
+  for (size_t i = 0; i < count; ++i) out[i] = (*this)[first + i];
+}
+
+std::vector<uint32_t> PostingWdf::to_vector() const {
+  std::vector<uint32_t> values(size());
+  copy_to(0, values.size(), values.data());
+  return values;
 }
 
 namespace {

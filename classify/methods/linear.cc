@@ -25,13 +25,34 @@ namespace {
 constexpr int kMaxEpochs = 1000;
 constexpr double kBiasValue = 1.0;
 
+// The compact form's value of entry `entry` in a row of norm `norm`: the
+// same operations, on the same operands, as make_linear_problem's.
+inline float compact_value(const double* code_tf, const float* feature_idf, uint32_t entry,
+                           double norm) {
+  return static_cast<float>(code_tf[entry & 0xff] * feature_idf[entry >> 8] / norm);
+}
+
 double dot(const LinearProblem& p, uint32_t row, const std::vector<double>& w) {
-  const uint32_t* column = p.column.data();
-  const float* value = p.value.data();
   const double* weight = w.data();
   uint64_t k = p.row_start[row];
   const uint64_t end = p.row_start[row + 1];
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  if (p.compact) {
+    const uint32_t* entry = p.packed.data();
+    const double* tf = p.code_tf.data();
+    const float* idf = p.feature_idf.data();
+    const double norm = p.row_norm[row];
+    for (; k + 4 <= end; k += 4) {
+      s0 += weight[entry[k] >> 8] * compact_value(tf, idf, entry[k], norm);
+      s1 += weight[entry[k + 1] >> 8] * compact_value(tf, idf, entry[k + 1], norm);
+      s2 += weight[entry[k + 2] >> 8] * compact_value(tf, idf, entry[k + 2], norm);
+      s3 += weight[entry[k + 3] >> 8] * compact_value(tf, idf, entry[k + 3], norm);
+    }
+    for (; k < end; ++k) s0 += weight[entry[k] >> 8] * compact_value(tf, idf, entry[k], norm);
+    return w[p.num_features] * kBiasValue + ((s0 + s1) + (s2 + s3));
+  }
+  const uint32_t* column = p.column.data();
+  const float* value = p.value.data();
   for (; k + 4 <= end; k += 4) {
     s0 += weight[column[k]] * value[k];
     s1 += weight[column[k + 1]] * value[k + 1];
@@ -44,15 +65,27 @@ double dot(const LinearProblem& p, uint32_t row, const std::vector<double>& w) {
 
 void add_row(const LinearProblem& p, uint32_t row, double scale, std::vector<double>* w) {
   (*w)[p.num_features] += scale * kBiasValue;
+  double* weight = w->data();
+  if (p.compact) {
+    const uint32_t* entry = p.packed.data();
+    const double* tf = p.code_tf.data();
+    const float* idf = p.feature_idf.data();
+    const double norm = p.row_norm[row];
+    for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
+      weight[entry[k] >> 8] += scale * compact_value(tf, idf, entry[k], norm);
+    }
+    return;
+  }
   for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
-    (*w)[p.column[k]] += scale * p.value[k];
+    weight[p.column[k]] += scale * p.value[k];
   }
 }
 
 double squared_norm(const LinearProblem& p, uint32_t row) {
   double sum = kBiasValue * kBiasValue;
   for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
-    sum += double(p.value[k]) * p.value[k];
+    const float value = p.value_at(row, k);
+    sum += double(value) * value;
   }
   return sum;
 }
@@ -185,23 +218,59 @@ LogisticCoordinate logistic_dual_coordinate(double a, double margin, double c, d
   return result;
 }
 
+uint64_t LinearProblem::memory_bytes() const {
+  return row_start.size() * sizeof(uint64_t) + column.size() * sizeof(uint32_t) +
+         value.size() * sizeof(float) + packed.size() * sizeof(uint32_t) +
+         code_tf.size() * sizeof(double) + feature_idf.size() * sizeof(float) +
+         row_norm.size() * sizeof(double) + term_of_feature.size() * sizeof(uint32_t);
+}
+
 LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
-                                  const ForEachTermPostings& for_each_term_postings) {
+                                  const ForEachTermPostings& for_each_term_postings,
+                                  bool allow_compact) {
   LinearProblem p;
   p.num_features = static_cast<uint32_t>(idf.size());
   const uint32_t n = num_docs;
   std::vector<uint64_t> count(n, 0);
   std::vector<double> norm2(n, 0.0);
   std::vector<uint32_t> df(idf.size(), 0);
+  // The wdf values that occur, for the compact form's codes: a table up to
+  // kWdfTable (documents repeat a term more often only in odd collections,
+  // which take the plain form).
+  constexpr uint32_t kWdfTable = uint32_t{1} << 16;
+  constexpr uint64_t kMaxCompactFeatures = uint64_t{1} << 24;
+  std::vector<uint8_t> wdf_seen(allow_compact ? kWdfTable : 0, 0);
+  bool wdf_beyond_table = false;
   for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
     if (!(idf[t] > 0.0f)) return;
-    df[t] = static_cast<uint32_t>(postings);
+    df[t] += static_cast<uint32_t>(postings);  // a term may come in pieces
     for (size_t k = 0; k < postings; ++k) {
       const double w = sublinear_tf(wdf[k]) * idf[t];
       ++count[doc[k]];
       norm2[doc[k]] += w * w;
     }
+    if (allow_compact) {
+      for (size_t k = 0; k < postings; ++k) {
+        if (wdf[k] < kWdfTable) {
+          wdf_seen[wdf[k]] = 1;
+        } else {
+          wdf_beyond_table = true;
+        }
+      }
+    }
   });
+  std::vector<uint8_t> code_of_wdf;
+  if (allow_compact && !wdf_beyond_table && idf.size() <= kMaxCompactFeatures &&
+      std::count(wdf_seen.begin(), wdf_seen.end(), 1) <= 256) {
+    p.compact = true;
+    code_of_wdf.assign(kWdfTable, 0);
+    for (uint32_t wdf = 0; wdf < kWdfTable; ++wdf) {
+      if (!wdf_seen[wdf]) continue;
+      code_of_wdf[wdf] = static_cast<uint8_t>(p.code_tf.size());
+      p.code_tf.push_back(sublinear_tf(wdf));
+    }
+  }
+  std::vector<uint8_t>().swap(wdf_seen);
   // Features by falling df (ties by term id). A row's entries stay in term
   // order, so every dot product sums in the same order as with term ids.
   p.term_of_feature.resize(idf.size());
@@ -214,9 +283,29 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
   p.row_start.assign(size_t(n) + 1, 0);
   for (uint32_t d = 0; d < n; ++d) p.row_start[d + 1] = p.row_start[d] + count[d];
   std::vector<uint64_t>().swap(count);
+  std::vector<uint64_t> next(p.row_start.begin(), p.row_start.end() - 1);
+  if (p.compact) {
+    p.feature_idf.resize(idf.size());
+    for (uint32_t f = 0; f < p.term_of_feature.size(); ++f) {
+      p.feature_idf[f] = idf[p.term_of_feature[f]];
+    }
+    p.row_norm.resize(n);
+    for (uint32_t d = 0; d < n; ++d) p.row_norm[d] = std::sqrt(norm2[d]);
+    std::vector<double>().swap(norm2);
+    p.packed.resize(p.row_start[n]);
+    // Terms in id order, so each row's entries come out in term order.
+    for_each_term_postings(
+        [&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
+          if (!(idf[t] > 0.0f)) return;
+          const uint32_t feature = feature_of_term[t] << 8;
+          for (size_t k = 0; k < postings; ++k) {
+            p.packed[next[doc[k]]++] = feature | code_of_wdf[wdf[k]];
+          }
+        });
+    return p;
+  }
   p.column.resize(p.row_start[n]);
   p.value.resize(p.row_start[n]);
-  std::vector<uint64_t> next(p.row_start.begin(), p.row_start.end() - 1);
   // Terms in id order, so each row's columns come out sorted.
   for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
     if (!(idf[t] > 0.0f)) return;
@@ -231,18 +320,25 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
   return p;
 }
 
-LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf) {
+LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                                  bool allow_compact) {
   if (idf.size() != corpus.num_terms()) {
     throw InvalidArgumentError("linear training: " + std::to_string(idf.size()) +
                                " idf values for " + std::to_string(corpus.num_terms()) + " terms");
   }
-  return make_linear_problem(corpus.num_docs(), idf, [&](const TermPostingsVisitor& visit) {
-    for (TermId t = 0; t < corpus.num_terms(); ++t) {
-      const uint64_t first = corpus.postings_start[t];
-      visit(t, corpus.posting_doc.data() + first, corpus.posting_wdf.data() + first,
-            static_cast<size_t>(corpus.postings_start[t + 1] - first));
-    }
-  });
+  return make_linear_problem(
+      corpus.num_docs(), idf,
+      [&](const TermPostingsVisitor& visit) {
+        std::vector<uint32_t> wdf;
+        for (TermId t = 0; t < corpus.num_terms(); ++t) {
+          const uint64_t first = corpus.postings_start[t];
+          const size_t count = static_cast<size_t>(corpus.postings_start[t + 1] - first);
+          wdf.resize(count);
+          corpus.posting_wdf.copy_to(first, count, wdf.data());
+          visit(t, corpus.posting_doc.data() + first, wdf.data(), count);
+        }
+      },
+      allow_compact);
 }
 
 BinarySolution solve_binary(const LinearProblem& problem, const std::vector<int8_t>& y,
@@ -343,6 +439,30 @@ class WeightBlocks {
     }
     model->term_start[num_terms_] = model->entry_category.size();
   }
+  // The same weights packed (LinearModel::packed_rows), the blocks freed
+  // as they are packed; as entries where they do not fit packed rows.
+  void pack_into(LinearModel* model) {
+    std::shared_ptr<std::vector<uint8_t>> bytes =
+        pack_dense_rows(num_categories_, num_terms_, [&](uint32_t t, bool last_pass, float* row) {
+          const uint32_t b = t / terms_per_block_, i = t - b * terms_per_block_;
+          const uint32_t terms = block_terms(b);
+          const float* block = blocks_[b].data();
+          for (uint32_t cat = 0; cat < num_categories_; ++cat)
+            row[cat] = block[size_t(cat) * terms + i];
+          if (last_pass && i + 1 == terms) std::vector<float>().swap(blocks_[b]);
+        });
+    if (!bytes) return move_into(model);  // the blocks are all there still
+    auto rows = std::make_shared<PackedLinearRows>();
+    rows->bytes = bytes->data();
+    rows->size = bytes->size();
+    rows->num_categories = num_categories_;
+    if (rows->index()) {
+      rows->owner = std::move(bytes);
+      model->packed_rows = std::move(rows);
+    } else {
+      model->unpack_weights(*bytes);  // weights it refuses (not finite) kept as entries
+    }
+  }
 
  private:
   uint32_t block_terms(uint32_t b) const {
@@ -357,7 +477,8 @@ class WeightBlocks {
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
                                 const std::function<void(size_t, LinearModel&&)>& fitted,
-                                const LinearPathDuals* start, LinearPathDuals* duals, double eps) {
+                                const LinearPathDuals* start, LinearPathDuals* duals, double eps,
+                                bool packed) {
   const uint32_t num_categories = corpus.num_categories();
   if (duals) duals->assign(cs.size(), std::vector<std::vector<float>>(num_categories));
   const uint32_t num_terms = problem.num_features;
@@ -417,7 +538,11 @@ void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorp
     worker();
     for (std::thread& helper : helpers) helper.join();
     if (failure) std::rethrow_exception(failure);
-    weights.move_into(&model);
+    if (packed) {
+      weights.pack_into(&model);
+    } else {
+      weights.move_into(&model);
+    }
     fitted(k, std::move(model));
   }
 }

@@ -165,6 +165,18 @@ struct LinearModel {
   uint64_t weight_bytes() const;
 };
 
+// Term t's weights for every category (zeros where it has none) into
+// `row`; `last_pass` is true on the last call for t, after which the
+// source may free what held them.
+using DenseRowSource = std::function<void(uint32_t t, bool last_pass, float* row)>;
+// The packed bytes pack_weights() gives for the non-zero weights of
+// `num_terms` dense rows, built in a buffer sized exactly first (each row
+// is asked for twice), without the sparse entries (8 bytes a weight) ever
+// being in memory. Null, before any row's last pass, where they would be
+// too large for PackedLinearRows' 32-bit offsets.
+std::shared_ptr<std::vector<uint8_t>> pack_dense_rows(uint32_t num_categories, uint32_t num_terms,
+                                                      const DenseRowSource& row);
+
 template <class F>
 void PackedLinearRows::for_each_weight(uint32_t t, F f) const {
   // index() checked the rows: well-formed and inside the bytes.
@@ -208,23 +220,51 @@ void PackedLinearRows::for_each_weight(uint32_t t, F f) const {
 // make_linear_problem numbers the features by falling document frequency,
 // so the weights most rows touch share a few cache lines; `term_of_feature`
 // maps them back (empty: feature f is term f).
+//
+// The entries come in one of two forms. Plain: `column` and `value`.
+// Compact (`compact` true): one 32-bit `packed` entry each, the feature in
+// the high 24 bits and a code of the term's wdf in the low 8, the value
+// recomputed as it was computed in the first place,
+//   float(code_tf[code] * feature_idf[feature] / row_norm[row]),
+// so the values, and every weight fitted on them, are bit for bit the
+// plain form's at half its memory (the largest allocation of a training
+// at millions of documents).
 struct LinearProblem {
   std::vector<uint64_t> row_start;
   std::vector<uint32_t> column;
   std::vector<float> value;
+  bool compact = false;
+  std::vector<uint32_t> packed;
+  std::vector<double> code_tf;     // sublinear tf of each wdf code
+  std::vector<float> feature_idf;  // idf of each feature's term
+  std::vector<double> row_norm;    // each row's L2 norm before normalizing
   std::vector<uint32_t> term_of_feature;
   uint32_t num_features = 0;  // terms; the bias is feature num_features
   uint32_t num_rows() const { return static_cast<uint32_t>(row_start.size() - 1); }
+  uint64_t num_entries() const { return row_start.empty() ? 0 : row_start.back(); }
   uint32_t term_of(uint32_t feature) const {
     return term_of_feature.empty() ? feature : term_of_feature[feature];
   }
+  // Entry k of row `row`, in either form.
+  uint32_t feature_at(uint64_t k) const { return compact ? packed[k] >> 8 : column[k]; }
+  float value_at(uint32_t row, uint64_t k) const {
+    return compact ? static_cast<float>(code_tf[packed[k] & 0xff] * feature_idf[packed[k] >> 8] /
+                                        row_norm[row])
+                   : value[k];
+  }
+  // Bytes of the entries and per-row data in memory.
+  uint64_t memory_bytes() const;
 };
-LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf);
+// `allow_compact`: the compact form where it fits (features below 2^24, at
+// most 256 distinct wdf values), else the plain one.
+LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf,
+                                  bool allow_compact = true);
 // The same from postings visited in term order (SpilledPostings), for
 // `num_docs` documents and the terms of `idf`.
 using ForEachTermPostings = std::function<void(const TermPostingsVisitor&)>;
 LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
-                                  const ForEachTermPostings& for_each_term_postings);
+                                  const ForEachTermPostings& for_each_term_postings,
+                                  bool allow_compact = true);
 
 struct BinarySolution {
   std::vector<double> w;      // num_features + 1 weights, the bias last
@@ -276,11 +316,14 @@ using LinearPathDuals = std::vector<std::vector<std::vector<float>>>;
 // fit starts from the whole collection's), used instead of the previous
 // C's solution; `duals`, if given, receives every solution's. Each fit
 // stops at the projected-gradient tolerance `eps` (solve_binary's).
+// `packed`: each model's weights handed over packed (packed_rows, where
+// they fit it) rather than as entries, as a model file holds them.
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
                                 const std::function<void(size_t, LinearModel&&)>& fitted,
                                 const LinearPathDuals* start = nullptr,
-                                LinearPathDuals* duals = nullptr, double eps = 0.1);
+                                LinearPathDuals* duals = nullptr, double eps = 0.1,
+                                bool packed = false);
 
 // Platt's sigmoid p = 1 / (1 + exp(-(slope * f + intercept))) fitted by
 // Newton's method with backtracking (Lin, Lin and Weng 2007) to decision

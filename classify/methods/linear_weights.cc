@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "autocat/error.h"
@@ -249,6 +250,67 @@ bool PackedLinearRows::index(const std::function<void(size_t)>& release) {
   if (at != end) return false;
   row_offset.push_back(uint32_t(size));
   return true;
+}
+
+std::shared_ptr<std::vector<uint8_t>> pack_dense_rows(uint32_t num_categories, uint32_t num_terms,
+                                                      const DenseRowSource& row) {
+  std::vector<float> weights(num_categories);
+  // Term t's row as pack_weights() writes it, counted (out null) or
+  // appended: the non-zero weights as a list of category gaps and
+  // weights, or the whole row where that is smaller.
+  const auto pack_row = [&](std::vector<uint8_t>* out) -> uint64_t {
+    uint64_t count = 0, list_bytes = 0;
+    for (uint32_t c = 0, previous = 0; c < num_categories; ++c) {
+      if (weights[c] == 0.0f) continue;
+      list_bytes += sizeof(float) + varint_bytes(count == 0 ? c : c - previous - 1);
+      previous = c;
+      ++count;
+    }
+    const bool dense = count > 0 && uint64_t{num_categories} * sizeof(float) < list_bytes;
+    const uint64_t bytes =
+        varint_bytes(count) +
+        (count == 0 ? 0 : 1 + (dense ? uint64_t{num_categories} * sizeof(float) : list_bytes));
+    if (!out || count == 0) {
+      if (out) put_varint(count, out);
+      return bytes;
+    }
+    put_varint(count, out);
+    const auto append_float = [out](float value) {
+      uint8_t raw[sizeof(float)];
+      std::memcpy(raw, &value, sizeof(float));
+      out->insert(out->end(), raw, raw + sizeof(float));
+    };
+    if (dense) {
+      out->push_back(kDenseRow);
+      for (float w : weights) append_float(w == 0.0f ? 0.0f : w);
+      return bytes;
+    }
+    out->push_back(kListRow);
+    for (uint32_t c = 0, previous = 0, listed = 0; c < num_categories; ++c) {
+      if (weights[c] == 0.0f) continue;
+      put_varint(listed++ == 0 ? c : c - previous - 1, out);
+      previous = c;
+    }
+    for (float w : weights) {
+      if (w != 0.0f) append_float(w);
+    }
+    return bytes;
+  };
+  const uint64_t starts = uint64_t{num_terms} + 1;
+  uint64_t size = varint_bytes(starts);
+  for (uint32_t t = 0; t < num_terms; ++t) {
+    row(t, false, weights.data());
+    size += pack_row(nullptr);
+  }
+  if (size > std::numeric_limits<uint32_t>::max()) return nullptr;
+  auto bytes = std::make_shared<std::vector<uint8_t>>();
+  bytes->reserve(size);
+  put_varint(starts, bytes.get());
+  for (uint32_t t = 0; t < num_terms; ++t) {
+    row(t, true, weights.data());
+    pack_row(bytes.get());
+  }
+  return bytes;
 }
 
 uint64_t LinearModel::weight_bytes() const {

@@ -132,6 +132,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       // The linear methods fit on a document-major copy of the postings:
       // the corpus's own wait on disk meanwhile.
       idf = compute_idf(model.df, model.num_docs, model.selected);
+      // The corpus's term strings are the model's (fit_model copied them):
+      // dropped while the linear fits run, copied back for the kNN index.
+      std::vector<std::string>().swap(corpus.terms);
       SpilledPostings spilled(&corpus, fs::path(model_file).parent_path().string());
       {
         const LinearProblem problem = make_linear_problem(
@@ -141,9 +144,11 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         const bool same_documents =
             sample_tuning && !sample_tuning->kept && sample_tuning->documents == corpus.num_docs();
         fit_linear_models(problem, corpus, &model, write_and_drop(write_part),
-                          same_documents ? &sample_tuning->settings.linear_duals : nullptr);
+                          same_documents ? &sample_tuning->settings.linear_duals : nullptr,
+                          /*packed=*/true);
       }
       spilled.restore();
+      corpus.terms = model.terms;
       crash_point("fitted");  // the model file not in place yet
       return model;
     });
