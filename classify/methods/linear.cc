@@ -82,12 +82,19 @@ void add_row(const LinearProblem& p, uint32_t row, double scale, std::vector<dou
 }
 
 double squared_norm(const LinearProblem& p, uint32_t row) {
+  if (!p.row_squared_norm.empty()) return p.row_squared_norm[row];
   double sum = kBiasValue * kBiasValue;
   for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
     const float value = p.value_at(row, k);
     sum += double(value) * value;
   }
   return sum;
+}
+
+void fill_row_squared_norms(LinearProblem* p) {
+  std::vector<double> norms(p->num_rows());
+  for (uint32_t row = 0; row < norms.size(); ++row) norms[row] = squared_norm(*p, row);
+  p->row_squared_norm = std::move(norms);
 }
 
 // A deterministic shuffle (std::shuffle's order is left to the library).
@@ -222,7 +229,8 @@ uint64_t LinearProblem::memory_bytes() const {
   return row_start.size() * sizeof(uint64_t) + column.size() * sizeof(uint32_t) +
          value.size() * sizeof(float) + packed.size() * sizeof(uint32_t) +
          code_tf.size() * sizeof(double) + feature_idf.size() * sizeof(float) +
-         row_norm.size() * sizeof(double) + term_of_feature.size() * sizeof(uint32_t);
+         row_norm.size() * sizeof(double) + row_squared_norm.size() * sizeof(double) +
+         term_of_feature.size() * sizeof(uint32_t);
 }
 
 LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
@@ -302,6 +310,7 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
             p.packed[next[doc[k]]++] = feature | code_of_wdf[wdf[k]];
           }
         });
+    fill_row_squared_norms(&p);
     return p;
   }
   p.column.resize(p.row_start[n]);
@@ -317,6 +326,7 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
       ++next[d];
     }
   });
+  fill_row_squared_norms(&p);
   return p;
 }
 

@@ -238,6 +238,10 @@ struct LinearProblem {
   std::vector<double> code_tf;     // sublinear tf of each wdf code
   std::vector<float> feature_idf;  // idf of each feature's term
   std::vector<double> row_norm;    // each row's L2 norm before normalizing
+  // Each row's squared norm as stored, the bias included: every binary
+  // problem's diagonal, computed once rather than per category and C.
+  // Empty in a problem built by hand: the solvers compute it then.
+  std::vector<double> row_squared_norm;
   std::vector<uint32_t> term_of_feature;
   uint32_t num_features = 0;  // terms; the bias is feature num_features
   uint32_t num_rows() const { return static_cast<uint32_t>(row_start.size() - 1); }
