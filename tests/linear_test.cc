@@ -259,8 +259,9 @@ void expect_same_problem(const LinearProblem& compact, const LinearProblem& plai
 TEST(LinearProblemTest, CompactFormHoldsThePlainValuesExactly) {
   const TrainingCorpus corpus = repeating_corpus(400, 300, 40);
   const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
-  const LinearProblem compact = make_linear_problem(corpus, idf);
-  const LinearProblem plain = make_linear_problem(corpus, idf, /*allow_compact=*/false);
+  const LinearProblem compact =
+      make_linear_problem(corpus, idf, LinearProblemForm::kCompactWhereItFits);
+  const LinearProblem plain = make_linear_problem(corpus, idf, LinearProblemForm::kPlain);
   ASSERT_TRUE(compact.compact);
   ASSERT_FALSE(plain.compact);
   EXPECT_TRUE(compact.value.empty());
@@ -274,9 +275,21 @@ TEST(LinearProblemTest, CompactFormHoldsThePlainValuesExactly) {
 TEST(LinearProblemTest, ManyWdfValuesTakeThePlainForm) {
   const TrainingCorpus corpus = repeating_corpus(3000, 200, 600);
   const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
-  const LinearProblem problem = make_linear_problem(corpus, idf);
+  const LinearProblem problem =
+      make_linear_problem(corpus, idf, LinearProblemForm::kCompactWhereItFits);
   EXPECT_FALSE(problem.compact);
-  EXPECT_EQ(problem.value, make_linear_problem(corpus, idf, false).value);
+  EXPECT_EQ(problem.value, make_linear_problem(corpus, idf, LinearProblemForm::kPlain).value);
+}
+
+// By default a small problem takes the plain form, whose values the
+// solvers read without recomputing them.
+TEST(LinearProblemTest, SmallProblemsTakeThePlainFormByDefault) {
+  const TrainingCorpus corpus = repeating_corpus(400, 300, 40);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const LinearProblem problem = make_linear_problem(corpus, idf);
+  ASSERT_LT(problem.num_entries(), kCompactFromEntries);
+  EXPECT_FALSE(problem.compact);
+  EXPECT_FALSE(problem.value.empty());
 }
 
 DocumentTerms terms_of(const Categorizer& categorizer, const std::vector<std::string>& words) {

@@ -235,7 +235,8 @@ uint64_t LinearProblem::memory_bytes() const {
 
 LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
                                   const ForEachTermPostings& for_each_term_postings,
-                                  bool allow_compact) {
+                                  LinearProblemForm form) {
+  const bool allow_compact = form != LinearProblemForm::kPlain;
   LinearProblem p;
   p.num_features = static_cast<uint32_t>(idf.size());
   const uint32_t n = num_docs;
@@ -268,7 +269,10 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
     }
   });
   std::vector<uint8_t> code_of_wdf;
-  if (allow_compact && !wdf_beyond_table && idf.size() <= kMaxCompactFeatures &&
+  const uint64_t entries = std::accumulate(count.begin(), count.end(), uint64_t{0});
+  const bool large = entries >= kCompactFromEntries;
+  if (allow_compact && (large || form == LinearProblemForm::kCompactWhereItFits) &&
+      !wdf_beyond_table && idf.size() <= kMaxCompactFeatures &&
       std::count(wdf_seen.begin(), wdf_seen.end(), 1) <= 256) {
     p.compact = true;
     code_of_wdf.assign(kWdfTable, 0);
@@ -331,7 +335,7 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
 }
 
 LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf,
-                                  bool allow_compact) {
+                                  LinearProblemForm form) {
   if (idf.size() != corpus.num_terms()) {
     throw InvalidArgumentError("linear training: " + std::to_string(idf.size()) +
                                " idf values for " + std::to_string(corpus.num_terms()) + " terms");
@@ -348,7 +352,7 @@ LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vecto
           visit(t, corpus.posting_doc.data() + first, wdf.data(), count);
         }
       },
-      allow_compact);
+      form);
 }
 
 BinarySolution solve_binary(const LinearProblem& problem, const std::vector<int8_t>& y,

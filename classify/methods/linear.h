@@ -259,16 +259,21 @@ struct LinearProblem {
   // Bytes of the entries and per-row data in memory.
   uint64_t memory_bytes() const;
 };
-// `allow_compact`: the compact form where it fits (features below 2^24, at
-// most 256 distinct wdf values), else the plain one.
+// Which form make_linear_problem() builds. The compact one fits where the
+// features are below 2^24 and at most 256 distinct wdf values occur; it
+// recomputes each value as it reads it, which costs the solvers about a
+// tenth more time, so by default it is taken only where the plain entries
+// would take kCompactFromEntries or more (256 MB).
+enum class LinearProblemForm { kBySize, kCompactWhereItFits, kPlain };
+inline constexpr uint64_t kCompactFromEntries = uint64_t{32} << 20;
 LinearProblem make_linear_problem(const TrainingCorpus& corpus, const std::vector<float>& idf,
-                                  bool allow_compact = true);
+                                  LinearProblemForm form = LinearProblemForm::kBySize);
 // The same from postings visited in term order (SpilledPostings), for
 // `num_docs` documents and the terms of `idf`.
 using ForEachTermPostings = std::function<void(const TermPostingsVisitor&)>;
 LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
                                   const ForEachTermPostings& for_each_term_postings,
-                                  bool allow_compact = true);
+                                  LinearProblemForm form = LinearProblemForm::kBySize);
 
 struct BinarySolution {
   std::vector<double> w;      // num_features + 1 weights, the bias last
