@@ -63,6 +63,47 @@ class PackedReader {
 
 constexpr uint8_t kListRow = 0, kDenseRow = 1;
 
+// One term's row as the model file stores it, from its `count` weights
+// (`weights[i]` of category `categories[i]`): the count, then either the
+// category gaps and the weights or, where that is smaller and
+// `may_be_dense` (categories ascending and in range, no weight zero), the
+// whole row of num_categories floats. Appended to *out (`row` the dense
+// row's scratch); out null: only counted. Returns the bytes.
+uint64_t put_row(uint32_t num_categories, const uint32_t* categories, const float* weights,
+                 size_t count, bool may_be_dense, std::vector<float>* row,
+                 std::vector<uint8_t>* out) {
+  // Out-of-order categories (never written by training) are kept as they
+  // are: their gap wraps around and decodes back.
+  const auto gap = [&](size_t i) {
+    return uint32_t(i == 0 ? categories[0] : categories[i] - categories[i - 1] - 1);
+  };
+  uint64_t list_bytes = count * sizeof(float);
+  for (size_t i = 0; i < count; ++i) list_bytes += varint_bytes(gap(i));
+  const uint64_t dense_bytes = uint64_t{num_categories} * sizeof(float);
+  const bool dense = count > 0 && may_be_dense && dense_bytes < list_bytes;
+  const uint64_t bytes =
+      varint_bytes(count) + (count == 0 ? 0 : 1 + (dense ? dense_bytes : list_bytes));
+  if (!out) return bytes;
+  const auto append_floats = [out](const float* values, size_t n) {
+    const size_t at = out->size();
+    out->resize(at + n * sizeof(float));
+    std::memcpy(out->data() + at, values, n * sizeof(float));
+  };
+  put_varint(count, out);
+  if (count == 0) return bytes;
+  if (dense) {
+    out->push_back(kDenseRow);
+    row->assign(num_categories, 0.0f);
+    for (size_t i = 0; i < count; ++i) (*row)[categories[i]] = weights[i];
+    append_floats(row->data(), row->size());
+    return bytes;
+  }
+  out->push_back(kListRow);
+  for (size_t i = 0; i < count; ++i) put_varint(gap(i), out);
+  append_floats(weights, count);
+  return bytes;
+}
+
 }  // namespace
 
 void LinearModel::pack_weights(const std::function<void(const uint8_t*, size_t)>& emit) const {
@@ -78,43 +119,18 @@ void LinearModel::pack_weights(const std::function<void(const uint8_t*, size_t)>
     out.clear();
   };
   put_varint(term_start.size(), &out);
-  const auto append_floats = [&](const float* values, size_t count) {
-    const size_t at = out.size();
-    out.resize(at + count * sizeof(float));
-    std::memcpy(out.data() + at, values, count * sizeof(float));
-  };
-  std::vector<float> row(num_categories);
+  std::vector<float> row;
   for (size_t t = 0; t + 1 < term_start.size(); ++t) {
     hand_out(false);
     const uint64_t first = term_start[t], last = term_start[t + 1];
-    put_varint(last - first, &out);
-    if (first == last) continue;
-    size_t list_bytes = (last - first) * sizeof(float);
     bool no_zero = true, in_range = true;
-    for (uint64_t e = first, previous = 0; e < last; ++e) {
-      const uint64_t category = entry_category[e];
-      list_bytes += varint_bytes(e == first ? category : category - previous - 1);
-      previous = category;
+    for (uint64_t e = first; e < last; ++e) {
       no_zero = no_zero && entry_weight[e] != 0.0f;
-      in_range =
-          in_range && category < num_categories && (e == first || category > entry_category[e - 1]);
+      in_range = in_range && entry_category[e] < num_categories &&
+                 (e == first || entry_category[e] > entry_category[e - 1]);
     }
-    if (in_range && no_zero && uint64_t{num_categories} * sizeof(float) < list_bytes) {
-      out.push_back(kDenseRow);
-      std::fill(row.begin(), row.end(), 0.0f);
-      for (uint64_t e = first; e < last; ++e) row[entry_category[e]] = entry_weight[e];
-      append_floats(row.data(), row.size());
-      continue;
-    }
-    out.push_back(kListRow);
-    for (uint64_t e = first, previous = 0; e < last; ++e) {
-      const uint64_t category = entry_category[e];
-      // Out-of-order categories (never written by training) are kept as
-      // they are: their gap wraps around and decodes back.
-      put_varint(uint32_t(e == first ? category : category - previous - 1), &out);
-      previous = category;
-    }
-    append_floats(&entry_weight[first], last - first);
+    put_row(num_categories, entry_category.data() + first, entry_weight.data() + first,
+            last - first, in_range && no_zero, &row, &out);
   }
   hand_out(true);
 }
@@ -254,47 +270,21 @@ bool PackedLinearRows::index(const std::function<void(size_t)>& release) {
 
 std::shared_ptr<std::vector<uint8_t>> pack_dense_rows(uint32_t num_categories, uint32_t num_terms,
                                                       const DenseRowSource& row) {
-  std::vector<float> weights(num_categories);
-  // Term t's row as pack_weights() writes it, counted (out null) or
-  // appended: the non-zero weights as a list of category gaps and
-  // weights, or the whole row where that is smaller.
-  const auto pack_row = [&](std::vector<uint8_t>* out) -> uint64_t {
-    uint64_t count = 0, list_bytes = 0;
-    for (uint32_t c = 0, previous = 0; c < num_categories; ++c) {
+  std::vector<float> weights(num_categories), scratch;
+  std::vector<uint32_t> listed_categories;
+  std::vector<float> listed_weights;
+  // Term t's row as pack_weights() writes it from its non-zero weights,
+  // counted (out null) or appended.
+  const auto pack_row = [&](std::vector<uint8_t>* out) {
+    listed_categories.clear();
+    listed_weights.clear();
+    for (uint32_t c = 0; c < num_categories; ++c) {
       if (weights[c] == 0.0f) continue;
-      list_bytes += sizeof(float) + varint_bytes(count == 0 ? c : c - previous - 1);
-      previous = c;
-      ++count;
+      listed_categories.push_back(c);
+      listed_weights.push_back(weights[c]);
     }
-    const bool dense = count > 0 && uint64_t{num_categories} * sizeof(float) < list_bytes;
-    const uint64_t bytes =
-        varint_bytes(count) +
-        (count == 0 ? 0 : 1 + (dense ? uint64_t{num_categories} * sizeof(float) : list_bytes));
-    if (!out || count == 0) {
-      if (out) put_varint(count, out);
-      return bytes;
-    }
-    put_varint(count, out);
-    const auto append_float = [out](float value) {
-      uint8_t raw[sizeof(float)];
-      std::memcpy(raw, &value, sizeof(float));
-      out->insert(out->end(), raw, raw + sizeof(float));
-    };
-    if (dense) {
-      out->push_back(kDenseRow);
-      for (float w : weights) append_float(w == 0.0f ? 0.0f : w);
-      return bytes;
-    }
-    out->push_back(kListRow);
-    for (uint32_t c = 0, previous = 0, listed = 0; c < num_categories; ++c) {
-      if (weights[c] == 0.0f) continue;
-      put_varint(listed++ == 0 ? c : c - previous - 1, out);
-      previous = c;
-    }
-    for (float w : weights) {
-      if (w != 0.0f) append_float(w);
-    }
-    return bytes;
+    return put_row(num_categories, listed_categories.data(), listed_weights.data(),
+                   listed_categories.size(), true, &scratch, out);
   };
   const uint64_t starts = uint64_t{num_terms} + 1;
   uint64_t size = varint_bytes(starts);
