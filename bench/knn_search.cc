@@ -78,6 +78,23 @@ namespace {
 
 using autocat::bench::TestDoc;
 
+// A comma-separated list of names, each one of `allowed` (`allowed_text`
+// names them in the error).
+std::vector<std::string> parse_names(const std::string& text, const std::string& option,
+                                     const std::vector<std::string>& allowed,
+                                     const std::string& allowed_text) {
+  std::vector<std::string> names;
+  std::stringstream list(text);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      throw autocat::InvalidArgumentError(option + " takes " + allowed_text + ", not '" + name +
+                                          "'");
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
 using Neighbours = std::vector<KnnIndex::Neighbour>;
 
 // Median seconds of `repeat` passes over every test document.
@@ -942,25 +959,10 @@ int main(int argc, char** argv) try {
         bmp_alphas.push_back(alpha);
       }
     } else if (arg == "--bmp-order") {
-      bmp_orders.clear();
-      std::stringstream list(value());
-      for (std::string name; std::getline(list, name, ',');) {
-        if (name != "label" && name != "heaviest" && name != "simhash") {
-          throw autocat::InvalidArgumentError(
-              "--bmp-order takes label, heaviest or simhash, not '" + name + "'");
-        }
-        bmp_orders.push_back(name);
-      }
+      bmp_orders =
+          parse_names(value(), arg, {"label", "heaviest", "simhash"}, "label, heaviest or simhash");
     } else if (arg == "--kd-projection") {
-      kd_projections.clear();
-      std::stringstream list(value());
-      for (std::string name; std::getline(list, name, ',');) {
-        if (name != "svd" && name != "random") {
-          throw autocat::InvalidArgumentError("--kd-projection takes svd or random, not '" + name +
-                                              "'");
-        }
-        kd_projections.push_back(name);
-      }
+      kd_projections = parse_names(value(), arg, {"svd", "random"}, "svd or random");
     } else {
       std::cerr
           << "usage: knn_search --model DIR [--data FILE] [--k N,N] [--terms N,N] "
