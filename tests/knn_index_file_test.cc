@@ -125,6 +125,12 @@ TEST(KnnIndexStreamedFileTest, SameBytesAsTheInMemoryIndexWrites) {
       write_knn_index(*corpus, *idf, tf, streamed);
       EXPECT_EQ(read_file(streamed), read_file(in_memory))
           << corpus->num_docs() << " documents, " << knn_tf_name(tf) << " tf";
+      // Training writes it from a corpus whose term strings it dropped.
+      TrainingCorpus without_strings = *corpus;
+      std::vector<std::string>().swap(without_strings.terms);
+      const std::string from_postings = dir.file("from-postings.index");
+      write_knn_index(without_strings, *idf, tf, from_postings);
+      EXPECT_EQ(read_file(from_postings), read_file(in_memory)) << knn_tf_name(tf) << " tf";
       // Both corpora repeat terms: the transforms' weights differ.
       if (tf == KnnTf::kSublinear) {
         sublinear = read_file(streamed);
@@ -159,6 +165,11 @@ TEST(KnnIndexTwoStepFileTest, WrittenMappedAndOldFilesStillOpen) {
   built.write(in_memory);
   write_knn_index(corpus, idf, KnnTf::kSublinear, streamed, 15);
   EXPECT_EQ(read_file(streamed), read_file(in_memory));
+  TrainingCorpus without_strings = corpus;
+  std::vector<std::string>().swap(without_strings.terms);
+  const std::string from_postings = dir.file("from-postings.index");
+  write_knn_index(without_strings, idf, KnnTf::kSublinear, from_postings, 15);
+  EXPECT_EQ(read_file(from_postings), read_file(in_memory));
   write_knn_index(corpus, idf, KnnTf::kSublinear, old);  // version 1
   EXPECT_LT(read_file(old).size(), read_file(streamed).size());
 

@@ -386,6 +386,51 @@ TEST(LinearPackedFitTest, PackedWeightsAreTheEntriesPacked) {
   }
 }
 
+// Each category's weights waiting in a spill file, read back a block at a
+// time, pack to the bytes the weights held in memory pack to: across
+// several blocks (a block is 16 M weights, so 1,200 categories make blocks
+// of 13,981 terms, and the 36,007 terms here three), and nothing is left in
+// the directory. A directory that is not there is an IOError.
+TEST(LinearPackedFitTest, SpilledWeightsPackTheSame) {
+  constexpr uint32_t kCategories = 1200, kWordsPerDocument = 30;
+  std::vector<LabelledTerms> documents;
+  for (uint32_t i = 0; i < kCategories; ++i) {
+    LabelledTerms doc;
+    for (uint32_t j = 0; j < kWordsPerDocument; ++j) {
+      doc.terms.push_back("w" + std::to_string(i * kWordsPerDocument + j));
+    }
+    doc.terms.push_back("shared" + std::to_string(i % 7));
+    doc.labels.push_back("c" + std::to_string(i));
+    documents.push_back(std::move(doc));
+  }
+  const TrainingCorpus corpus = make_training_corpus(documents);
+  ASSERT_EQ(corpus.num_terms(), kCategories * kWordsPerDocument + 7);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const LinearProblem problem = make_linear_problem(corpus, idf);
+  const testing_util::TempDir spill_dir;
+  std::vector<LinearModel> models(2);
+  for (bool spilled : {false, true}) {
+    for_each_linear_path_model(
+        problem, corpus, LinearLoss::kSquaredHinge, {1.0}, 2,
+        [&](size_t, LinearModel&& model) { models[spilled] = std::move(model); }, nullptr, nullptr,
+        0.1, /*packed=*/true, spilled ? spill_dir.path() : std::string());
+  }
+  const LinearModel &in_memory = models[0], &spilled = models[1];
+  ASSERT_NE(in_memory.packed_rows, nullptr);
+  ASSERT_NE(spilled.packed_rows, nullptr);
+  ASSERT_EQ(spilled.packed_rows->size, in_memory.packed_rows->size);
+  EXPECT_EQ(0, std::memcmp(spilled.packed_rows->bytes, in_memory.packed_rows->bytes,
+                           in_memory.packed_rows->size));
+  EXPECT_GT(spilled.num_entries(), uint64_t{kCategories} * kWordsPerDocument);
+  EXPECT_EQ(spilled.bias, in_memory.bias);
+  EXPECT_TRUE(std::filesystem::is_empty(spill_dir.path()));
+  EXPECT_THROW(
+      for_each_linear_path_model(
+          problem, corpus, LinearLoss::kSquaredHinge, {1.0}, 2, [](size_t, LinearModel&&) {},
+          nullptr, nullptr, 0.1, /*packed=*/true, spill_dir.file("missing")),
+      IOError);
+}
+
 TEST_F(LinearModelTest, DecisionValueIsTheSumOfTermContributionsAndBias) {
   const std::vector<float> idf = compute_idf(model_.df, model_.num_docs, model_.selected);
   const Categorizer categorizer(model_, corpus_);

@@ -1,12 +1,6 @@
 #include "classify/corpus/training_collection.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 
 #include "autocat/error.h"
@@ -221,64 +215,31 @@ TrainingCorpus make_training_corpus(const std::vector<LabelledTerms>& documents)
   return builder.build();
 }
 
-namespace {
-
-[[noreturn]] void spill_failed(const std::string& dir, const std::string& what, int error) {
-  throw IOError(dir + ": cannot " + what +
-                " the training postings' temporary file: " + std::strerror(error) +
-                " (training needs free disk space about the size of the training database)");
-}
-
-}  // namespace
-
 SpilledPostings::SpilledPostings(TrainingCorpus* corpus, const std::string& dir,
                                  size_t block_postings)
     : corpus_(corpus),
-      dir_(dir),
+      file_(dir, kSpillFilePrefix, "the training postings'"),
       num_postings_(corpus->posting_doc.size()),
       block_(std::max<size_t>(block_postings, 1)) {
-  std::string path = dir + "/" + std::string(kSpillFilePrefix) + "XXXXXX";
-  fd_ = ::mkstemp(path.data());
-  if (fd_ < 0) spill_failed(dir, "create", errno);
-  ::unlink(path.c_str());  // gone with the descriptor, whatever happens
   // The documents, then the wdf bytes (the few large values stay).
   const std::pair<const void*, size_t> arrays[] = {
       {corpus->posting_doc.data(), corpus->posting_doc.size() * sizeof(uint32_t)},
       {corpus->posting_wdf.small_.data(), corpus->posting_wdf.small_.size()}};
+  uint64_t offset = 0;
   for (const auto& [data, size] : arrays) {
     const char* bytes = static_cast<const char*>(data);
-    size_t left = size;
-    while (left > 0) {
-      const ssize_t written = ::write(fd_, bytes, std::min(left, block_ * sizeof(uint32_t)));
-      if (written < 0) {
-        if (errno == EINTR) continue;
-        const int error = errno;
-        ::close(fd_);
-        spill_failed(dir, "write", error);
-      }
-      bytes += written;
-      left -= static_cast<size_t>(written);
+    for (size_t done = 0; done < size;) {
+      const size_t chunk = std::min(size - done, block_ * sizeof(uint32_t));
+      file_.write_at(offset, bytes + done, chunk);
+      done += chunk;
+      offset += chunk;
     }
   }
   std::vector<uint32_t>().swap(corpus->posting_doc);
   std::vector<uint8_t>().swap(corpus->posting_wdf.small_);
 }
 
-SpilledPostings::~SpilledPostings() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void SpilledPostings::read_at(uint64_t offset, void* out, size_t bytes) const {
-  char* into = static_cast<char*>(out);
-  while (bytes > 0) {
-    const ssize_t got = ::pread(fd_, into, bytes, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) spill_failed(dir_, "read", got < 0 ? errno : EIO);
-    into += got;
-    offset += static_cast<uint64_t>(got);
-    bytes -= static_cast<size_t>(got);
-  }
-}
+SpilledPostings::~SpilledPostings() = default;
 
 void SpilledPostings::for_each_term_postings(const TermPostingsVisitor& visit) const {
   const uint64_t wdf_offset = num_postings_ * sizeof(uint32_t);
@@ -289,8 +250,8 @@ void SpilledPostings::for_each_term_postings(const TermPostingsVisitor& visit) c
   TermId term = 0;
   for (uint64_t first = 0; first < num_postings_; first += block_) {
     const size_t count = static_cast<size_t>(std::min<uint64_t>(block_, num_postings_ - first));
-    read_at(first * sizeof(uint32_t), doc.data(), count * sizeof(uint32_t));
-    read_at(wdf_offset + first, small.data(), count);
+    file_.read_at(first * sizeof(uint32_t), doc.data(), count * sizeof(uint32_t));
+    file_.read_at(wdf_offset + first, small.data(), count);
     for (size_t i = 0; i < count; ++i) {
       wdf[i] = small[i] < PostingWdf::kLarge ? small[i] : large.at(first + i);
     }
@@ -307,8 +268,9 @@ void SpilledPostings::for_each_term_postings(const TermPostingsVisitor& visit) c
 void SpilledPostings::restore() {
   corpus_->posting_doc.resize(num_postings_);
   corpus_->posting_wdf.small_.resize(num_postings_);
-  read_at(0, corpus_->posting_doc.data(), num_postings_ * sizeof(uint32_t));
-  read_at(num_postings_ * sizeof(uint32_t), corpus_->posting_wdf.small_.data(), num_postings_);
+  file_.read_at(0, corpus_->posting_doc.data(), num_postings_ * sizeof(uint32_t));
+  file_.read_at(num_postings_ * sizeof(uint32_t), corpus_->posting_wdf.small_.data(),
+                num_postings_);
 }
 
 void PostingWdf::resize(uint64_t n) {

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "classify/io/spill_file.h"
 #include "classify/text/analyzer.h"
 
 namespace autocat::internal {
@@ -83,6 +84,11 @@ struct TrainingCorpus {
 
   uint32_t num_docs() const { return static_cast<uint32_t>(doc_length.size()); }
   uint32_t num_terms() const { return static_cast<uint32_t>(terms.size()); }
+  // The same counted by the postings' offsets, for a corpus whose term
+  // strings were dropped (training's, while the kNN index is written).
+  uint32_t num_terms_with_postings() const {
+    return static_cast<uint32_t>(postings_start.empty() ? 0 : postings_start.size() - 1);
+  }
   uint32_t num_categories() const { return static_cast<uint32_t>(categories.size()); }
   // Documents labelled with each category.
   std::vector<uint32_t> category_doc_counts() const;
@@ -131,11 +137,8 @@ class SpilledPostings {
   void restore();
 
  private:
-  void read_at(uint64_t offset, void* out, size_t bytes) const;
-
   TrainingCorpus* corpus_;
-  std::string dir_;
-  int fd_ = -1;
+  SpillFile file_;
   uint64_t num_postings_ = 0;
   size_t block_;
 };

@@ -27,14 +27,24 @@ inline const std::string kTrainingDbName = "training";
 inline const std::string kCandidateDbName = "training.candidate";
 inline const std::string kKnnIndexFileName = "knn.index";
 
-// The spill file SpilledPostings (corpus/training_collection.h) makes in a
-// new generation is named kSpillFilePrefix plus mkstemp's 6 characters. It
-// is unlinked as soon as it is open, but a process killed in between leaves
-// it behind: is_spill_file() lets the next train remove it.
+// The spill files training makes in a new generation (SpillFile,
+// io/spill_file.h) are named by a prefix, one per kind, plus mkstemp's 6
+// characters: the postings and the term strings during the linear fits
+// (SpilledPostings, SpilledStrings), the linear weights until they are
+// packed. Each is unlinked as soon as it is
+// open, but a process killed in between leaves it behind: is_spill_file()
+// lets the next train remove it.
 inline constexpr std::string_view kSpillFilePrefix = "postings.spill-";
+inline constexpr std::string_view kWeightsSpillFilePrefix = "weights.spill-";
+inline constexpr std::string_view kTermsSpillFilePrefix = "terms.spill-";
 inline bool is_spill_file(std::string_view name) {
-  return name.size() == kSpillFilePrefix.size() + 6 &&
-         name.compare(0, kSpillFilePrefix.size(), kSpillFilePrefix) == 0;
+  for (const std::string_view prefix :
+       {kSpillFilePrefix, kWeightsSpillFilePrefix, kTermsSpillFilePrefix}) {
+    if (name.size() == prefix.size() + 6 && name.compare(0, prefix.size(), prefix) == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace autocat::internal

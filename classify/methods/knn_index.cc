@@ -18,7 +18,7 @@ std::vector<double> knn_inverse_document_norms(const TrainingCorpus& corpus,
                                                uint64_t* postings) {
   std::vector<double> norm2(corpus.num_docs(), 0.0);
   *postings = 0;
-  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+  for (TermId t = 0; t < corpus.num_terms_with_postings(); ++t) {
     if (!(idf[t] > 0.0f)) continue;
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
       const uint32_t wdf = corpus.posting_wdf[p];

@@ -226,7 +226,7 @@ void write_two_step_section(const TrainingCorpus& corpus, const std::vector<floa
     sink.append(array);
     if (sink.size() % 8 != 0) sink.append(std::string_view(kZeros, 8 - sink.size() % 8));
   };
-  const uint32_t num_terms = corpus.num_terms();
+  const uint32_t num_terms = corpus.num_terms_with_postings();
   const uint32_t num_docs = corpus.num_docs();
   const auto kept = [&](uint64_t p) { return corpus.posting_wdf[p] != 0; };
   std::vector<uint64_t> forward_start(size_t(num_docs) + 1, 0);
@@ -303,7 +303,7 @@ void write_two_step_section(const TrainingCorpus& corpus, const std::vector<floa
 
 void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
                      const std::string& path, uint32_t prune_length) {
-  const uint32_t num_terms = corpus.num_terms();
+  const uint32_t num_terms = corpus.num_terms_with_postings();
   const uint32_t num_docs = corpus.num_docs();
   if (idf.size() != num_terms) {
     throw InvalidArgumentError("kNN index: " + std::to_string(idf.size()) + " idf values for " +

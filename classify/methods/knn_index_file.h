@@ -98,7 +98,8 @@ struct KnnFileLayout {
 // byte, without building the index in memory first: the postings are
 // computed term by term as they are written, and the forward index in
 // slices of documents, so training never holds them beside the corpus.
-// Throws InvalidArgumentError (idf size) or IOError.
+// The corpus's term strings are not read (it may have none: its terms are
+// its postings_start's). Throws InvalidArgumentError (idf size) or IOError.
 void write_knn_index(const TrainingCorpus& corpus, const std::vector<float>& idf, KnnTf tf,
                      const std::string& path, uint32_t prune_length = 0);
 

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -326,13 +327,16 @@ using LinearPathDuals = std::vector<std::vector<std::vector<float>>>;
 // C's solution; `duals`, if given, receives every solution's. Each fit
 // stops at the projected-gradient tolerance `eps` (solve_binary's).
 // `packed`: each model's weights handed over packed (packed_rows, where
-// they fit it) rather than as entries, as a model file holds them.
+// they fit it) rather than as entries, as a model file holds them; with a
+// `spill_dir`, each category's weights wait in an unlinked file there until
+// they are packed, instead of in memory (throws IOError if it cannot be
+// written).
 void for_each_linear_path_model(const LinearProblem& problem, const TrainingCorpus& corpus,
                                 LinearLoss loss, const std::vector<double>& cs, unsigned threads,
                                 const std::function<void(size_t, LinearModel&&)>& fitted,
                                 const LinearPathDuals* start = nullptr,
                                 LinearPathDuals* duals = nullptr, double eps = 0.1,
-                                bool packed = false);
+                                bool packed = false, const std::string& spill_dir = {});
 
 // Platt's sigmoid p = 1 / (1 + exp(-(slope * f + intercept))) fitted by
 // Newton's method with backtracking (Lin, Lin and Weng 2007) to decision

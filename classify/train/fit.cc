@@ -178,7 +178,8 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 
 void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
                        ModelState* model, const PartFitted& part_fitted,
-                       const std::vector<std::vector<std::vector<float>>>* duals, bool packed) {
+                       const std::vector<std::vector<std::vector<float>>>* duals, bool packed,
+                       const std::string& spill_dir) {
   const auto fit = [&](LinearLoss loss, LinearModel* linear, ModelPart part) {
     const size_t slot = loss == LinearLoss::kSquaredHinge ? 0 : 1;
     LinearPathDuals start;
@@ -196,7 +197,7 @@ void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpu
     for_each_linear_path_model(
         problem, corpus, loss, {linear->c}, std::thread::hardware_concurrency(),
         [&](size_t, LinearModel&& model_at_c) { fitted = std::move(model_at_c); },
-        start.empty() ? nullptr : &start, nullptr, 0.1, packed);
+        start.empty() ? nullptr : &start, nullptr, 0.1, packed, spill_dir);
     if (linear->slope.size() == corpus.num_categories()) {  // calibrated by cross-validation
       fitted.slope = std::move(linear->slope);
       fitted.intercept = std::move(linear->intercept);

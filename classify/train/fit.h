@@ -62,12 +62,13 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
 // only the labels here, so its postings may be elsewhere meanwhile.
 // `duals`, if given (TunedSettings::linear_duals of a cross-validation on
 // these very documents), are the dual solutions each fit starts from.
-// `packed`: the weights left packed, as the model file holds them (see
+// `packed`: the weights left packed, as the model file holds them, each
+// category's waiting in a file in `spill_dir` if given (see
 // for_each_linear_path_model).
 void fit_linear_models(const LinearProblem& problem, const TrainingCorpus& corpus,
                        ModelState* model, const PartFitted& part_fitted = {},
                        const std::vector<std::vector<std::vector<float>>>* duals = nullptr,
-                       bool packed = false);
+                       bool packed = false, const std::string& spill_dir = {});
 
 // Drops the weights of a part written to the model file, keeping its
 // settings (alpha, C, whether on tf-idf) for the training report.

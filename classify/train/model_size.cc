@@ -54,7 +54,9 @@ ModelSizeEstimate estimate_model_size(const TrainingCorpus& corpus, uint32_t pru
     for (uint32_t df : corpus.df) two_step.num_pruned += std::min(df, prune_length);
     estimate.knn_index = KnnTwoStepLayout(estimate.knn_index, header, two_step).end;
   }
-  estimate.scratch = postings * 8;
+  // The spill files of the linear fits: the postings, each category's
+  // dense weights, the term strings.
+  estimate.scratch = postings * 8 + terms * cats * 4 + term_bytes;
   return estimate;
 }
 

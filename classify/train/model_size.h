@@ -15,8 +15,8 @@ namespace autocat::internal {
 struct ModelSizeEstimate {
   uint64_t model_file = 0;  // model.autocat
   uint64_t knn_index = 0;   // knn.index
-  // Written and removed while fitting (the postings spilled to disk
-  // beside the model; SpilledPostings).
+  // Written and removed while fitting (the postings, the linear weights
+  // and the term strings spilled to disk beside the model).
   uint64_t scratch = 0;
   uint64_t total() const { return model_file + knn_index; }
 };

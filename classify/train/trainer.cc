@@ -11,8 +11,10 @@
 #include "classify/corpus/weighting.h"
 #include "classify/decide/training_db.h"
 #include "classify/io/atomic_file.h"
+#include "classify/io/filenames.h"
 #include "classify/io/journal.h"
 #include "classify/io/model_dir.h"
+#include "classify/io/spill_file.h"
 #include "classify/methods/knn.h"
 #include "classify/methods/linear.h"
 #include "classify/train/analysis_choice.h"
@@ -130,12 +132,18 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
       }
       release_free_memory();
       // The linear methods fit on a document-major copy of the postings:
-      // the corpus's own wait on disk meanwhile.
+      // the corpus's own wait on disk meanwhile, and so do each category's
+      // weights until the model's rows are packed from them.
       idf = compute_idf(model.df, model.num_docs, model.selected);
       // The corpus's term strings are the model's (fit_model copied them):
-      // dropped while the linear fits run, copied back for the kNN index.
+      // dropped, as nothing else reads them. The model's wait on disk while
+      // the linear methods fit: only the model file's last section, written
+      // after the fits, needs them.
       std::vector<std::string>().swap(corpus.terms);
-      SpilledPostings spilled(&corpus, fs::path(model_file).parent_path().string());
+      const std::string spill_dir = fs::path(model_file).parent_path().string();
+      SpilledStrings spilled_terms(&model.terms, spill_dir, kTermsSpillFilePrefix,
+                                   "the model's terms'");
+      SpilledPostings spilled(&corpus, spill_dir);
       {
         const LinearProblem problem = make_linear_problem(
             corpus.num_docs(), idf,
@@ -145,10 +153,10 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
             sample_tuning && !sample_tuning->kept && sample_tuning->documents == corpus.num_docs();
         fit_linear_models(problem, corpus, &model, write_and_drop(write_part),
                           same_documents ? &sample_tuning->settings.linear_duals : nullptr,
-                          /*packed=*/true);
+                          /*packed=*/true, spill_dir);
       }
+      spilled_terms.restore();
       spilled.restore();
-      corpus.terms = model.terms;
       crash_point("fitted");  // the model file not in place yet
       return model;
     });
