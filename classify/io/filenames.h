@@ -31,9 +31,8 @@ inline const std::string kKnnIndexFileName = "knn.index";
 // io/spill_file.h) are named by a prefix, one per kind, plus mkstemp's 6
 // characters: the postings and the term strings during the linear fits
 // (SpilledPostings, SpilledStrings), the linear weights until they are
-// packed. Each is unlinked as soon as it is
-// open, but a process killed in between leaves it behind: is_spill_file()
-// lets the next train remove it.
+// packed. Each is unlinked as soon as it is open, but a process killed in
+// between leaves it behind: is_spill_file() lets the next train remove it.
 inline constexpr std::string_view kSpillFilePrefix = "postings.spill-";
 inline constexpr std::string_view kWeightsSpillFilePrefix = "weights.spill-";
 inline constexpr std::string_view kTermsSpillFilePrefix = "terms.spill-";

@@ -1,6 +1,6 @@
 // A temporary file that holds part of training's data out of memory for a
-// while (the postings during the linear fits, each category's weights until
-// they are packed).
+// while (the postings and the term strings during the linear fits, each
+// category's weights until they are packed).
 //
 // Thread safety: write_at() and read_at() may run on several threads at
 // once (positioned reads and writes on one descriptor).
