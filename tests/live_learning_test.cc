@@ -301,6 +301,9 @@ TEST_F(LiveLearningTest, ConcurrentLearnForgetAndClassify) {
   constexpr int kPerWriter = 40;
   for (int w = 0; w < 2; ++w) {
     writers.emplace_back([&, w] {
+      // The readers are running before the first learn: otherwise fast
+      // writers could finish before any classification started.
+      while (classified.load() < readers.size()) std::this_thread::yield();
       const std::vector<std::string> labels = {"food", "science", "sports"};
       for (int i = 0; i < kPerWriter; ++i) {
         const std::string id = "w" + std::to_string(w) + "-" + std::to_string(i);
