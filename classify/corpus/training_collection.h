@@ -30,8 +30,8 @@ using TermId = uint32_t;
 
 // The within-document frequencies of a corpus's postings: a byte each
 // below 255 (almost every one), the rest beside them in a table. A
-// corpus holds one per posting, 600 M at three million documents: 0.6 GB
-// instead of 2.4.
+// corpus holds one per posting, 369 M at three million generated
+// documents: 0.37 GB instead of 1.5.
 class PostingWdf {
  public:
   uint32_t operator[](uint64_t p) const {

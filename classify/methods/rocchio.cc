@@ -48,55 +48,61 @@ RocchioModel rocchio_from_sums(const CategorySums& sums, double gamma) {
   const uint32_t nonempty_categories = static_cast<uint32_t>(
       std::count_if(category_docs.begin(), category_docs.end(), [](int64_t n) { return n > 0; }));
 
-  // Mean centroids, term-major and sparse (categories sorted within a term).
+  // Mean centroids, term-major and sparse (categories sorted within a term),
+  // computed twice a term: once for the centroids' norms, once to store
+  // them. No full-size intermediate copy: at millions of terms it would
+  // cost more memory than the model itself.
   // A sum left by subtracting a document (live learning) is not exactly 0
   // but a rounding residue far below any real component: not an entry.
   constexpr double kResidue = 1e-9;
-  std::vector<uint64_t> term_start(size_t(num_terms) + 1, 0);
-  std::vector<uint32_t> entry_category;
-  std::vector<double> entry_weight;
-  for (TermId t = 0; t < num_terms; ++t) {
-    term_start[t] = entry_category.size();
+  std::vector<uint32_t> row_category;
+  std::vector<double> row_weight;
+  const auto centroid_row = [&](TermId t) {
+    row_category.clear();
+    row_weight.clear();
     for (const SumEntry& entry : sums.rows[t]) {
       const uint32_t c = entry.category;
       if (!(entry.amount > kResidue) || category_docs[c] <= 0) continue;
-      entry_category.push_back(c);
-      entry_weight.push_back(entry.amount / static_cast<double>(category_docs[c]));
+      row_category.push_back(c);
+      row_weight.push_back(entry.amount / static_cast<double>(category_docs[c]));
     }
-  }
-  term_start[num_terms] = entry_category.size();
-  // centroid_c - gamma * mean of the other centroids, negatives clipped.
-  // A category absent from a term's entries has weight 0 there, so it can
-  // only go negative: the sparsity pattern never grows.
-  if (gamma > 0.0 && nonempty_categories > 1) {
-    for (TermId t = 0; t < num_terms; ++t) {
+    // centroid_c - gamma * mean of the other centroids, negatives clipped.
+    // A category absent from a term's entries has weight 0 there, so it can
+    // only go negative: the sparsity pattern never grows.
+    if (gamma > 0.0 && nonempty_categories > 1) {
       double total = 0.0;
-      for (uint64_t e = term_start[t]; e < term_start[t + 1]; ++e) total += entry_weight[e];
-      for (uint64_t e = term_start[t]; e < term_start[t + 1]; ++e) {
-        const double others = (total - entry_weight[e]) / (nonempty_categories - 1);
-        entry_weight[e] = std::max(0.0, entry_weight[e] - gamma * others);
+      for (double weight : row_weight) total += weight;
+      for (double& weight : row_weight) {
+        const double others = (total - weight) / (nonempty_categories - 1);
+        weight = std::max(0.0, weight - gamma * others);
       }
     }
-  }
+  };
 
   // L2-normalize each centroid and drop zero entries.
   std::vector<double> norm2(num_categories, 0.0);
-  for (size_t e = 0; e < entry_weight.size(); ++e) {
-    norm2[entry_category[e]] += entry_weight[e] * entry_weight[e];
+  uint64_t num_entries = 0;
+  for (TermId t = 0; t < num_terms; ++t) {
+    centroid_row(t);
+    for (size_t e = 0; e < row_weight.size(); ++e) {
+      norm2[row_category[e]] += row_weight[e] * row_weight[e];
+      if (row_weight[e] > 0.0) ++num_entries;  // what the model keeps, but for underflow
+    }
   }
   for (double& value : norm2) value = value > 0.0 ? 1.0 / std::sqrt(value) : 0.0;
 
   RocchioModel model;
   model.num_categories = num_categories;
   model.term_start.assign(size_t(num_terms) + 1, 0);
-  model.entry_category.reserve(entry_category.size());
-  model.entry_weight.reserve(entry_category.size());
+  model.entry_category.reserve(num_entries);
+  model.entry_weight.reserve(num_entries);
   for (TermId t = 0; t < num_terms; ++t) {
     model.term_start[t] = model.entry_category.size();
-    for (uint64_t e = term_start[t]; e < term_start[t + 1]; ++e) {
-      const float weight = static_cast<float>(entry_weight[e] * norm2[entry_category[e]]);
+    centroid_row(t);
+    for (size_t e = 0; e < row_weight.size(); ++e) {
+      const float weight = static_cast<float>(row_weight[e] * norm2[row_category[e]]);
       if (!(weight > 0.0f)) continue;
-      model.entry_category.push_back(entry_category[e]);
+      model.entry_category.push_back(row_category[e]);
       model.entry_weight.push_back(weight);
     }
   }

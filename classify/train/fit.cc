@@ -73,7 +73,6 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.category_doc_counts = corpus.category_doc_counts();
   model.num_docs = corpus.num_docs();
   model.num_postings = corpus.posting_doc.size();
-  model.terms = corpus.terms;
   model.df = corpus.df;
   model.icu_version = U_ICU_VERSION;
   for (const std::vector<uint32_t>& labels : corpus.doc_categories) {
@@ -167,6 +166,9 @@ ModelState fit_model(const TrainingCorpus& corpus, const AnalyzerSettings& analy
   model.complement_nb = train_complement_nb(corpus, model.selected, tuned.nb_alpha.at(2),
                                             tuned.nb_tfidf.at(2) ? idf : no_idf);
   fitted(ModelPart::kComplementNb);
+  // Copied after the fits above, whose sums and rows are the training's
+  // largest memory: at millions of terms the strings are a few hundred MB.
+  model.terms = corpus.terms;
   if (fit_linear) {
     // The duals of a cross-validation on these documents (not a sample's).
     const bool same_documents = !tuned_on_sample && model.tuned_on_documents == corpus.num_docs();

@@ -117,6 +117,9 @@ void fit_and_install(ModelDirWriter* writer, const AnalyzerSettings& settings,
         if (refine && part == ModelPart::kMultinomialNb) return;
         write_part(part, *fitted);
         drop_part_weights(part, fitted);
+        // Else the next part's sums and rows are laid beside the freed
+        // ones, and the resident memory climbs part after part.
+        release_free_memory();
         phases->advance(++parts_written, kNumModelParts, model_part_name(part));
       };
     };
