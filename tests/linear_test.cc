@@ -270,10 +270,54 @@ TEST(LinearProblemTest, CompactFormHoldsThePlainValuesExactly) {
   expect_same_problem(compact, plain, corpus);
 }
 
-// More than 256 distinct wdf values do not fit the 8-bit codes: the plain
-// form, with the same values.
-TEST(LinearProblemTest, ManyWdfValuesTakeThePlainForm) {
-  const TrainingCorpus corpus = repeating_corpus(3000, 200, 600);
+// More than 255 distinct wdf values: the commonest have codes, the others
+// are escaped with their tf beside the entries, and the values are still
+// the plain form's bit for bit.
+TEST(LinearProblemTest, RareWdfValuesAreEscapedInTheCompactForm) {
+  // One term in 50 repeats up to 2,000 times, the others 1 to 3 times: a
+  // few hundred large wdf values, each in few entries.
+  std::mt19937 rng(5);
+  std::vector<LabelledTerms> docs;
+  for (uint32_t i = 0; i < 3000; ++i) {
+    LabelledTerms doc;
+    const uint32_t distinct = 1 + rng() % 12;
+    for (uint32_t j = 0; j < distinct; ++j) {
+      const std::string word = "w" + std::to_string((rng() % 300 + (i % 3) * 100) % 300);
+      const uint32_t repeat = rng() % 50 == 0 ? 1 + rng() % 2000 : 1 + rng() % 3;
+      for (uint32_t r = 0; r < repeat; ++r) doc.terms.push_back(word);
+    }
+    doc.labels.push_back("c" + std::to_string(i % 3));
+    docs.push_back(std::move(doc));
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
+  const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
+  const LinearProblem compact =
+      make_linear_problem(corpus, idf, LinearProblemForm::kCompactWhereItFits);
+  const LinearProblem plain = make_linear_problem(corpus, idf, LinearProblemForm::kPlain);
+  ASSERT_TRUE(compact.compact);
+  EXPECT_EQ(compact.code_tf.size(), 255u);
+  EXPECT_FALSE(compact.escaped_entry.empty());
+  EXPECT_LE(compact.escaped_entry.size(), compact.num_entries() / 64);
+  EXPECT_LT(compact.memory_bytes(), plain.memory_bytes());
+  expect_same_problem(compact, plain, corpus);
+}
+
+// Where escapes would be more than one entry in 64, the plain form.
+TEST(LinearProblemTest, ManyEscapesTakeThePlainForm) {
+  // Every term repeats 1 to 3,000 times.
+  std::mt19937 rng(11);
+  std::vector<LabelledTerms> docs;
+  for (uint32_t i = 0; i < 600; ++i) {
+    LabelledTerms doc;
+    for (uint32_t j = 0; j < 4; ++j) {
+      const std::string word = "w" + std::to_string(rng() % 50);
+      const uint32_t repeat = 1 + rng() % 3000;
+      for (uint32_t r = 0; r < repeat; ++r) doc.terms.push_back(word);
+    }
+    doc.labels.push_back("c" + std::to_string(i % 2));
+    docs.push_back(std::move(doc));
+  }
+  const TrainingCorpus corpus = make_training_corpus(docs);
   const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
   const LinearProblem problem =
       make_linear_problem(corpus, idf, LinearProblemForm::kCompactWhereItFits);

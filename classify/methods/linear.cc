@@ -28,32 +28,62 @@ namespace {
 constexpr int kMaxEpochs = 1000;
 constexpr double kBiasValue = 1.0;
 
-// The compact form's value of entry `entry` in a row of norm `norm`: the
-// same operations, on the same operands, as make_linear_problem's.
-inline float compact_value(const double* code_tf, const float* feature_idf, uint32_t entry,
-                           double norm) {
-  return static_cast<float>(code_tf[entry & 0xff] * feature_idf[entry >> 8] / norm);
+// The compact form's value of entry k in a row of norm `norm`: the same
+// operations, on the same operands, as make_linear_problem's. kEscapes:
+// whether the problem has escaped entries (most have none, and skip the
+// test).
+template <bool kEscapes>
+inline float compact_value(const LinearProblem& p, const double* code_tf, const float* feature_idf,
+                           uint64_t k, double norm) {
+  const uint32_t entry = p.packed[k];
+  double tf;
+  if (kEscapes && __builtin_expect((entry & 0xff) == LinearProblem::kEscapeCode, 0)) {
+    tf = p.escaped_tf_at(k);
+  } else {
+    tf = code_tf[entry & 0xff];
+  }
+  return static_cast<float>(tf * feature_idf[entry >> 8] / norm);
 }
 
-double dot(const LinearProblem& p, uint32_t row, const std::vector<double>& w) {
+template <bool kEscapes>
+double compact_dot(const LinearProblem& p, uint32_t row, const std::vector<double>& w) {
   const double* weight = w.data();
   uint64_t k = p.row_start[row];
   const uint64_t end = p.row_start[row + 1];
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  if (p.compact) {
-    const uint32_t* entry = p.packed.data();
-    const double* tf = p.code_tf.data();
-    const float* idf = p.feature_idf.data();
-    const double norm = p.row_norm[row];
-    for (; k + 4 <= end; k += 4) {
-      s0 += weight[entry[k] >> 8] * compact_value(tf, idf, entry[k], norm);
-      s1 += weight[entry[k + 1] >> 8] * compact_value(tf, idf, entry[k + 1], norm);
-      s2 += weight[entry[k + 2] >> 8] * compact_value(tf, idf, entry[k + 2], norm);
-      s3 += weight[entry[k + 3] >> 8] * compact_value(tf, idf, entry[k + 3], norm);
-    }
-    for (; k < end; ++k) s0 += weight[entry[k] >> 8] * compact_value(tf, idf, entry[k], norm);
-    return w[p.num_features] * kBiasValue + ((s0 + s1) + (s2 + s3));
+  const uint32_t* entry = p.packed.data();
+  const double* tf = p.code_tf.data();
+  const float* idf = p.feature_idf.data();
+  const double norm = p.row_norm[row];
+  for (; k + 4 <= end; k += 4) {
+    s0 += weight[entry[k] >> 8] * compact_value<kEscapes>(p, tf, idf, k, norm);
+    s1 += weight[entry[k + 1] >> 8] * compact_value<kEscapes>(p, tf, idf, k + 1, norm);
+    s2 += weight[entry[k + 2] >> 8] * compact_value<kEscapes>(p, tf, idf, k + 2, norm);
+    s3 += weight[entry[k + 3] >> 8] * compact_value<kEscapes>(p, tf, idf, k + 3, norm);
   }
+  for (; k < end; ++k) s0 += weight[entry[k] >> 8] * compact_value<kEscapes>(p, tf, idf, k, norm);
+  return w[p.num_features] * kBiasValue + ((s0 + s1) + (s2 + s3));
+}
+
+template <bool kEscapes>
+void compact_add_row(const LinearProblem& p, uint32_t row, double scale, double* weight) {
+  const uint32_t* entry = p.packed.data();
+  const double* tf = p.code_tf.data();
+  const float* idf = p.feature_idf.data();
+  const double norm = p.row_norm[row];
+  for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
+    weight[entry[k] >> 8] += scale * compact_value<kEscapes>(p, tf, idf, k, norm);
+  }
+}
+
+double dot(const LinearProblem& p, uint32_t row, const std::vector<double>& w) {
+  if (p.compact) {
+    return p.escaped_entry.empty() ? compact_dot<false>(p, row, w) : compact_dot<true>(p, row, w);
+  }
+  const double* weight = w.data();
+  uint64_t k = p.row_start[row];
+  const uint64_t end = p.row_start[row + 1];
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   const uint32_t* column = p.column.data();
   const float* value = p.value.data();
   for (; k + 4 <= end; k += 4) {
@@ -70,14 +100,8 @@ void add_row(const LinearProblem& p, uint32_t row, double scale, std::vector<dou
   (*w)[p.num_features] += scale * kBiasValue;
   double* weight = w->data();
   if (p.compact) {
-    const uint32_t* entry = p.packed.data();
-    const double* tf = p.code_tf.data();
-    const float* idf = p.feature_idf.data();
-    const double norm = p.row_norm[row];
-    for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
-      weight[entry[k] >> 8] += scale * compact_value(tf, idf, entry[k], norm);
-    }
-    return;
+    if (p.escaped_entry.empty()) return compact_add_row<false>(p, row, scale, weight);
+    return compact_add_row<true>(p, row, scale, weight);
   }
   for (uint64_t k = p.row_start[row]; k < p.row_start[row + 1]; ++k) {
     weight[p.column[k]] += scale * p.value[k];
@@ -228,12 +252,18 @@ LogisticCoordinate logistic_dual_coordinate(double a, double margin, double c, d
   return result;
 }
 
+double LinearProblem::escaped_tf_at(uint64_t k) const {
+  const auto it = std::lower_bound(escaped_entry.begin(), escaped_entry.end(), k);
+  return escaped_tf[size_t(it - escaped_entry.begin())];
+}
+
 uint64_t LinearProblem::memory_bytes() const {
   return row_start.size() * sizeof(uint64_t) + column.size() * sizeof(uint32_t) +
          value.size() * sizeof(float) + packed.size() * sizeof(uint32_t) +
          code_tf.size() * sizeof(double) + feature_idf.size() * sizeof(float) +
          row_norm.size() * sizeof(double) + row_squared_norm.size() * sizeof(double) +
-         term_of_feature.size() * sizeof(uint32_t);
+         term_of_feature.size() * sizeof(uint32_t) +
+         escaped_entry.size() * (sizeof(uint64_t) + sizeof(double));
 }
 
 LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& idf,
@@ -246,13 +276,11 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
   std::vector<uint64_t> count(n, 0);
   std::vector<double> norm2(n, 0.0);
   std::vector<uint32_t> df(idf.size(), 0);
-  // The wdf values that occur, for the compact form's codes: a table up to
-  // kWdfTable (documents repeat a term more often only in odd collections,
-  // which take the plain form).
+  // How often each wdf value below kWdfTable occurs, for the compact form's
+  // codes; larger ones (only in odd collections) are escaped.
   constexpr uint32_t kWdfTable = uint32_t{1} << 16;
   constexpr uint64_t kMaxCompactFeatures = uint64_t{1} << 24;
-  std::vector<uint8_t> wdf_seen(allow_compact ? kWdfTable : 0, 0);
-  bool wdf_beyond_table = false;
+  std::vector<uint64_t> wdf_count(allow_compact ? kWdfTable : 0, 0);
   for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
     if (!(idf[t] > 0.0f)) return;
     df[t] += static_cast<uint32_t>(postings);  // a term may come in pieces
@@ -263,29 +291,41 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
     }
     if (allow_compact) {
       for (size_t k = 0; k < postings; ++k) {
-        if (wdf[k] < kWdfTable) {
-          wdf_seen[wdf[k]] = 1;
-        } else {
-          wdf_beyond_table = true;
-        }
+        if (wdf[k] < kWdfTable) ++wdf_count[wdf[k]];
       }
     }
   });
-  std::vector<uint8_t> code_of_wdf;
   const uint64_t entries = std::accumulate(count.begin(), count.end(), uint64_t{0});
+  // Codes for the 255 commonest wdf values, given in increasing wdf order.
+  std::vector<uint8_t> code_of_wdf;
+  std::vector<uint32_t> coded_wdf;
+  uint64_t coded_entries = 0;
+  if (allow_compact) {
+    std::vector<uint32_t> seen;
+    for (uint32_t wdf = 0; wdf < kWdfTable; ++wdf) {
+      if (wdf_count[wdf] > 0) seen.push_back(wdf);
+    }
+    const size_t kept = std::min<size_t>(seen.size(), LinearProblem::kEscapeCode);
+    std::stable_sort(seen.begin(), seen.end(),
+                     [&](uint32_t a, uint32_t b) { return wdf_count[a] > wdf_count[b]; });
+    coded_wdf.assign(seen.begin(), seen.begin() + ptrdiff_t(kept));
+    std::sort(coded_wdf.begin(), coded_wdf.end());
+    for (uint32_t wdf : coded_wdf) coded_entries += wdf_count[wdf];
+  }
+  std::vector<uint64_t>().swap(wdf_count);
+  // Escapes cost 16 bytes and a search each: compact only where they are
+  // rare (here one entry in 64 at most).
+  const uint64_t escaped_entries = entries - coded_entries;
   const bool large = entries >= kCompactFromEntries;
   if (allow_compact && (large || form == LinearProblemForm::kCompactWhereItFits) &&
-      !wdf_beyond_table && idf.size() <= kMaxCompactFeatures &&
-      std::count(wdf_seen.begin(), wdf_seen.end(), 1) <= 256) {
+      idf.size() <= kMaxCompactFeatures && escaped_entries <= entries / 64) {
     p.compact = true;
-    code_of_wdf.assign(kWdfTable, 0);
-    for (uint32_t wdf = 0; wdf < kWdfTable; ++wdf) {
-      if (!wdf_seen[wdf]) continue;
+    code_of_wdf.assign(kWdfTable, LinearProblem::kEscapeCode);
+    for (uint32_t wdf : coded_wdf) {
       code_of_wdf[wdf] = static_cast<uint8_t>(p.code_tf.size());
       p.code_tf.push_back(sublinear_tf(wdf));
     }
   }
-  std::vector<uint8_t>().swap(wdf_seen);
   // Features by falling df (ties by term id). A row's entries stay in term
   // order, so every dot product sums in the same order as with term ids.
   p.term_of_feature.resize(idf.size());
@@ -308,15 +348,27 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
     for (uint32_t d = 0; d < n; ++d) p.row_norm[d] = std::sqrt(norm2[d]);
     std::vector<double>().swap(norm2);
     p.packed.resize(p.row_start[n]);
+    std::vector<std::pair<uint64_t, double>> escaped;
+    escaped.reserve(escaped_entries);
     // Terms in id order, so each row's entries come out in term order.
     for_each_term_postings(
         [&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
           if (!(idf[t] > 0.0f)) return;
           const uint32_t feature = feature_of_term[t] << 8;
           for (size_t k = 0; k < postings; ++k) {
-            p.packed[next[doc[k]]++] = feature | code_of_wdf[wdf[k]];
+            const uint64_t entry = next[doc[k]]++;
+            const uint32_t code = wdf[k] < kWdfTable ? code_of_wdf[wdf[k]] : LinearProblem::kEscapeCode;
+            p.packed[entry] = feature | code;
+            if (code == LinearProblem::kEscapeCode) escaped.emplace_back(entry, sublinear_tf(wdf[k]));
           }
         });
+    std::sort(escaped.begin(), escaped.end());
+    p.escaped_entry.reserve(escaped.size());
+    p.escaped_tf.reserve(escaped.size());
+    for (const auto& [entry, tf] : escaped) {
+      p.escaped_entry.push_back(entry);
+      p.escaped_tf.push_back(tf);
+    }
     fill_row_squared_norms(&p);
     return p;
   }

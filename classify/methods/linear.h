@@ -229,7 +229,9 @@ void PackedLinearRows::for_each_weight(uint32_t t, F f) const {
 //   float(code_tf[code] * feature_idf[feature] / row_norm[row]),
 // so the values, and every weight fitted on them, are bit for bit the
 // plain form's at half its memory (the largest allocation of a training
-// at millions of documents).
+// at millions of documents). The 255 commonest wdf values have codes; an
+// entry of any other (a few in a million at three million documents, which
+// have 577 distinct values) has kEscapeCode, its tf in `escaped_tf`.
 struct LinearProblem {
   std::vector<uint64_t> row_start;
   std::vector<uint32_t> column;
@@ -237,6 +239,10 @@ struct LinearProblem {
   bool compact = false;
   std::vector<uint32_t> packed;
   std::vector<double> code_tf;     // sublinear tf of each wdf code
+  static constexpr uint32_t kEscapeCode = 0xff;
+  // The entries coded kEscapeCode, ascending, and their sublinear tf.
+  std::vector<uint64_t> escaped_entry;
+  std::vector<double> escaped_tf;
   std::vector<float> feature_idf;  // idf of each feature's term
   std::vector<double> row_norm;    // each row's L2 norm before normalizing
   // Each row's squared norm as stored, the bias included: every binary
@@ -253,10 +259,15 @@ struct LinearProblem {
   // Entry k of row `row`, in either form.
   uint32_t feature_at(uint64_t k) const { return compact ? packed[k] >> 8 : column[k]; }
   float value_at(uint32_t row, uint64_t k) const {
-    return compact ? static_cast<float>(code_tf[packed[k] & 0xff] * feature_idf[packed[k] >> 8] /
-                                        row_norm[row])
+    return compact ? static_cast<float>(tf_at(k) * feature_idf[packed[k] >> 8] / row_norm[row])
                    : value[k];
   }
+  // The compact form's sublinear tf of entry k.
+  double tf_at(uint64_t k) const {
+    const uint32_t code = packed[k] & 0xff;
+    return code != kEscapeCode ? code_tf[code] : escaped_tf_at(k);
+  }
+  double escaped_tf_at(uint64_t k) const;
   // Bytes of the entries and per-row data in memory.
   uint64_t memory_bytes() const;
 };
