@@ -54,7 +54,7 @@ CategorySums empty_sums(TermAmount amount, uint32_t num_terms, uint32_t num_cate
   result.amount = amount;
   result.num_terms = num_terms;
   result.num_categories = num_categories;
-  result.rows.resize(num_terms);
+  result.row_start.assign(size_t(num_terms) + 1, 0);
   result.term_total.assign(num_terms, 0.0);
   result.category_docs.assign(num_categories, 0);
   return result;
@@ -72,16 +72,17 @@ SumEntry& entry_for(std::vector<SumEntry>* row, uint32_t c) {
 }  // namespace
 
 double CategorySums::at(TermId t, uint32_t c) const {
-  const std::vector<SumEntry>& row = rows[t];
-  const auto it =
-      std::lower_bound(row.begin(), row.end(), c,
+  const SumRow entries_of_t = row(t);
+  const SumEntry* it =
+      std::lower_bound(entries_of_t.begin(), entries_of_t.end(), c,
                        [](const SumEntry& e, uint32_t category) { return e.category < category; });
-  return it != row.end() && it->category == c ? it->amount : 0.0;
+  return it != entries_of_t.end() && it->category == c ? it->amount : 0.0;
 }
 
 uint64_t CategorySums::num_entries() const {
+  if (rows.empty()) return entries.size();
   uint64_t total = 0;
-  for (const std::vector<SumEntry>& row : rows) total += row.size();
+  for (const std::vector<SumEntry>& entries_of_t : rows) total += entries_of_t.size();
   return total;
 }
 
@@ -105,36 +106,54 @@ CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
     }
     for (double& value : inverse_norm) value = value > 0.0 ? 1.0 / std::sqrt(value) : 0.0;
   }
-  // One row at a time: its amounts gather in a dense scratch row (added in
-  // the postings' order, as a dense matrix would add them) and leave it as
-  // the sparse entries of the categories touched.
-  std::vector<double> scratch(num_categories, 0.0);
+  // Which terms a walk visits.
+  const auto walked = [&](TermId t) {
+    return is_selected(selected, t) && (amount != TermAmount::kTfidf || idf[t] > 0.0f);
+  };
   std::vector<uint8_t> touched(num_categories, 0);
   std::vector<uint32_t> touched_list;
+  const auto touch = [&](uint32_t doc) {
+    for (uint32_t c : corpus.doc_categories[doc]) {
+      if (c >= num_categories || touched[c] != 0) continue;
+      touched[c] = 1;
+      touched_list.push_back(c);
+    }
+  };
+  // First the categories of each term, so that the entries are allocated
+  // once at their size.
   for (TermId t = 0; t < corpus.num_terms(); ++t) {
-    if (!is_selected(selected, t)) continue;
-    if (amount == TermAmount::kTfidf && !(idf[t] > 0.0f)) continue;
+    result.row_start[t + 1] = result.row_start[t];
+    if (!walked(t)) continue;
+    for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
+      touch(corpus.posting_doc[p]);
+    }
+    result.row_start[t + 1] += touched_list.size();
+    for (uint32_t c : touched_list) touched[c] = 0;
+    touched_list.clear();
+  }
+  result.entries.resize(result.row_start[corpus.num_terms()]);
+  // Then the amounts, a row at a time: they gather in a dense scratch row
+  // (added in the postings' order, as a dense matrix would add them) and
+  // leave it as the sparse entries of the categories touched.
+  std::vector<double> scratch(num_categories, 0.0);
+  for (TermId t = 0; t < corpus.num_terms(); ++t) {
+    if (!walked(t)) continue;
     double total = 0.0;
     for (uint64_t p = corpus.postings_start[t]; p < corpus.postings_start[t + 1]; ++p) {
       const uint32_t doc = corpus.posting_doc[p];
       const double value = term_amount(amount, corpus.posting_wdf[p], idf, t,
                                        inverse_norm.empty() ? 1.0 : inverse_norm[doc]);
       total += value;
+      touch(doc);
       for (uint32_t c : corpus.doc_categories[doc]) {
-        if (c >= num_categories) continue;
-        if (touched[c] == 0) {
-          touched[c] = 1;
-          touched_list.push_back(c);
-        }
-        scratch[c] += value;
+        if (c < num_categories) scratch[c] += value;
       }
     }
     result.term_total[t] = total;
     std::sort(touched_list.begin(), touched_list.end());
-    std::vector<SumEntry>& row = result.rows[t];
-    row.reserve(touched_list.size());
+    SumEntry* entry = result.entries.data() + result.row_start[t];
     for (uint32_t c : touched_list) {
-      row.push_back(SumEntry{c, scratch[c]});
+      *entry++ = SumEntry{c, scratch[c]};
       scratch[c] = 0.0;
       touched[c] = 0;
     }
@@ -146,6 +165,17 @@ CategorySums sum_categories(const TrainingCorpus& corpus, TermAmount amount,
 void add_document(const DocumentTerms& doc, const std::vector<uint32_t>& categories, double sign,
                   const std::vector<uint8_t>& selected, const std::vector<float>& idf,
                   CategorySums* sums) {
+  if (sums->rows.empty()) {
+    // A document may add a category to a term: a vector per term from now.
+    std::vector<std::vector<SumEntry>> rows(sums->num_terms);
+    for (TermId t = 0; t < sums->num_terms; ++t) {
+      const SumRow packed = sums->row(t);
+      rows[t].assign(packed.begin(), packed.end());
+    }
+    sums->rows = std::move(rows);
+    std::vector<uint64_t>().swap(sums->row_start);
+    std::vector<SumEntry>().swap(sums->entries);
+  }
   for (uint32_t c : categories) sums->category_docs[c] += sign > 0 ? 1 : -1;
   double inverse_norm = 1.0;
   if (sums->amount == TermAmount::kTfidf) {

@@ -30,6 +30,19 @@ struct SumEntry {
   double amount = 0.0;
 };
 
+// Term t's entries, ascending by category.
+class SumRow {
+ public:
+  SumRow(const SumEntry* first, const SumEntry* last) : first_(first), last_(last) {}
+  const SumEntry* begin() const { return first_; }
+  const SumEntry* end() const { return last_; }
+  size_t size() const { return size_t(last_ - first_); }
+
+ private:
+  const SumEntry* first_;
+  const SumEntry* last_;
+};
+
 struct CategorySums {
   TermAmount amount = TermAmount::kCount;
   uint32_t num_terms = 0;
@@ -40,6 +53,13 @@ struct CategorySums {
   // from a row has amount 0; an entry may hold 0 too (a learned document
   // forgotten again). Memory follows the (term, category) pairs the
   // documents have, never terms x categories.
+  // Packed as sum_categories() builds them: term t's entries are
+  // entries[row_start[t], row_start[t + 1]). The first add_document()
+  // moves them to one vector per term (`rows`), where a document can add a
+  // category to a term; a vector per term costs twice the memory or more
+  // at millions of terms, most of them in one category.
+  std::vector<uint64_t> row_start;
+  std::vector<SumEntry> entries;
   std::vector<std::vector<SumEntry>> rows;
   // Per term: its amounts over every document, each counted once (labelled
   // or not): complement NB's complements are term_total - the row's amount.
@@ -47,6 +67,10 @@ struct CategorySums {
   // Per category: the documents labelled with it.
   std::vector<int64_t> category_docs;
 
+  SumRow row(TermId t) const {
+    if (!rows.empty()) return SumRow(rows[t].data(), rows[t].data() + rows[t].size());
+    return SumRow(entries.data() + row_start[t], entries.data() + row_start[t + 1]);
+  }
   // The amount of term t in category c (0 if c has none).
   double at(TermId t, uint32_t c) const;
   // Entries over every row.

@@ -75,7 +75,7 @@ void reserve_entries(const CategorySums& sums, const std::vector<uint8_t>& selec
   uint64_t count = 0;
   for (TermId t = 0; t < sums.num_terms; ++t) {
     if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
-    for (const SumEntry& entry : sums.rows[t]) count += entry.amount != 0.0 ? 1 : 0;
+    for (const SumEntry& entry : sums.row(t)) count += entry.amount != 0.0 ? 1 : 0;
   }
   rows->entry_category.reserve(count);
   rows->entry_weight.reserve(count);
@@ -164,8 +164,8 @@ NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
   if (!idf.empty()) model.idf = kept_idf(idf, selected);
   // Per category, in term order (the order a dense matrix adds them).
   std::vector<double> totals(num_categories, 0.0);
-  for (const std::vector<SumEntry>& row : sums.rows) {
-    for (const SumEntry& entry : row) totals[entry.category] += entry.amount;
+  for (TermId t = 0; t < sums.num_terms; ++t) {
+    for (const SumEntry& entry : sums.row(t)) totals[entry.category] += entry.amount;
   }
   const double vocabulary = vocabulary_size(sums.num_terms, selected);
   std::vector<double> log_denominator(num_categories);
@@ -185,7 +185,7 @@ NaiveBayesModel multinomial_nb_from_sums(const CategorySums& sums,
     rows->row_start[t] = rows->entry_category.size();
     if (!is_selected(selected, t) || !is_selected(wanted, t)) continue;
     rows->zero_row[t] = 0;
-    for (const SumEntry& entry : sums.rows[t]) {
+    for (const SumEntry& entry : sums.row(t)) {
       if (entry.amount == 0.0) continue;
       rows->entry_category.push_back(entry.category);
       rows->entry_weight.push_back(
@@ -244,7 +244,7 @@ NaiveBayesModel bernoulli_nb_from_sums(const CategorySums& sums,
     if (!is_selected(selected, t)) continue;
     const bool weights = is_selected(wanted, t);
     if (weights) rows->zero_row[t] = 0;
-    for (const SumEntry& entry : sums.rows[t]) {
+    for (const SumEntry& entry : sums.row(t)) {
       const double count = entry.amount;
       if (count == 0.0) continue;
       const uint32_t c = entry.category;
@@ -313,7 +313,7 @@ NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
   std::vector<double> own(num_categories, 0.0);
   for (TermId t = 0; t < sums.num_terms; ++t) {
     const bool in_vocabulary = is_selected(selected, t);
-    for (const SumEntry& entry : sums.rows[t]) {
+    for (const SumEntry& entry : sums.row(t)) {
       own[entry.category] += in_vocabulary ? -entry.amount : entry.amount;
     }
   }
@@ -334,7 +334,7 @@ NaiveBayesModel complement_nb_from_sums(const CategorySums& sums,
     model.complement_row_log[t] = std::log(sums.term_total[t] + alpha);
     if (!is_selected(wanted, t)) continue;
     rows->zero_row[t] = 0;
-    for (const SumEntry& entry : sums.rows[t]) {
+    for (const SumEntry& entry : sums.row(t)) {
       if (entry.amount == 0.0) continue;
       const double log_amount = std::log(sums.term_total[t] - entry.amount + alpha);
       rows->entry_category.push_back(entry.category);

@@ -60,7 +60,7 @@ RocchioModel rocchio_from_sums(const CategorySums& sums, double gamma) {
   const auto centroid_row = [&](TermId t) {
     row_category.clear();
     row_weight.clear();
-    for (const SumEntry& entry : sums.rows[t]) {
+    for (const SumEntry& entry : sums.row(t)) {
       const uint32_t c = entry.category;
       if (!(entry.amount > kResidue) || category_docs[c] <= 0) continue;
       row_category.push_back(c);
