@@ -351,17 +351,17 @@ LinearProblem make_linear_problem(uint32_t num_docs, const std::vector<float>& i
     std::vector<std::pair<uint64_t, double>> escaped;
     escaped.reserve(escaped_entries);
     // Terms in id order, so each row's entries come out in term order.
-    for_each_term_postings(
-        [&](TermId t, const uint32_t* doc, const uint32_t* wdf, size_t postings) {
-          if (!(idf[t] > 0.0f)) return;
-          const uint32_t feature = feature_of_term[t] << 8;
-          for (size_t k = 0; k < postings; ++k) {
-            const uint64_t entry = next[doc[k]]++;
-            const uint32_t code = wdf[k] < kWdfTable ? code_of_wdf[wdf[k]] : LinearProblem::kEscapeCode;
-            p.packed[entry] = feature | code;
-            if (code == LinearProblem::kEscapeCode) escaped.emplace_back(entry, sublinear_tf(wdf[k]));
-          }
-        });
+    for_each_term_postings([&](TermId t, const uint32_t* doc, const uint32_t* wdf,
+                               size_t postings) {
+      if (!(idf[t] > 0.0f)) return;
+      const uint32_t feature = feature_of_term[t] << 8;
+      for (size_t k = 0; k < postings; ++k) {
+        const uint64_t entry = next[doc[k]]++;
+        const uint32_t code = wdf[k] < kWdfTable ? code_of_wdf[wdf[k]] : LinearProblem::kEscapeCode;
+        p.packed[entry] = feature | code;
+        if (code == LinearProblem::kEscapeCode) escaped.emplace_back(entry, sublinear_tf(wdf[k]));
+      }
+    });
     std::sort(escaped.begin(), escaped.end());
     p.escaped_entry.reserve(escaped.size());
     p.escaped_tf.reserve(escaped.size());

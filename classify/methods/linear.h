@@ -238,7 +238,7 @@ struct LinearProblem {
   std::vector<float> value;
   bool compact = false;
   std::vector<uint32_t> packed;
-  std::vector<double> code_tf;     // sublinear tf of each wdf code
+  std::vector<double> code_tf;  // sublinear tf of each wdf code
   static constexpr uint32_t kEscapeCode = 0xff;
   // The entries coded kEscapeCode, ascending, and their sublinear tf.
   std::vector<uint64_t> escaped_entry;
