@@ -270,26 +270,34 @@ TEST(LinearProblemTest, CompactFormHoldsThePlainValuesExactly) {
   expect_same_problem(compact, plain, corpus);
 }
 
+// `documents` documents labelled c0, c1, ... in turn (`categories` of
+// them); document i has distinct(rng) words word(rng, i), each repeated
+// repeat(rng) times.
+template <class Distinct, class Word, class Repeat>
+TrainingCorpus corpus_of_repeats(uint32_t documents, uint32_t categories, uint32_t seed,
+                                 Distinct distinct, Word word, Repeat repeat) {
+  std::mt19937 rng(seed);
+  std::vector<LabelledTerms> docs(documents);
+  for (uint32_t i = 0; i < documents; ++i) {
+    for (uint32_t j = 0, n = distinct(rng); j < n; ++j) {
+      const std::string term = "w" + std::to_string(word(rng, i));
+      for (uint32_t r = 0, times = repeat(rng); r < times; ++r) docs[i].terms.push_back(term);
+    }
+    docs[i].labels.push_back("c" + std::to_string(i % categories));
+  }
+  return make_training_corpus(docs);
+}
+
 // More than 255 distinct wdf values: the commonest have codes, the others
 // are escaped with their tf beside the entries, and the values are still
 // the plain form's bit for bit.
 TEST(LinearProblemTest, RareWdfValuesAreEscapedInTheCompactForm) {
   // One term in 50 repeats up to 2,000 times, the others 1 to 3 times: a
   // few hundred large wdf values, each in few entries.
-  std::mt19937 rng(5);
-  std::vector<LabelledTerms> docs;
-  for (uint32_t i = 0; i < 3000; ++i) {
-    LabelledTerms doc;
-    const uint32_t distinct = 1 + rng() % 12;
-    for (uint32_t j = 0; j < distinct; ++j) {
-      const std::string word = "w" + std::to_string((rng() % 300 + (i % 3) * 100) % 300);
-      const uint32_t repeat = rng() % 50 == 0 ? 1 + rng() % 2000 : 1 + rng() % 3;
-      for (uint32_t r = 0; r < repeat; ++r) doc.terms.push_back(word);
-    }
-    doc.labels.push_back("c" + std::to_string(i % 3));
-    docs.push_back(std::move(doc));
-  }
-  const TrainingCorpus corpus = make_training_corpus(docs);
+  const TrainingCorpus corpus = corpus_of_repeats(
+      3000, 3, 5, [](std::mt19937& rng) { return 1 + rng() % 12; },
+      [](std::mt19937& rng, uint32_t i) { return (rng() % 300 + (i % 3) * 100) % 300; },
+      [](std::mt19937& rng) { return rng() % 50 == 0 ? 1 + rng() % 2000 : 1 + rng() % 3; });
   const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
   const LinearProblem compact =
       make_linear_problem(corpus, idf, LinearProblemForm::kCompactWhereItFits);
@@ -305,19 +313,10 @@ TEST(LinearProblemTest, RareWdfValuesAreEscapedInTheCompactForm) {
 // Where escapes would be more than one entry in 64, the plain form.
 TEST(LinearProblemTest, ManyEscapesTakeThePlainForm) {
   // Every term repeats 1 to 3,000 times.
-  std::mt19937 rng(11);
-  std::vector<LabelledTerms> docs;
-  for (uint32_t i = 0; i < 600; ++i) {
-    LabelledTerms doc;
-    for (uint32_t j = 0; j < 4; ++j) {
-      const std::string word = "w" + std::to_string(rng() % 50);
-      const uint32_t repeat = 1 + rng() % 3000;
-      for (uint32_t r = 0; r < repeat; ++r) doc.terms.push_back(word);
-    }
-    doc.labels.push_back("c" + std::to_string(i % 2));
-    docs.push_back(std::move(doc));
-  }
-  const TrainingCorpus corpus = make_training_corpus(docs);
+  const TrainingCorpus corpus = corpus_of_repeats(
+      600, 2, 11, [](std::mt19937&) { return 4u; },
+      [](std::mt19937& rng, uint32_t) { return rng() % 50; },
+      [](std::mt19937& rng) { return 1 + rng() % 3000; });
   const std::vector<float> idf = compute_idf(corpus.df, corpus.num_docs(), {});
   const LinearProblem problem =
       make_linear_problem(corpus, idf, LinearProblemForm::kCompactWhereItFits);
