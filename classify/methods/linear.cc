@@ -36,12 +36,7 @@ template <bool kEscapes>
 inline float compact_value(const LinearProblem& p, const double* code_tf, const float* feature_idf,
                            uint64_t k, double norm) {
   const uint32_t entry = p.packed[k];
-  double tf;
-  if (kEscapes && __builtin_expect((entry & 0xff) == LinearProblem::kEscapeCode, 0)) {
-    tf = p.escaped_tf_at(k);
-  } else {
-    tf = code_tf[entry & 0xff];
-  }
+  const double tf = kEscapes ? p.tf_at(k) : code_tf[entry & 0xff];
   return static_cast<float>(tf * feature_idf[entry >> 8] / norm);
 }
 
